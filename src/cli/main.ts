@@ -1,0 +1,161 @@
+#!/usr/bin/env node
+import { Command, CommanderError } from 'commander';
+import { ConfigError, environmentWithDotenv, loadConfig, type Config } from '../config.js';
+import { issueApiKey, revokeApiKeys } from '../core/api-keys.js';
+import { storeDocument, syncProvider } from '../core/refresh.js';
+import { createDeps, type Deps } from '../deps.js';
+import { createLogger } from '../log.js';
+import { parseEcbDocument } from '../providers/ecb-format.js';
+import { readSource } from '../providers/fetch-bytes.js';
+import { migrateToLatest, openDatabase } from '../storage/database.js';
+import { startServer } from '../server.js';
+
+function config(): Config {
+  return loadConfig(environmentWithDotenv());
+}
+
+/** Runs a command on the configured store, without the HTTP server, and always closes the store. */
+async function withDeps<T>(run: (deps: Deps) => Promise<T>): Promise<T> {
+  const cfg = config();
+  // Commands log to stderr so their stdout stays clean for scripts.
+  const deps = await createDeps(cfg, { log: createLogger(cfg.logLevel === 'info' ? 'warn' : cfg.logLevel, process.stderr as never) });
+  try {
+    return await run(deps);
+  } finally {
+    await deps.close();
+  }
+}
+
+export function buildCli(): Command {
+  const program = new Command('exrates')
+    .description('Self-hostable exchange-rates service: live mid-market rates, exact conversion and daily history.')
+    .showHelpAfterError()
+    .exitOverride();
+
+  program
+    .command('serve')
+    .description('apply migrations, load rates and serve the HTTP API')
+    .action(async () => {
+      const server = await startServer(config());
+      let stopping = false;
+      const stop = (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        server.deps.log.info({ signal }, 'shutting down: draining in-flight requests');
+        server
+          .close()
+          .then(() => process.exit(0))
+          .catch((error: unknown) => {
+            console.error(`exrates: shutdown failed: ${String(error)}`);
+            process.exit(1);
+          });
+      };
+      process.once('SIGTERM', () => stop('SIGTERM'));
+      process.once('SIGINT', () => stop('SIGINT'));
+    });
+
+  program
+    .command('migrate')
+    .description('apply pending database migrations and exit')
+    .action(async () => {
+      const cfg = config();
+      const database = await openDatabase(cfg.databaseUrl);
+      try {
+        const result = await migrateToLatest(database.db);
+        const applied = result.results?.filter((r) => r.status === 'Success').map((r) => r.migrationName) ?? [];
+        console.log(applied.length > 0 ? `applied: ${applied.join(', ')}` : 'database is up to date');
+      } finally {
+        await database.close();
+      }
+    });
+
+  program
+    .command('import')
+    .description('load an ECB CSV (plain or zipped) or XML file into the store')
+    .argument('<file>', 'path or URL of the file')
+    .option('--provider <id>', 'store the rates as this provider (default: the first configured ECB-format provider)')
+    .action(async (file: string, options: { provider?: string }) => {
+      await withDeps(async (deps) => {
+        const provider = options.provider ?? deps.config.providers.find((p) => p === 'ecb' || p === 'file') ?? 'ecb';
+        const bytes = await readSource(file, { timeoutMs: deps.config.upstreamTimeoutMs });
+        const document = { ...parseEcbDocument(bytes), provider };
+        const outcome = await storeDocument(document, deps.rates, deps.clock, deps.log);
+        console.log(`imported ${outcome.quotes} rates over ${outcome.days} days as '${provider}' (newest day ${outcome.latestDay ?? 'none'})`);
+      });
+    });
+
+  program
+    .command('refresh')
+    .description('fetch the latest rates from every configured provider once')
+    .action(async () => {
+      await withDeps(async (deps) => {
+        let failed = 0;
+        for (const provider of deps.providers) {
+          const outcome = await syncProvider(provider, deps.rates, deps.clock, deps.log);
+          if (outcome.ok) console.log(`${provider.id}: stored ${outcome.quotes} rates over ${outcome.days} days (newest day ${outcome.latestDay ?? 'none'})`);
+          else {
+            failed += 1;
+            console.error(`${provider.id}: failed: ${outcome.error}`);
+          }
+        }
+        if (failed > 0) process.exitCode = 1;
+      });
+    });
+
+  const keys = program.command('keys').description('issue, list and revoke API keys');
+  keys
+    .command('create')
+    .description('issue a new key; it is printed once and only its hash is stored')
+    .requiredOption('--tier <tier>', 'free or pro')
+    .requiredOption('--owner <email>', "the owner's e-mail address")
+    .action(async (options: { tier: string; owner: string }) => {
+      await withDeps(async (deps) => {
+        const { key, record } = await issueApiKey(deps.keys, options, deps.clock);
+        console.error(`issued a ${record.tier} key for ${record.owner} (prefix ${record.prefix}); it is shown only now:`);
+        console.log(key);
+      });
+    });
+  keys
+    .command('list')
+    .description('list keys (prefix, tier, owner, created, revoked)')
+    .option('--json', 'print JSON')
+    .action(async (options: { json?: boolean }) => {
+      await withDeps(async (deps) => {
+        const records = await deps.keys.list();
+        if (options.json) {
+          console.log(JSON.stringify(records, null, 2));
+          return;
+        }
+        console.log(['prefix', 'tier', 'owner', 'created', 'revoked'].join('\t'));
+        for (const r of records) console.log([r.prefix, r.tier, r.owner, r.createdAt, r.revokedAt ?? '-'].join('\t'));
+      });
+    });
+  keys
+    .command('revoke')
+    .description('revoke every active key whose prefix starts with PREFIX')
+    .argument('<prefix>', 'the key prefix shown by keys list, e.g. exr_AbC12345')
+    .action(async (prefix: string) => {
+      await withDeps(async (deps) => {
+        const revoked = await revokeApiKeys(deps.keys, prefix, deps.clock);
+        if (revoked.length === 0) throw new Error(`no active key starts with '${prefix}'`);
+        for (const r of revoked) console.log(`revoked ${r.prefix} (${r.tier}, ${r.owner})`);
+      });
+    });
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await buildCli().parseAsync(argv);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      process.exitCode = error.exitCode;
+      return;
+    }
+    if (error instanceof ConfigError) console.error(`exrates: ${error.message}`);
+    else console.error(`exrates: ${error instanceof Error ? error.message : String(error)}`);
+    process.exitCode = 1;
+  }
+}
+
+await main(process.argv);

@@ -1,0 +1,142 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
+import Type, { type TSchema } from 'typebox';
+import Value from 'typebox/value';
+
+export const PROVIDER_IDS = ['ecb', 'file'] as const;
+export type ProviderId = (typeof PROVIDER_IDS)[number];
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * Every environment variable the service reads, with its default and meaning. The configuration
+ * doc (docs/configuration.md) is generated from this schema and a check keeps it true.
+ */
+export const ConfigSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080, description: 'TCP port the HTTP server listens on.' }),
+  HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'Address the HTTP server binds to.' }),
+  EXRATES_DATABASE_URL: Type.String({
+    pattern: '^(sqlite:.+|postgres(ql)?://.+)$',
+    default: 'sqlite:./data/exrates.db',
+    description: 'Store: `sqlite:<path>` (created if missing), `sqlite::memory:`, or `postgres://user@host:port/db`.',
+  }),
+  EXRATES_PROVIDERS: Type.String({
+    pattern: `^(${PROVIDER_IDS.join('|')})(,(${PROVIDER_IDS.join('|')}))*$`,
+    default: 'ecb',
+    description: `Comma-separated rate providers in order of preference: ${PROVIDER_IDS.map((p) => `\`${p}\``).join(', ')}.`,
+  }),
+  EXRATES_ECB_URL: Type.String({
+    pattern: '^https?://.+',
+    default: 'https://www.ecb.europa.eu/stats/eurofxref',
+    description: 'Base URL of the ECB reference-rate files (`eurofxref-daily.xml`, `eurofxref-hist-90d.xml`, `eurofxref-hist.zip`).',
+  }),
+  EXRATES_FILE_URL: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description: 'Path or URL of an ECB CSV (plain or zipped) or XML file, for the `file` provider. Required when `file` is a provider.',
+    }),
+  ),
+  EXRATES_NOW: Type.Optional(
+    Type.String({
+      pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$',
+      description: "Fixes the service's clock at this ISO 8601 date-time, for replaying archived data and for tests. Leave unset in production.",
+    }),
+  ),
+  EXRATES_QUOTA_FREE: Type.Integer({ minimum: 1, default: 1000, description: 'Requests per UTC day for a free-tier key.' }),
+  EXRATES_QUOTA_PRO: Type.Integer({ minimum: 1, default: 100000, description: 'Requests per UTC day for a pro-tier key.' }),
+  EXRATES_LOG_LEVEL: Type.Union(
+    LOG_LEVELS.map((l) => Type.Literal(l)),
+    { default: 'info', description: `Log level: ${LOG_LEVELS.join(', ')}.` },
+  ),
+  EXRATES_CONTACT_EMAIL: Type.String({
+    pattern: '^[^\\s@]+@[^\\s@]+$',
+    default: 'keys@exrates.invalid',
+    description: 'Where users ask for an API key or the pro tier; shown in 401 responses, the docs page and the OpenAPI document.',
+  }),
+  EXRATES_UPSTREAM_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 10000, description: 'Timeout of one upstream request, in milliseconds.' }),
+  EXRATES_REFRESH_SECONDS: Type.Integer({ minimum: 10, maximum: 86400, default: 600, description: 'Interval between live-rate refreshes, in seconds.' }),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  providers: readonly ProviderId[];
+  ecbUrl: string;
+  fileUrl: string | undefined;
+  /** A fixed clock, or undefined for the real one. */
+  now: Date | undefined;
+  quota: { free: number; pro: number };
+  logLevel: (typeof LOG_LEVELS)[number];
+  contactEmail: string;
+  upstreamTimeoutMs: number;
+  refreshSeconds: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+function expectation(schema: TSchema & Record<string, unknown>): string {
+  if (Array.isArray(schema.anyOf)) return `one of ${(schema.anyOf as Array<{ const: string }>).map((s) => s.const).join(', ')}`;
+  if (schema.type === 'integer') return `a whole number from ${String(schema.minimum)} to ${String(schema.maximum ?? '∞')}`;
+  if (typeof schema.pattern === 'string') return `a value matching ${schema.pattern}`;
+  return 'a non-empty string';
+}
+
+/** Reads `.env` (when present) under the real environment, which wins. */
+export function environmentWithDotenv(env: NodeJS.ProcessEnv = process.env, path = '.env'): Record<string, string | undefined> {
+  if (!existsSync(path)) return { ...env };
+  return { ...parseEnv(readFileSync(path, 'utf8')), ...env };
+}
+
+/** Environment → validated, frozen Config; throws ConfigError with one line per bad variable. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const properties = ConfigSchema.properties as unknown as Record<string, TSchema & Record<string, unknown>>;
+  const raw: Record<string, string> = {};
+  for (const name of Object.keys(properties)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') raw[name] = value;
+  }
+  const values = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, { ...raw })) as Record<string, unknown>;
+  const problems = new Map<string, string>();
+  for (const error of Value.Errors(ConfigSchema, values)) {
+    const name = error.instancePath.slice(1);
+    if (!name || problems.has(name)) continue;
+    problems.set(name, `${name}=${JSON.stringify(raw[name] ?? '')} is not valid: expected ${expectation(properties[name]!)}`);
+  }
+  if (problems.size > 0) throw new ConfigError([...problems.values()]);
+
+  const v = values as {
+    PORT: number; HOST: string; EXRATES_DATABASE_URL: string; EXRATES_PROVIDERS: string; EXRATES_ECB_URL: string;
+    EXRATES_FILE_URL?: string; EXRATES_NOW?: string; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
+    EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_CONTACT_EMAIL: string; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
+  };
+  const list: string[] = [];
+  const providers = v.EXRATES_PROVIDERS.split(',') as ProviderId[];
+  if (new Set(providers).size !== providers.length) list.push(`EXRATES_PROVIDERS=${JSON.stringify(v.EXRATES_PROVIDERS)} names a provider twice`);
+  if (providers.includes('file') && !v.EXRATES_FILE_URL) list.push('EXRATES_FILE_URL is required when EXRATES_PROVIDERS includes file');
+  let now: Date | undefined;
+  if (v.EXRATES_NOW !== undefined) {
+    now = new Date(v.EXRATES_NOW);
+    if (Number.isNaN(now.getTime())) list.push(`EXRATES_NOW=${JSON.stringify(v.EXRATES_NOW)} is not a real date-time`);
+  }
+  if (list.length > 0) throw new ConfigError(list);
+
+  return Object.freeze({
+    port: v.PORT,
+    host: v.HOST,
+    databaseUrl: v.EXRATES_DATABASE_URL,
+    providers: Object.freeze(providers),
+    ecbUrl: v.EXRATES_ECB_URL.replace(/\/+$/, ''),
+    fileUrl: v.EXRATES_FILE_URL,
+    now,
+    quota: Object.freeze({ free: v.EXRATES_QUOTA_FREE, pro: v.EXRATES_QUOTA_PRO }),
+    logLevel: v.EXRATES_LOG_LEVEL,
+    contactEmail: v.EXRATES_CONTACT_EMAIL,
+    upstreamTimeoutMs: v.EXRATES_UPSTREAM_TIMEOUT_MS,
+    refreshSeconds: v.EXRATES_REFRESH_SECONDS,
+  });
+}

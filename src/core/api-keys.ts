@@ -1,0 +1,73 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { ApiKeyRecord, Clock, KeyStore, Tier } from './ports.js';
+
+export const KEY_PREFIX = 'exr_';
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+/** 32 base62 characters carry about 190 bits of entropy, well over the 128 the spec asks. */
+const RANDOM_CHARS = 32;
+/** How much of a key is kept in clear, to tell keys apart in listings and revocations. */
+const DISPLAY_CHARS = KEY_PREFIX.length + 8;
+const KEY_SHAPE = /^exr_[0-9A-Za-z]{22,64}$/;
+const EMAIL_SHAPE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export const TIERS: readonly Tier[] = ['free', 'pro'];
+
+function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      // Rejection sampling: 248 = 4 × 62, so accepted bytes map to base62 without bias.
+      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
+    }
+  }
+  return out;
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** Cheap shape check before any lookup: a malformed key is refused like an unknown one. */
+export function isWellFormedKey(value: string): boolean {
+  return KEY_SHAPE.test(value);
+}
+
+export function displayPrefix(key: string): string {
+  return key.slice(0, DISPLAY_CHARS);
+}
+
+export interface IssuedKey {
+  /** The whole key, shown once and never stored. */
+  key: string;
+  record: ApiKeyRecord;
+}
+
+export async function issueApiKey(keys: KeyStore, input: { tier: string; owner: string }, clock: Clock): Promise<IssuedKey> {
+  if (!TIERS.includes(input.tier as Tier)) throw new Error(`unknown tier '${input.tier}': use ${TIERS.join(' or ')}`);
+  if (!EMAIL_SHAPE.test(input.owner)) throw new Error(`owner must be an e-mail address, got '${input.owner}'`);
+  const key = KEY_PREFIX + randomBase62(RANDOM_CHARS);
+  const record: ApiKeyRecord = {
+    id: randomUUID(),
+    prefix: displayPrefix(key),
+    tier: input.tier as Tier,
+    owner: input.owner,
+    createdAt: clock.now().toISOString(),
+    revokedAt: null,
+  };
+  await keys.insert({ ...record, hash: hashApiKey(key) });
+  return { key, record };
+}
+
+/** The active key record for a presented key, or null for a malformed, unknown or revoked one. */
+export async function authenticateApiKey(keys: KeyStore, presented: string | undefined): Promise<ApiKeyRecord | null> {
+  if (presented === undefined || !isWellFormedKey(presented)) return null;
+  const record = await keys.findByHash(hashApiKey(presented));
+  return record && record.revokedAt === null ? record : null;
+}
+
+export async function revokeApiKeys(keys: KeyStore, prefix: string, clock: Clock): Promise<ApiKeyRecord[]> {
+  if (!prefix.startsWith(KEY_PREFIX) || prefix.length < KEY_PREFIX.length + 4) {
+    throw new Error(`give at least the first ${KEY_PREFIX.length + 4} characters of the key (as shown by 'keys list'), e.g. exr_AbC1`);
+  }
+  return keys.revokeByPrefix(prefix, clock.now().toISOString());
+}

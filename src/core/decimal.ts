@@ -1,0 +1,167 @@
+/**
+ * Exact decimal arithmetic for rates and amounts. Every value is an exact rational of two BigInts;
+ * nothing ever passes through a binary float. Each output value is rounded exactly once,
+ * half-to-even, at the end.
+ *
+ * Written by hand rather than with a big-decimal library: the service needs exact division
+ * (cross rates are quotients of published decimals, and a decimal library would round the
+ * quotient at some working precision before the final rounding), and the whole surface is
+ * four operations and two rounding rules. The property tests compare it with decimal.js.
+ */
+
+/** An exact rational number; `den` is always positive. Not necessarily in lowest terms. */
+export interface Rational {
+  readonly num: bigint;
+  readonly den: bigint;
+}
+
+const UNSIGNED_DECIMAL = /^(\d+)(?:\.(\d+))?$/;
+
+export const ZERO: Rational = { num: 0n, den: 1n };
+export const ONE: Rational = { num: 1n, den: 1n };
+
+const POW10: bigint[] = [];
+export function pow10(n: number): bigint {
+  if (n < 0) throw new RangeError('negative power of ten');
+  let p = POW10[n];
+  if (p === undefined) {
+    p = 10n ** BigInt(n);
+    if (n < 64) POW10[n] = p;
+  }
+  return p;
+}
+
+/** Parses a plain non-negative decimal (`12`, `0.5`, `1.1900`); null for anything else. */
+export function parseDecimal(text: string): Rational | null {
+  const m = UNSIGNED_DECIMAL.exec(text);
+  if (!m) return null;
+  const fraction = m[2] ?? '';
+  return { num: BigInt(m[1]! + fraction), den: pow10(fraction.length) };
+}
+
+export function fromInteger(value: bigint | number): Rational {
+  return { num: BigInt(value), den: 1n };
+}
+
+function gcd(a: bigint, b: bigint): bigint {
+  if (a < 0n) a = -a;
+  while (b !== 0n) [a, b] = [b, a % b];
+  return a;
+}
+
+function reduce(num: bigint, den: bigint): Rational {
+  if (den < 0n) {
+    num = -num;
+    den = -den;
+  }
+  const g = gcd(num, den);
+  return g > 1n ? { num: num / g, den: den / g } : { num, den };
+}
+
+export function multiply(a: Rational, b: Rational): Rational {
+  return reduce(a.num * b.num, a.den * b.den);
+}
+
+export function divide(a: Rational, b: Rational): Rational {
+  if (b.num === 0n) throw new RangeError('division by zero');
+  return reduce(a.num * b.den, a.den * b.num);
+}
+
+export function add(a: Rational, b: Rational): Rational {
+  return reduce(a.num * b.den + b.num * a.den, a.den * b.den);
+}
+
+export function subtract(a: Rational, b: Rational): Rational {
+  return reduce(a.num * b.den - b.num * a.den, a.den * b.den);
+}
+
+export function compare(a: Rational, b: Rational): number {
+  const left = a.num * b.den;
+  const right = b.num * a.den;
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
+export function isPositive(a: Rational): boolean {
+  return a.num > 0n;
+}
+
+/** `num / den` rounded half-to-even to an integer (den > 0). */
+function divideHalfEven(num: bigint, den: bigint): bigint {
+  const negative = num < 0n;
+  const n = negative ? -num : num;
+  let q = n / den;
+  const twiceRemainder = (n % den) * 2n;
+  if (twiceRemainder > den || (twiceRemainder === den && q % 2n === 1n)) q += 1n;
+  return negative ? -q : q;
+}
+
+/** Writes `units × 10^-scale` as a decimal with exactly `scale` decimals. */
+function formatScaled(units: bigint, scale: number): string {
+  const negative = units < 0n;
+  let digits = (negative ? -units : units).toString();
+  if (scale > 0) {
+    digits = digits.padStart(scale + 1, '0');
+    digits = `${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
+  }
+  return negative ? `-${digits}` : digits;
+}
+
+function stripTrailingZeros(text: string): string {
+  if (!text.includes('.')) return text;
+  return text.replace(/\.?0+$/, '');
+}
+
+/** Rounds half-to-even to `scale` decimals and writes exactly that many (`112.50`, `16336`). */
+export function roundToScale(value: Rational, scale: number): string {
+  const units = divideHalfEven(value.num * pow10(scale), value.den);
+  const text = formatScaled(units, scale);
+  return text.startsWith('-') && /^-[0.]+$/.test(text) ? text.slice(1) : text;
+}
+
+/**
+ * Rounds half-to-even to `digits` significant digits and removes trailing zeros
+ * (`1.1252`, `192.70975`, `0.000060477238`, `12345679000`).
+ */
+export function roundSignificant(value: Rational, digits = 8): string {
+  if (value.num === 0n) return '0';
+  const negative = value.num < 0n;
+  const num = negative ? -value.num : value.num;
+  const den = value.den;
+  // Choose the scale k so that num × 10^k / den has exactly `digits` integer digits.
+  let k = digits - (num.toString().length - den.toString().length);
+  const lower = pow10(digits - 1);
+  for (;;) {
+    const scaled = k >= 0 ? (num * pow10(k)) / den : num / (den * pow10(-k));
+    if (scaled < lower) k += 1;
+    else if (scaled >= lower * 10n) k -= 1;
+    else break;
+  }
+  let units = k >= 0 ? divideHalfEven(num * pow10(k), den) : divideHalfEven(num, den * pow10(-k));
+  let text: string;
+  if (k >= 0) {
+    text = stripTrailingZeros(formatScaled(units, k));
+  } else {
+    units *= pow10(-k);
+    text = units.toString();
+  }
+  return negative ? `-${text}` : text;
+}
+
+/** The decimal text of a rational that is known to be a finite decimal with at most `maxScale` decimals. */
+export function toPlainString(value: Rational, maxScale = 40): string {
+  return stripTrailingZeros(roundToScale(value, maxScale));
+}
+
+/** Removes redundant leading zeros from a plain decimal (`007.50` → `7.50`, `000` → `0`). */
+export function stripLeadingZeros(text: string): string {
+  return text.replace(/^0+(?=\d)/, '');
+}
+
+/** Mean of a non-empty list of rationals, exact. */
+export function mean(values: readonly Rational[]): Rational {
+  if (values.length === 0) throw new RangeError('mean of no values');
+  // Summing over a common denominator keeps each step cheap for decimal inputs.
+  let sum: Rational = ZERO;
+  for (const v of values) sum = add(sum, v);
+  return divide(sum, fromInteger(values.length));
+}

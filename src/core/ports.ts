@@ -1,0 +1,108 @@
+import type { Day } from './time.js';
+
+/** A decimal number written as text, exactly as published or computed (never via a binary float). */
+export type DecimalString = string;
+
+/** One published day of rates: `rates[quote]` is units of `quote` per one unit of the document's base. */
+export interface DailyQuotes {
+  day: Day;
+  /** When the provider says these rates apply, ISO 8601 in UTC with a Z. */
+  asOf: string;
+  rates: Record<string, DecimalString>;
+}
+
+/** What a provider published, days in ascending order. */
+export interface RateDocument {
+  provider: string;
+  base: string;
+  days: DailyQuotes[];
+}
+
+export interface DayRange {
+  from: Day;
+  to: Day;
+}
+
+export interface FetchOptions {
+  signal?: AbortSignal;
+  /** Restrict to these quote currencies, when the provider can (wide-coverage providers). */
+  currencies?: readonly string[];
+}
+
+/** An upstream source of rates. Parsers are pure; fetching happens here. */
+export interface Provider {
+  readonly id: string;
+  /** The currency all of this provider's rates are quoted against. */
+  readonly base: string;
+  /** The most recent published day (or days) of rates. */
+  latest(options?: FetchOptions): Promise<RateDocument>;
+  /** Every published day within the range, inclusive. */
+  series(range: DayRange, options?: FetchOptions): Promise<RateDocument>;
+}
+
+export interface StoredQuote {
+  provider: string;
+  base: string;
+  quote: string;
+  day: Day;
+  asOf: string;
+  rate: DecimalString;
+}
+
+export interface ProviderState {
+  provider: string;
+  lastAttemptAt: string | null;
+  lastSuccessAt: string | null;
+  lastFailureAt: string | null;
+  lastError: string | null;
+  /** True when the latest attempt failed: every rate from this provider is then served as stale. */
+  failing: boolean;
+}
+
+export interface RateStore {
+  /** Inserts or replaces the given days; returns how many quotes were written. One transaction. */
+  saveDocument(document: RateDocument): Promise<number>;
+  /** The newest stored day of a provider, or null when it has none. */
+  latestDay(provider: string): Promise<Day | null>;
+  /** All stored quotes of a provider on one day. */
+  quotesOn(provider: string, day: Day): Promise<StoredQuote[]>;
+  /** Stored quotes of a provider for the given currencies between two days inclusive, ascending by day. */
+  series(provider: string, currencies: readonly string[], range: DayRange): Promise<StoredQuote[]>;
+  /** Deletes quotes older than the given day; returns how many. */
+  pruneBefore(day: Day): Promise<number>;
+  countQuotes(): Promise<number>;
+  providerState(provider: string): Promise<ProviderState | null>;
+  recordAttempt(provider: string, outcome: { at: string; ok: true } | { at: string; ok: false; error: string }): Promise<void>;
+}
+
+export type Tier = 'free' | 'pro';
+
+export interface ApiKeyRecord {
+  id: string;
+  prefix: string;
+  tier: Tier;
+  owner: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+export interface KeyStore {
+  insert(record: ApiKeyRecord & { hash: string }): Promise<void>;
+  findByHash(hash: string): Promise<ApiKeyRecord | null>;
+  list(): Promise<ApiKeyRecord[]>;
+  /** Revokes every active key whose prefix starts with the given text; returns the revoked records. */
+  revokeByPrefix(prefix: string, at: string): Promise<ApiKeyRecord[]>;
+}
+
+export interface QuotaStore {
+  /**
+   * Counts one request for a key on a UTC day unless the count already reached the limit.
+   * Atomic: concurrent callers never both take the last unit.
+   */
+  consume(keyId: string, day: Day, limit: number): Promise<{ allowed: boolean; used: number }>;
+  used(keyId: string, day: Day): Promise<number>;
+}
+
+export interface Clock {
+  now(): Date;
+}

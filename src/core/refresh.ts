@@ -1,0 +1,131 @@
+import { isIsoCurrency } from './currencies.js';
+import { parseDecimal } from './decimal.js';
+import { FeedError } from './errors.js';
+import type { Clock, DailyQuotes, Provider, RateDocument, RateStore } from './ports.js';
+import { addDays, isDay, subtractMonths, utcDay, type Day } from './time.js';
+
+/** History is kept for 5 years plus a month of margin (SPEC §5); older days are pruned. */
+export const RETENTION_MONTHS = 61;
+/** A latest document with fewer than this share of yesterday's currencies is treated as partial. */
+const PARTIAL_SHARE = 0.5;
+/** Past this gap since the newest stored day, a refresh asks for a series instead of the latest day. */
+const LATEST_ONLY_WITHIN_DAYS = 4;
+
+export interface Logger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export function retentionStart(clock: Clock): Day {
+  return subtractMonths(utcDay(clock.now()), RETENTION_MONTHS);
+}
+
+export interface ValidationReport {
+  document: RateDocument;
+  /** Entries dropped because their currency is not ISO 4217 (withdrawn codes and the like). */
+  dropped: string[];
+}
+
+/**
+ * Checks a document before anything of it is stored: real dates not in the future, ISO codes,
+ * positive plain decimals. Any bad value rejects the whole document; unknown currency codes are
+ * dropped and reported, since providers keep series for withdrawn codes (HRK, for example).
+ */
+export function validateDocument(document: RateDocument, clock: Clock): ValidationReport {
+  const todayDay = utcDay(clock.now());
+  const dropped = new Set<string>();
+  const days: DailyQuotes[] = [];
+  let previous = '';
+  for (const day of document.days) {
+    if (!isDay(day.day)) throw new FeedError(`${document.provider}: '${day.day}' is not a calendar date`);
+    if (day.day > todayDay) throw new FeedError(`${document.provider}: rates dated ${day.day} are in the future (today is ${todayDay})`);
+    if (day.day <= previous) throw new FeedError(`${document.provider}: days out of order or repeated at ${day.day}`);
+    previous = day.day;
+    const rates: Record<string, string> = {};
+    for (const [code, text] of Object.entries(day.rates)) {
+      const value = parseDecimal(text);
+      if (!value || value.num <= 0n) throw new FeedError(`${document.provider}: ${code} on ${day.day} has implausible rate '${text}'`);
+      if (!isIsoCurrency(code) || code === document.base) {
+        dropped.add(code);
+        continue;
+      }
+      rates[code] = text;
+    }
+    if (Object.keys(rates).length > 0) days.push({ ...day, rates });
+  }
+  if (days.length === 0) throw new FeedError(`${document.provider}: the document holds no usable rates`);
+  return { document: { ...document, days }, dropped: [...dropped].sort() };
+}
+
+export interface SyncOutcome {
+  provider: string;
+  ok: boolean;
+  /** Days and quotes written to the store. */
+  days: number;
+  quotes: number;
+  latestDay: Day | null;
+  error?: string;
+}
+
+/**
+ * Brings one provider's stored rates up to date: the retained history on an empty store, only
+ * what is new after that. Failures are recorded (the provider's rates then read as stale) and
+ * leave the store as it was.
+ */
+export async function syncProvider(provider: Provider, store: RateStore, clock: Clock, log: Logger): Promise<SyncOutcome> {
+  const at = clock.now().toISOString();
+  const todayDay = utcDay(clock.now());
+  const start = retentionStart(clock);
+  try {
+    const newest = await store.latestDay(provider.id);
+    let document: RateDocument;
+    if (newest === null) {
+      log.info({ provider: provider.id, from: start }, 'loading history');
+      document = await provider.series({ from: start, to: todayDay });
+    } else if (newest >= addDays(todayDay, -LATEST_ONLY_WITHIN_DAYS)) {
+      document = await provider.latest();
+    } else {
+      document = await provider.series({ from: addDays(newest, 1), to: todayDay });
+    }
+    const outcome = await storeDocument(document, store, clock, log);
+    await store.recordAttempt(provider.id, { at, ok: true });
+    return { provider: provider.id, ok: true, ...outcome };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    log.warn({ provider: provider.id, err: message }, 'refresh failed; serving stored rates as stale');
+    try {
+      await store.recordAttempt(provider.id, { at, ok: false, error: message });
+    } catch (stateError) {
+      log.error({ provider: provider.id, err: String(stateError) }, 'could not record the failed refresh');
+    }
+    return { provider: provider.id, ok: false, days: 0, quotes: 0, latestDay: null, error: message };
+  }
+}
+
+/** Validates and stores a document, keeping only retained days. Used by refreshes and imports. */
+export async function storeDocument(
+  document: RateDocument,
+  store: RateStore,
+  clock: Clock,
+  log: Logger,
+): Promise<{ days: number; quotes: number; latestDay: Day | null }> {
+  const { document: valid, dropped } = validateDocument(document, clock);
+  if (dropped.length > 0) log.info({ provider: document.provider, dropped }, 'skipped codes that are not ISO 4217');
+  const start = retentionStart(clock);
+  const kept = valid.days.filter((d) => d.day >= start);
+  const newestStored = await store.latestDay(valid.provider);
+  const newestIncoming = kept[kept.length - 1];
+  if (newestStored !== null && newestIncoming && newestIncoming.day >= newestStored) {
+    const previous = await store.quotesOn(valid.provider, newestStored);
+    const count = Object.keys(newestIncoming.rates).length;
+    if (previous.length > 0 && count < previous.length * PARTIAL_SHARE) {
+      throw new FeedError(
+        `${valid.provider}: ${newestIncoming.day} lists ${count} currencies against ${previous.length} on ${newestStored}; refusing a partial document`,
+      );
+    }
+  }
+  const quotes = await store.saveDocument({ ...valid, days: kept });
+  await store.pruneBefore(start);
+  return { days: kept.length, quotes, latestDay: newestIncoming?.day ?? newestStored };
+}

@@ -1,0 +1,61 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { authenticateApiKey } from '../core/api-keys.js';
+import type { KeyStore, QuotaStore, Clock, ApiKeyRecord } from '../core/ports.js';
+import { consumeDailyQuota, type QuotaLimits } from '../core/quota.js';
+import { problemOf, sendProblem } from './problem.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route needs an API key and counts against its daily quota. */
+    keyed?: boolean;
+  }
+  interface FastifyRequest {
+    apiKey?: ApiKeyRecord;
+  }
+}
+
+/** The key a request presents: the X-Api-Key header when present (it wins), else the apikey query parameter. */
+export function presentedKey(request: FastifyRequest): string | undefined {
+  const header = request.headers['x-api-key'];
+  if (header !== undefined) return typeof header === 'string' ? header : undefined;
+  const query = request.query as Record<string, unknown> | undefined;
+  const fromQuery = query?.apikey;
+  return typeof fromQuery === 'string' ? fromQuery : undefined;
+}
+
+export interface AuthOptions {
+  keys: KeyStore;
+  quotas: QuotaStore;
+  limits: QuotaLimits;
+  clock: Clock;
+  contactEmail: string;
+}
+
+/**
+ * Runs before validation, so every request with a valid key counts, whatever its status
+ * (SPEC §6), except one refused for the quota itself.
+ */
+export function createAuthHook(options: AuthOptions) {
+  const unauthorizedDetail = `Send a valid API key in the X-Api-Key header or the apikey query parameter. To get a key, or the pro tier, e-mail ${options.contactEmail}.`;
+  return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (!request.routeOptions.config.keyed) return;
+    const record = await authenticateApiKey(options.keys, presentedKey(request));
+    if (!record) {
+      sendProblem(reply, problemOf('unauthorized', unauthorizedDetail));
+      return reply;
+    }
+    request.apiKey = record;
+    const decision = await consumeDailyQuota(options.quotas, record, options.limits, options.clock);
+    reply.header('X-RateLimit-Limit', decision.limit);
+    reply.header('X-RateLimit-Remaining', decision.remaining);
+    reply.header('X-RateLimit-Reset', decision.resetAt);
+    if (!decision.allowed) {
+      reply.header('Retry-After', decision.retryAfter);
+      sendProblem(
+        reply,
+        problemOf('quota_exceeded', `This key's ${decision.limit} requests for today are used up; the quota resets at 00:00 UTC.`),
+      );
+      return reply;
+    }
+  };
+}

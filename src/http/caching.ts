@@ -1,0 +1,77 @@
+import { createHash } from 'node:crypto';
+import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
+import { negotiate } from '@fastify/accept-negotiator';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+export function strongEtag(body: string): string {
+  return `"${createHash('sha1').update(body).digest('base64url')}"`;
+}
+
+/** If-None-Match uses the weak comparison (RFC 9110 §13.1.2): W/ prefixes are ignored. */
+export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  const bare = etag.replace(/^W\//, '');
+  return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === bare);
+}
+
+export type Encoding = 'br' | 'gzip' | 'identity';
+
+const COMPRESSED_CACHE_LIMIT = 256;
+/**
+ * Compressed bodies by ETag and encoding. A history body changes only when the stored rates do,
+ * so compressing it once serves every repeat of the same request.
+ */
+const compressedCache = new Map<string, Buffer>();
+
+function compressed(body: string, etag: string, encoding: 'br' | 'gzip'): Buffer {
+  const key = `${encoding}:${etag}`;
+  let buffer = compressedCache.get(key);
+  if (!buffer) {
+    buffer =
+      encoding === 'br'
+        ? brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 5 } })
+        : gzipSync(body, { level: 6 });
+    if (compressedCache.size >= COMPRESSED_CACHE_LIMIT) compressedCache.delete(compressedCache.keys().next().value!);
+    compressedCache.set(key, buffer);
+  }
+  return buffer;
+}
+
+export interface CacheableBody {
+  body: string;
+  contentType: string;
+  cacheControl: string;
+  lastModified?: string;
+  /** Offer gzip and br when the client accepts them. */
+  compressible?: boolean;
+  extraHeaders?: Record<string, string>;
+}
+
+/**
+ * Sends a 200 with a strong ETag per representation (a compressed body has its own), or a 304
+ * when the client already holds it.
+ */
+export function sendCacheable(request: FastifyRequest, reply: FastifyReply, response: CacheableBody): FastifyReply {
+  const baseTag = strongEtag(response.body);
+  let encoding: Encoding = 'identity';
+  if (response.compressible) {
+    reply.header('Vary', 'Accept-Encoding');
+    const accepted = request.headers['accept-encoding'];
+    if (typeof accepted === 'string' && accepted.length > 0) {
+      encoding = (negotiate(accepted, ['br', 'gzip', 'identity']) as Encoding | null) ?? 'identity';
+    }
+  }
+  const etag = encoding === 'identity' ? baseTag : `${baseTag.slice(0, -1)}-${encoding}"`;
+  reply.header('ETag', etag);
+  reply.header('Cache-Control', response.cacheControl);
+  if (response.lastModified) reply.header('Last-Modified', new Date(response.lastModified).toUTCString());
+  for (const [name, value] of Object.entries(response.extraHeaders ?? {})) reply.header(name, value);
+  if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) {
+    return reply.code(304).send();
+  }
+  reply.type(response.contentType);
+  if (encoding === 'identity') return reply.send(response.body);
+  reply.header('Content-Encoding', encoding);
+  return reply.send(compressed(response.body, etag, encoding));
+}

@@ -1,0 +1,65 @@
+import type { FastifyInstance } from 'fastify';
+import type { SwaggerOptions } from '@fastify/swagger';
+import { stringify } from 'yaml';
+import type { Config } from '../../config.js';
+
+function description(config: Config): string {
+  return [
+    'Live mid-market exchange rates for any pair of ISO 4217 currencies, exact conversion of decimal amounts, and up to 5 years of daily history with statistics, as JSON or CSV.',
+    '',
+    '**Mid-market rates.** Rates are mid-market reference rates. Money received from a bank or transfer service includes that provider\'s margin, which is not reflected here. The service makes no forecasts and publishes no forward-looking data; historical volatility is available through the history statistics.',
+    '',
+    '**Freshness.** Live rates refresh every 10 minutes. When the upstream feed is unavailable, the last stored rate is served with `stale: true`. `asOf` is the time the provider says the rate applies (ECB: 16:00 Frankfurt time on the reference date), never the time of fetching. The first request for an exotic currency may take longer while its history is backfilled.',
+    '',
+    '**Numbers.** Amounts and rates are decimal strings, never floating-point numbers; arithmetic is integer-exact. A cross rate is computed exactly through the provider base (GBP→JPY = JPY per EUR / GBP per EUR) and rounded once, half-to-even, to 8 significant digits, trailing zeros removed. A conversion result is amount × the returned rate, rounded half-to-even to the target currency\'s ISO 4217 minor units (8 decimals for currencies without minor units). History statistics are computed from the points exactly as served: best = highest rate (most `to` per `from`), worst = lowest, the most recent date winning ties; average = exact mean rounded to 8 significant digits; changePct = (last − first) / first × 100; currentVsAveragePct = (last − mean) / mean × 100 with the exact mean; both rounded half-to-even to 4 decimals.',
+    '',
+    '**Currencies.** Codes are matched case-insensitively and answered in upper case. A code that is not ISO 4217 is `invalid_currency`; a valid code that no configured provider quotes is `unsupported_currency`. `from` equal to `to` gives rate "1".',
+    '',
+    `**Keys and quotas.** Every /api/v1 endpoint needs an API key in the \`X-Api-Key\` header or the \`apikey\` query parameter; when both are sent the header wins. Keys are requested by e-mail from ${config.contactEmail}; ask the same address for the pro tier. Daily quotas per key: free ${config.quota.free.toLocaleString('en-US')}, pro ${config.quota.pro.toLocaleString('en-US')} requests, resetting at 00:00 UTC. Every request with a valid key counts, whatever its status, except one refused with 429. Responses to a valid key carry X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (Unix seconds); a 429 also carries Retry-After.`,
+    '',
+    '**Caching.** rate and convert: `Cache-Control: private, max-age=<seconds until the next refresh, at most 600>`; history: `private, max-age=3600`. Every 200 has a strong ETag (a compressed body has its own); a matching If-None-Match gets 304, which still counts against the quota. Last-Modified follows asOf. History is compressed with gzip or br when accepted.',
+    '',
+    '**Errors.** Every error is `application/problem+json` (RFC 9457) with `type`, `title`, `status`, `detail` and a stable `code`; validation errors add `param`. Codes: invalid_currency, unsupported_currency, invalid_amount, invalid_range, invalid_format, missing_parameter (400); unauthorized (401); no_history, not_found (404); method_not_allowed (405, with Allow: GET, HEAD); quota_exceeded (429); internal_error (500); feed_unavailable (503, with Retry-After). Unknown query parameters are ignored; a parameter given twice is a 400.',
+  ].join('\n');
+}
+
+export function openApiOptions(config: Config): SwaggerOptions {
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'exrates',
+        version: '1.0.0',
+        description: description(config),
+        contact: { name: 'API keys and the pro tier', email: config.contactEmail },
+        license: { name: 'MIT', identifier: 'MIT' },
+      },
+      servers: [{ url: '/', description: 'This server' }],
+      tags: [
+        { name: 'rates', description: 'Live rates and conversion' },
+        { name: 'history', description: 'Daily history and statistics' },
+      ],
+      components: {
+        securitySchemes: {
+          ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'API key, `exr_…`. Wins over the query parameter.' },
+          ApiKeyQuery: { type: 'apiKey', in: 'query', name: 'apikey', description: 'API key as a query parameter, for clients that cannot set headers.' },
+        },
+      },
+      security: [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }],
+    },
+    hideUntagged: true,
+  };
+}
+
+export function registerDocumentRoutes(app: FastifyInstance): void {
+  let json: string | undefined;
+  let yaml: string | undefined;
+  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async (_request, reply) => {
+    json ??= JSON.stringify(app.swagger());
+    return reply.type('application/json; charset=utf-8').header('Cache-Control', 'public, max-age=300').send(json);
+  });
+  app.get('/api/v1/openapi.yaml', { schema: { hide: true } }, async (_request, reply) => {
+    yaml ??= stringify(app.swagger());
+    return reply.type('application/yaml; charset=utf-8').header('Cache-Control', 'public, max-age=300').send(yaml);
+  });
+}

@@ -1,0 +1,160 @@
+import Type from 'typebox';
+import { ERROR_CODES } from '../core/errors.js';
+import { RANGES } from '../core/history.js';
+import { AMOUNT_PATTERN } from '../core/rates.js';
+
+/** Query parameter names and the problem code their invalid values produce. */
+export const PARAM_CODES = {
+  from: 'invalid_currency',
+  to: 'invalid_currency',
+  amount: 'invalid_amount',
+  range: 'invalid_range',
+  format: 'invalid_format',
+} as const;
+
+const Currency = (description: string) =>
+  Type.String({
+    pattern: '^[A-Za-z]{3}$',
+    description: `${description} ISO 4217 alphabetic code, case-insensitive (answers use upper case).`,
+    examples: ['EUR'],
+  });
+
+const DecimalString = (description: string, example: string) => Type.String({ description, pattern: '^[0-9]+(\\.[0-9]+)?$', examples: [example] });
+const DateTime = Type.String({
+  format: 'date-time',
+  description:
+    'When the provider says the rate applies (for ECB rates: the reference date at 16:00 Frankfurt time), in UTC. Never the time of fetching.',
+});
+const Stale = Type.Boolean({
+  description:
+    "true when the latest refresh of the rate's provider failed and the last stored rate is served instead; false again after the next successful refresh.",
+});
+
+export const RateQuery = Type.Object({
+  from: Currency('Source currency.'),
+  to: Currency('Target currency.'),
+});
+
+export const ConvertQuery = Type.Object({
+  from: Currency('Source currency.'),
+  to: Currency('Target currency.'),
+  amount: Type.String({
+    pattern: AMOUNT_PATTERN,
+    description:
+      'Non-negative decimal amount in the source currency: up to 18 integer digits and up to 12 decimals with "." as the decimal point. No sign, exponent, spaces or separators.',
+    examples: ['100', '99.95'],
+  }),
+});
+
+export const HistoryQuery = Type.Object({
+  from: Currency('Source currency.'),
+  to: Currency('Target currency.'),
+  range: Type.Optional(
+    Type.Union(
+      RANGES.map((r) => Type.Literal(r)),
+      { default: '1y', description: 'How far back from today (UTC) the history reaches, in calendar months or years.' },
+    ),
+  ),
+  format: Type.Optional(
+    Type.Union([Type.Literal('json'), Type.Literal('csv')], {
+      default: 'json',
+      description: 'json (a History object) or csv (RFC 4180, CRLF, header `date,rate`, ascending).',
+    }),
+  ),
+});
+
+const RATE_NOTE =
+  'Decimal string: the exact cross rate rounded once, half-to-even, to 8 significant digits, trailing zeros removed. "1" when from equals to.';
+
+export const RateResponse = Type.Object(
+  {
+    pair: Type.String({ description: 'Source code immediately followed by target code.', examples: ['EURUSD'] }),
+    from: Type.String({ description: 'ISO 4217 source currency.' }),
+    to: Type.String({ description: 'ISO 4217 target currency.' }),
+    rate: DecimalString(RATE_NOTE, '1.0842'),
+    asOf: DateTime,
+    stale: Stale,
+  },
+  { description: 'Live mid-market rate: units of `to` per one unit of `from`.' },
+);
+
+export const ConversionResponse = Type.Object(
+  {
+    from: Type.String({ description: 'ISO 4217 source currency.' }),
+    to: Type.String({ description: 'ISO 4217 target currency.' }),
+    amount: DecimalString('The input amount with leading zeros removed.', '100'),
+    rate: DecimalString(`The rate used. ${RATE_NOTE}`, '1.0842'),
+    result: DecimalString(
+      "amount × rate (the rate as returned here), rounded half-to-even to the target currency's ISO 4217 minor units and written with exactly that many decimals (USD 2, JPY 0, KWD 3; 8 for currencies without minor units such as XAU).",
+      '108.42',
+    ),
+    asOf: DateTime,
+    stale: Stale,
+  },
+  { description: 'A conversion at the live mid-market rate.' },
+);
+
+export const HistoryResponse = Type.Object(
+  {
+    pair: Type.String({ examples: ['EURUSD'] }),
+    range: Type.Union(
+      RANGES.map((r) => Type.Literal(r)),
+      { description: 'The range served.' },
+    ),
+    count: Type.Integer({ description: 'Number of points.' }),
+    points: Type.Array(
+      Type.Object({
+        date: Type.String({ format: 'date', description: 'A date on which both currencies have a published rate.' }),
+        rate: DecimalString('Daily reference rate, 8 significant digits, half-to-even.', '1.0842'),
+      }),
+      { description: 'Daily closes in ascending date order; no synthetic weekend or holiday points.' },
+    ),
+    stats: Type.Object(
+      {
+        best: DecimalString('Highest point rate in the range (most `to` per `from`).', '1.1'),
+        bestDate: Type.String({ format: 'date', description: 'Date of best; on ties the most recent.' }),
+        worst: DecimalString('Lowest point rate in the range.', '1.0'),
+        worstDate: Type.String({ format: 'date', description: 'Date of worst; on ties the most recent.' }),
+        average: DecimalString('Exact arithmetic mean of the point rates, rounded half-to-even to 8 significant digits.', '1.05'),
+        changePct: Type.Number({ description: '(last − first) / first × 100, rounded half-to-even to 4 decimals; 0 for a single point.' }),
+        currentVsAveragePct: Type.Number({ description: '(last − exact mean) / exact mean × 100, rounded half-to-even to 4 decimals.' }),
+      },
+      { description: 'Statistics computed from the points exactly as served, so a client can reproduce them.' },
+    ),
+  },
+  { description: 'Daily history with statistics.' },
+);
+
+export const ProblemResponse = Type.Object(
+  {
+    type: Type.String({ description: 'URI reference naming the problem: /problems/<code>.' }),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    code: Type.Union(
+      ERROR_CODES.map((c) => Type.Literal(c)),
+      { description: 'Stable machine-readable code.' },
+    ),
+    param: Type.Optional(Type.String({ description: 'The offending query parameter, on validation errors.' })),
+  },
+  { description: 'RFC 9457 problem details (application/problem+json).' },
+);
+
+function problem(description: string) {
+  return { description, content: { 'application/problem+json': { schema: ProblemResponse } } };
+}
+
+/** Error responses shared by every keyed endpoint. */
+export const KEYED_ERRORS = {
+  401: problem('`unauthorized`: missing, malformed, unknown or revoked API key.'),
+  429: problem('`quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset.'),
+  503: problem('`feed_unavailable`: nothing is stored and the upstream feed cannot be reached; see Retry-After.'),
+};
+
+export function badRequest(codes: string) {
+  return problem(`Invalid input: ${codes}. \`param\` names the offending parameter. A required parameter given twice is also a 400.`);
+}
+
+export function notFoundProblem(description: string) {
+  return problem(description);
+}

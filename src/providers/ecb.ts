@@ -1,0 +1,58 @@
+/**
+ * The European Central Bank's euro foreign exchange reference rates, published once per TARGET
+ * business day around 16:00 Frankfurt time.
+ * Files and format: https://www.ecb.europa.eu/stats/policy_and_exchange_rates/euro_reference_exchange_rates/html/index.en.html
+ */
+import type { Clock, FetchOptions, Provider, RateDocument } from '../core/ports.js';
+import { addDays, utcDay } from '../core/time.js';
+import { parseEcbDocument, withinRange } from './ecb-format.js';
+import { FeedHttpError, fetchBytes } from './fetch-bytes.js';
+
+export interface EcbProviderOptions {
+  /** Where the eurofxref files live, e.g. `https://www.ecb.europa.eu/stats/eurofxref`. */
+  baseUrl: string;
+  timeoutMs: number;
+  clock: Clock;
+}
+
+/**
+ * The 90-day file reaches about 90 calendar days back from its newest day, and that day may be a
+ * few days old (weekends, TARGET holidays, before the 16:00 publication); 85 keeps a margin so a
+ * range starting near the edge is not silently cut short.
+ */
+const RECENT_WINDOW_DAYS = 85;
+
+export function createEcbProvider(options: EcbProviderOptions): Provider {
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+
+  const get = async (file: string, fetchOptions?: FetchOptions): Promise<RateDocument> => {
+    const bytes = await fetchBytes(`${baseUrl}/${file}`, { timeoutMs: options.timeoutMs, signal: fetchOptions?.signal });
+    return parseEcbDocument(bytes);
+  };
+
+  // ECB publishes one fixed set of currencies, so `currencies` is not applied: there is nothing to save.
+  return {
+    id: 'ecb',
+    base: 'EUR',
+
+    latest(fetchOptions) {
+      return get('eurofxref-daily.xml', fetchOptions);
+    },
+
+    async series(range, fetchOptions) {
+      const today = utcDay(options.clock.now());
+      if (range.from >= addDays(today, -RECENT_WINDOW_DAYS)) {
+        return withinRange(await get('eurofxref-hist-90d.xml', fetchOptions), range);
+      }
+      let document: RateDocument;
+      try {
+        document = await get('eurofxref-hist.zip', fetchOptions);
+      } catch (error) {
+        // Mirrors and self-hosted copies sometimes carry only the uncompressed XML.
+        if (!(error instanceof FeedHttpError && error.status === 404)) throw error;
+        document = await get('eurofxref-hist.xml', fetchOptions);
+      }
+      return withinRange(document, range);
+    },
+  };
+}

@@ -1,0 +1,38 @@
+import { FeedError } from '../core/errors.js';
+import type { Provider, RateDocument } from '../core/ports.js';
+import { parseEcbDocument, withinRange } from './ecb-format.js';
+import { readSource } from './fetch-bytes.js';
+
+export interface FileProviderOptions {
+  /** A file path, a `file://` URL or an `http(s)://` URL of a document in one of ECB's layouts. */
+  location: string;
+  timeoutMs: number;
+}
+
+/**
+ * Rates from a local or self-hosted copy of an ECB file, for offline installs and tests. The source
+ * is read again on every call so that replacing the file takes effect without a restart.
+ */
+export function createFileProvider(options: FileProviderOptions): Provider {
+  const load = async (signal: AbortSignal | undefined): Promise<RateDocument> => {
+    const bytes = await readSource(options.location, { timeoutMs: options.timeoutMs, signal });
+    return { ...parseEcbDocument(bytes), provider: 'file' };
+  };
+
+  return {
+    id: 'file',
+    base: 'EUR',
+
+    async latest(fetchOptions) {
+      const document = await load(fetchOptions?.signal);
+      const newest = document.days.at(-1);
+      // parseEcbDocument never yields an empty document; this guards the type, not the data.
+      if (newest === undefined) throw new FeedError(`${options.location}: no days`);
+      return { ...document, days: [newest] };
+    },
+
+    async series(range, fetchOptions) {
+      return withinRange(await load(fetchOptions?.signal), range);
+    },
+  };
+}

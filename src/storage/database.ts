@@ -1,0 +1,56 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { Kysely, Migrator, SqliteDialect, PostgresDialect, type Migration, type MigrationResultSet } from 'kysely';
+import * as initial from './migrations/001-initial.js';
+import type { Database } from './schema.js';
+
+export type Engine = 'sqlite' | 'postgres';
+
+export interface OpenDatabase {
+  db: Kysely<Database>;
+  engine: Engine;
+  close(): Promise<void>;
+}
+
+/** Every migration, in order. One portable set for SQLite and PostgreSQL. */
+const MIGRATIONS: Record<string, Migration> = {
+  '001-initial': initial,
+};
+
+/**
+ * Opens the store named by a URL: `sqlite:<path>`, `sqlite::memory:`, or `postgres://…`.
+ * SQLite runs in WAL mode with synchronous=NORMAL: a committed transaction survives a killed
+ * process, which is what acknowledged quota counts need.
+ */
+export async function openDatabase(url: string): Promise<OpenDatabase> {
+  if (url.startsWith('sqlite:')) {
+    const { default: SQLite } = await import('better-sqlite3');
+    const path = url.slice('sqlite:'.length);
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    const sqlite = new SQLite(path);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    sqlite.pragma('busy_timeout = 5000');
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    return { db, engine: 'sqlite', close: () => db.destroy() };
+  }
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    const { default: pg } = await import('pg');
+    const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, engine: 'postgres', close: () => db.destroy() };
+  }
+  throw new Error(`unsupported database URL '${url}': use sqlite:<path>, sqlite::memory: or postgres://…`);
+}
+
+export async function migrateToLatest(db: Kysely<Database>): Promise<MigrationResultSet> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: () => Promise.resolve(MIGRATIONS) },
+    migrationTableName: 'exrates_migration',
+    migrationLockTableName: 'exrates_migration_lock',
+  });
+  const result = await migrator.migrateToLatest();
+  if (result.error) throw result.error instanceof Error ? result.error : new Error(String(result.error));
+  return result;
+}

@@ -1,0 +1,33 @@
+import { sql, type Kysely } from 'kysely';
+import type { QuotaStore } from '../core/ports.js';
+import type { Day } from '../core/time.js';
+import type { Database } from './schema.js';
+
+export function createQuotaStore(db: Kysely<Database>): QuotaStore {
+  return {
+    /**
+     * One statement, so the database serialises it: the conditional upsert only increments while
+     * the count is under the limit, and returns no row when the limit was already reached.
+     */
+    async consume(keyId: string, day: Day, limit: number) {
+      const row = await db
+        .insertInto('quota_usage')
+        .values({ key_id: keyId, day, used: 1 })
+        .onConflict((oc) =>
+          oc
+            .columns(['key_id', 'day'])
+            .doUpdateSet({ used: sql`quota_usage.used + 1` })
+            .where('quota_usage.used', '<', limit),
+        )
+        .returning('used')
+        .executeTakeFirst();
+      if (row) return { allowed: true, used: Number(row.used) };
+      return { allowed: false, used: await this.used(keyId, day) };
+    },
+
+    async used(keyId: string, day: Day): Promise<number> {
+      const row = await db.selectFrom('quota_usage').select('used').where('key_id', '=', keyId).where('day', '=', day).executeTakeFirst();
+      return row ? Number(row.used) : 0;
+    },
+  };
+}

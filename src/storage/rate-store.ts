@@ -1,0 +1,104 @@
+import type { Kysely } from 'kysely';
+import type { DayRange, ProviderState, RateDocument, RateStore, StoredQuote } from '../core/ports.js';
+import type { Day } from '../core/time.js';
+import type { Database, RatesTable } from './schema.js';
+
+/** Rows per INSERT: 6 columns each keeps every statement well under SQLite's variable limit. */
+const BATCH = 500;
+
+function toQuote(row: RatesTable): StoredQuote {
+  return { provider: row.provider, base: row.base, quote: row.quote, day: row.day, asOf: row.as_of, rate: row.rate };
+}
+
+export function createRateStore(db: Kysely<Database>): RateStore {
+  return {
+    async saveDocument(document: RateDocument): Promise<number> {
+      const rows: RatesTable[] = [];
+      for (const day of document.days) {
+        for (const [quote, rate] of Object.entries(day.rates)) {
+          rows.push({ provider: document.provider, base: document.base, quote, day: day.day, as_of: day.asOf, rate });
+        }
+      }
+      if (rows.length === 0) return 0;
+      await db.transaction().execute(async (trx) => {
+        for (let i = 0; i < rows.length; i += BATCH) {
+          await trx
+            .insertInto('rates')
+            .values(rows.slice(i, i + BATCH))
+            .onConflict((oc) =>
+              oc.columns(['provider', 'quote', 'day']).doUpdateSet((eb) => ({
+                base: eb.ref('excluded.base'),
+                as_of: eb.ref('excluded.as_of'),
+                rate: eb.ref('excluded.rate'),
+              })),
+            )
+            .execute();
+        }
+      });
+      return rows.length;
+    },
+
+    async latestDay(provider: string): Promise<Day | null> {
+      const row = await db
+        .selectFrom('rates')
+        .select((eb) => eb.fn.max('day').as('day'))
+        .where('provider', '=', provider)
+        .executeTakeFirst();
+      return row?.day ?? null;
+    },
+
+    async quotesOn(provider: string, day: Day): Promise<StoredQuote[]> {
+      const rows = await db.selectFrom('rates').selectAll().where('provider', '=', provider).where('day', '=', day).execute();
+      return rows.map(toQuote);
+    },
+
+    async series(provider: string, currencies: readonly string[], range: DayRange): Promise<StoredQuote[]> {
+      if (currencies.length === 0) return [];
+      const rows = await db
+        .selectFrom('rates')
+        .selectAll()
+        .where('provider', '=', provider)
+        .where('quote', 'in', [...currencies])
+        .where('day', '>=', range.from)
+        .where('day', '<=', range.to)
+        .orderBy('day')
+        .orderBy('quote')
+        .execute();
+      return rows.map(toQuote);
+    },
+
+    async pruneBefore(day: Day): Promise<number> {
+      const result = await db.deleteFrom('rates').where('day', '<', day).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+
+    async countQuotes(): Promise<number> {
+      const row = await db.selectFrom('rates').select((eb) => eb.fn.countAll<number | string | bigint>().as('n')).executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+
+    async providerState(provider: string): Promise<ProviderState | null> {
+      const row = await db.selectFrom('provider_state').selectAll().where('provider', '=', provider).executeTakeFirst();
+      if (!row) return null;
+      return {
+        provider: row.provider,
+        lastAttemptAt: row.last_attempt_at,
+        lastSuccessAt: row.last_success_at,
+        lastFailureAt: row.last_failure_at,
+        lastError: row.last_error,
+        failing: row.failing === 1,
+      };
+    },
+
+    async recordAttempt(provider, outcome): Promise<void> {
+      const values = outcome.ok
+        ? { last_attempt_at: outcome.at, last_success_at: outcome.at, failing: 0 }
+        : { last_attempt_at: outcome.at, last_failure_at: outcome.at, last_error: outcome.error.slice(0, 500), failing: 1 };
+      await db
+        .insertInto('provider_state')
+        .values({ provider, ...values })
+        .onConflict((oc) => oc.column('provider').doUpdateSet(values))
+        .execute();
+    },
+  };
+}

@@ -1,0 +1,45 @@
+import type { Generated } from 'kysely';
+
+/** Tables as the query layer sees them. Booleans are integers (0/1) so one schema fits SQLite and PostgreSQL. */
+export interface Database {
+  rates: RatesTable;
+  provider_state: ProviderStateTable;
+  api_keys: ApiKeysTable;
+  quota_usage: QuotaUsageTable;
+}
+
+export interface RatesTable {
+  provider: string;
+  base: string;
+  quote: string;
+  day: string;
+  as_of: string;
+  /** Exactly as the provider published it. */
+  rate: string;
+}
+
+export interface ProviderStateTable {
+  provider: string;
+  last_attempt_at: string | null;
+  last_success_at: string | null;
+  last_failure_at: string | null;
+  last_error: string | null;
+  failing: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  prefix: string;
+  /** SHA-256 of the whole key, hex. The key itself is never stored. */
+  hash: string;
+  tier: string;
+  owner: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface QuotaUsageTable {
+  key_id: string;
+  day: string;
+  used: Generated<number>;
+}
