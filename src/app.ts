@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { DomainError, type ErrorCode } from './core/errors.js';
@@ -44,7 +44,7 @@ export interface BuildOptions {
 export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
-    disableRequestLogging: !(options.logRequests ?? false),
+    logController: new LogController({ disableRequestLogging: !(options.logRequests ?? false) }),
     exposeHeadRoutes: true,
     return503OnClosing: true,
     bodyLimit: 1024,

@@ -97,7 +97,7 @@ function groupByDay(provider: string, base: string, rows: Awaited<ReturnType<Rat
 }
 
 /** Which provider's stored series serves a currency: one that quotes it today, else any with history. */
-async function historyProviderFor(book: RateBook, code: string, range: { from: Day; to: Day }): Promise<{ provider: string; base: string } | null> {
+async function historyProviderFor(book: RateBook, code: string, end: Day): Promise<{ provider: string; base: string } | null> {
   const tables = await book.latestTables();
   for (const provider of book.providers) {
     const table = tables.get(provider);
@@ -106,7 +106,8 @@ async function historyProviderFor(book: RateBook, code: string, range: { from: D
   for (const provider of book.providers) {
     const table = tables.get(provider);
     if (!table) continue;
-    const rows = await book.store.series(provider, [code], range);
+    // Any retained day counts: a currency with history outside the range is a 404, not a 400.
+    const rows = await book.store.series(provider, [code], { from: rangeStart('5y', end), to: end });
     if (rows.length > 0) return { provider, base: table.base };
   }
   return null;
@@ -125,9 +126,9 @@ export async function pairHistory(book: RateBook, fromInput: string, toInput: st
       retryAfterSeconds: 60,
     });
   }
-  const fromSource = await historyProviderFor(book, from, span);
+  const fromSource = await historyProviderFor(book, from, end);
   if (!fromSource) throw new DomainError('unsupported_currency', `No configured rate provider has rates for ${from}.`, { param: 'from' });
-  const toSource = await historyProviderFor(book, to, span);
+  const toSource = await historyProviderFor(book, to, end);
   if (!toSource) throw new DomainError('unsupported_currency', `No configured rate provider has rates for ${to}.`, { param: 'to' });
 
   const points: HistoryPoint[] = [];

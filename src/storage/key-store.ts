@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { ApiKeyRecord, KeyStore, Tier } from '../core/ports.js';
 import type { ApiKeysTable, Database } from './schema.js';
 
@@ -42,13 +42,13 @@ export function createKeyStore(db: Kysely<Database>): KeyStore {
 
     async revokeByPrefix(prefix: string, at: string): Promise<ApiKeyRecord[]> {
       return db.transaction().execute(async (trx) => {
-        const rows = await trx
+        // substr rather than LIKE: '_' in every key is a LIKE wildcard, and escaping differs by engine.
+        const matching = await trx
           .selectFrom('api_keys')
           .selectAll()
-          .where('prefix', 'like', `${prefix.replace(/[%_\\]/g, '\\$&')}%`)
+          .where(sql<string>`substr(prefix, 1, ${prefix.length})`, '=', prefix)
           .where('revoked_at', 'is', null)
           .execute();
-        const matching = rows.filter((r) => r.prefix.startsWith(prefix));
         if (matching.length === 0) return [];
         await trx
           .updateTable('api_keys')
