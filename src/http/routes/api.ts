@@ -24,9 +24,11 @@ export interface ApiRouteOptions {
 const HISTORY_MAX_AGE = 3600;
 const LIVE_MAX_AGE_CAP = 600;
 const RATE_LIMIT_HEADERS = {
-  'X-RateLimit-Limit': { schema: { type: 'integer' }, description: "The key's requests per UTC day." },
-  'X-RateLimit-Remaining': { schema: { type: 'integer' }, description: 'Requests left today.' },
-  'X-RateLimit-Reset': { schema: { type: 'integer' }, description: 'Unix seconds of the next reset (00:00 UTC).' },
+  'X-RateLimit-Limit': { type: 'integer', description: "The key's requests per UTC day." },
+  'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left today.' },
+  'X-RateLimit-Reset': { type: 'integer', description: 'Unix seconds of the next reset (00:00 UTC).' },
+  ETag: { type: 'string', description: 'Strong validator of this representation.' },
+  'Cache-Control': { type: 'string', description: 'private, max-age=<seconds>.' },
 };
 
 export const API_PATHS = ['/api/v1/rate', '/api/v1/convert', '/api/v1/history'] as const;
@@ -47,6 +49,7 @@ export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions
     {
       config: { keyed: true },
       schema: {
+        operationId: 'getRate',
         summary: 'Live mid-market rate for a currency pair',
         description:
           'Units of `to` per one unit of `from`, derived exactly through the provider base and rounded once. Refreshed every 10 minutes; when the feed is down the last stored rate is served with `stale: true`.',
@@ -76,6 +79,7 @@ export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions
     {
       config: { keyed: true },
       schema: {
+        operationId: 'convertAmount',
         summary: 'Convert an amount at the live mid-market rate',
         description:
           'result = amount × rate, with the rate exactly as returned in the same response, rounded half-to-even to the target currency minor units. Integer-exact arithmetic throughout.',
@@ -105,6 +109,7 @@ export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions
     {
       config: { keyed: true },
       schema: {
+        operationId: 'getHistory',
         summary: 'Daily history of a pair, with statistics',
         description:
           'Daily reference rates from the start of the range (counted back from today, UTC) to today, on dates where both currencies have a published rate. JSON or CSV; gzip and br when accepted.',

@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { promisify } from 'node:util';
+import { ConfigError, environmentWithDotenv, loadConfig } from '../src/config.js';
+import { tempDir } from './helper.js';
+
+const run = promisify(execFile);
+
+test('defaults give the documented configuration', () => {
+  const config = loadConfig({});
+  assert.equal(config.port, 8080);
+  assert.equal(config.host, '0.0.0.0');
+  assert.equal(config.databaseUrl, 'sqlite:./data/exrates.db');
+  assert.deepEqual(config.providers, ['ecb']);
+  assert.equal(config.ecbUrl, 'https://www.ecb.europa.eu/stats/eurofxref');
+  assert.deepEqual(config.quota, { free: 1000, pro: 100000 });
+  assert.equal(config.refreshSeconds, 600);
+  assert.equal(config.now, undefined);
+  assert.ok(Object.isFrozen(config));
+});
+
+test('values are converted and checked', () => {
+  const config = loadConfig({
+    PORT: '9090',
+    EXRATES_PROVIDERS: 'file,ecb',
+    EXRATES_FILE_URL: '/tmp/x.csv',
+    EXRATES_NOW: '2026-03-06T12:00:00Z',
+    EXRATES_QUOTA_FREE: '5',
+    EXRATES_ECB_URL: 'http://127.0.0.1:1234/ecb/',
+  });
+  assert.equal(config.port, 9090);
+  assert.deepEqual(config.providers, ['file', 'ecb']);
+  assert.equal(config.now?.toISOString(), '2026-03-06T12:00:00.000Z');
+  assert.equal(config.quota.free, 5);
+  assert.equal(config.ecbUrl, 'http://127.0.0.1:1234/ecb');
+});
+
+test('every bad variable gets its own clear line', () => {
+  try {
+    loadConfig({
+      PORT: 'eighty',
+      EXRATES_PROVIDERS: 'ecb,nope',
+      EXRATES_QUOTA_FREE: '0',
+      EXRATES_LOG_LEVEL: 'loud',
+      EXRATES_DATABASE_URL: 'mysql://x',
+      EXRATES_NOW: 'yesterday',
+    });
+    assert.fail('expected a ConfigError');
+  } catch (error) {
+    assert.ok(error instanceof ConfigError);
+    const names = error.problems.map((p) => p.split('=')[0]);
+    assert.deepEqual(names.sort(), ['EXRATES_DATABASE_URL', 'EXRATES_LOG_LEVEL', 'EXRATES_NOW', 'EXRATES_PROVIDERS', 'EXRATES_QUOTA_FREE', 'PORT']);
+    assert.match(error.message, /PORT="eighty" is not valid: expected a whole number from 0 to 65535/);
+    assert.match(error.message, /EXRATES_LOG_LEVEL="loud" is not valid: expected one of fatal, error, warn, info/);
+  }
+});
+
+test('the file provider needs a location, and providers are named once', () => {
+  assert.throws(() => loadConfig({ EXRATES_PROVIDERS: 'file' }), /EXRATES_FILE_URL is required/);
+  assert.throws(() => loadConfig({ EXRATES_PROVIDERS: 'ecb,ecb' }), /names a provider twice/);
+});
+
+test('.env is read under the real environment', () => {
+  const dir = tempDir();
+  try {
+    const path = join(dir.path, '.env');
+    writeFileSync(path, 'PORT=7000\nEXRATES_QUOTA_PRO=5\n');
+    const env = environmentWithDotenv({ PORT: '7001' }, path);
+    const config = loadConfig(env);
+    assert.equal(config.port, 7001);
+    assert.equal(config.quota.pro, 5);
+  } finally {
+    dir.remove();
+  }
+});
+
+test('docs/configuration.md matches the schema', async () => {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/config-doc.ts', '--check']);
+  assert.match(stdout, /up to date/);
+});

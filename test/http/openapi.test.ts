@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { createConfig, lintFromString } from '@redocly/openapi-core';
+import { ERROR_CODES } from '../../src/core/errors.js';
+import { createTestApp, type TestApp } from '../helper.js';
+
+let t: TestApp;
+before(async () => {
+  t = await createTestApp({}, { load: false });
+});
+after(async () => {
+  await t.close();
+});
+
+test('the served OpenAPI document passes the recommended lint rules', async () => {
+  const response = await t.app.inject('/api/v1/openapi.json');
+  assert.equal(response.statusCode, 200);
+  const config = await createConfig({ extends: ['recommended'] });
+  const problems = await lintFromString({ source: response.body, absoluteRef: 'openapi.json', config });
+  const serious = problems.filter((p) => p.severity === 'error');
+  assert.deepEqual(
+    serious.map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`),
+    [],
+  );
+  const warnings = problems.filter((p) => p.severity === 'warn').map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`);
+  assert.deepEqual(warnings, []);
+});
+
+test('the document describes the interface: version, security, parameters, errors, contact', async () => {
+  const doc = (await t.app.inject('/api/v1/openapi.json')).json();
+  assert.match(doc.openapi, /^3\.1\./);
+  assert.equal(doc.info.version, '1.0.0');
+  assert.equal(doc.info.contact.email, 'keys@example.org');
+  assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['ApiKeyHeader', 'ApiKeyQuery']);
+  assert.deepEqual(Object.keys(doc.paths).sort(), ['/api/v1/convert', '/api/v1/history', '/api/v1/rate']);
+  const history = doc.paths['/api/v1/history'].get;
+  assert.deepEqual(history.parameters.map((p: { name: string }) => p.name).sort(), ['format', 'from', 'range', 'to']);
+  assert.deepEqual(Object.keys(history.responses).sort(), ['200', '304', '400', '401', '404', '429', '503']);
+  assert.ok(history.responses['200'].content['text/csv']);
+  const convert = doc.paths['/api/v1/convert'].get;
+  const amount = convert.parameters.find((p: { name: string }) => p.name === 'amount');
+  assert.equal(amount.schema.pattern, '^[0-9]{1,18}(\\.[0-9]{1,12})?$');
+  const text = JSON.stringify(doc);
+  for (const code of ERROR_CODES) assert.ok(text.includes(code), `the document mentions ${code}`);
+  assert.match(doc.info.description, /margin/);
+  assert.match(doc.info.description, /no forecasts/);
+  assert.match(doc.info.description, /half-to-even/);
+});
