@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
+import { ECB_CSV, ECB_XML_DIR, FIXED_NOW, tempDir } from './helper.js';
+
+const exec = promisify(execFile);
+const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function cli(args: string[], env: Record<string, string>): Promise<Result> {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, [...CLI, ...args], { env: { ...process.env, ...env }, timeout: 60_000 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('exrates CLI', () => {
+  const dir = tempDir();
+  const dbPath = join(dir.path, 'cli.db');
+  const env = {
+    EXRATES_DATABASE_URL: `sqlite:${dbPath}`,
+    EXRATES_PROVIDERS: 'file',
+    EXRATES_FILE_URL: ECB_CSV,
+    EXRATES_NOW: FIXED_NOW,
+    EXRATES_LOG_LEVEL: 'warn',
+  };
+  let key = '';
+
+  before(async () => {
+    const migrated = await cli(['migrate'], env);
+    assert.equal(migrated.code, 0, migrated.stderr);
+    assert.match(migrated.stdout, /applied: 001-initial/);
+  });
+  after(() => dir.remove());
+
+  test('migrate again has nothing to do', async () => {
+    const result = await cli(['migrate'], env);
+    assert.equal(result.code, 0);
+    assert.match(result.stdout, /up to date/);
+  });
+
+  test('keys create prints the key once and stores only its hash', async () => {
+    const result = await cli(['keys', 'create', '--tier', 'pro', '--owner', 'ops@example.org'], env);
+    assert.equal(result.code, 0, result.stderr);
+    key = result.stdout.trim();
+    assert.match(key, /^exr_[0-9A-Za-z]{32}$/);
+    const db = new Database(dbPath, { readonly: true });
+    const rows = db.prepare('select * from api_keys').all() as Array<Record<string, string>>;
+    db.close();
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0]!.tier, 'pro');
+    assert.equal(rows[0]!.prefix, key.slice(0, 12));
+    assert.match(rows[0]!.hash!, /^[0-9a-f]{64}$/);
+    assert.ok(!JSON.stringify(rows).includes(key), 'the key itself is not stored');
+  });
+
+  test('keys list shows prefixes, never keys', async () => {
+    const result = await cli(['keys', 'list'], env);
+    assert.equal(result.code, 0);
+    assert.match(result.stdout, new RegExp(`${key.slice(0, 12)}\\tpro\\tops@example\\.org`));
+    assert.ok(!result.stdout.includes(key));
+    const json = JSON.parse((await cli(['keys', 'list', '--json'], env)).stdout) as Array<{ prefix: string }>;
+    assert.equal(json[0]!.prefix, key.slice(0, 12));
+  });
+
+  test('bad key commands fail with a clear message', async () => {
+    const tier = await cli(['keys', 'create', '--tier', 'gold', '--owner', 'a@example.org'], env);
+    assert.equal(tier.code, 1);
+    assert.match(tier.stderr, /unknown tier 'gold'/);
+    const owner = await cli(['keys', 'create', '--tier', 'free', '--owner', 'nobody'], env);
+    assert.equal(owner.code, 1);
+    assert.match(owner.stderr, /e-mail/);
+    const missing = await cli(['keys', 'create', '--tier', 'free'], env);
+    assert.notEqual(missing.code, 0);
+    assert.match(missing.stderr, /--owner/);
+    const unknown = await cli(['keys', 'revoke', 'exr_zzzzzzzz'], env);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /no active key/);
+  });
+
+  test('import loads an ECB file; a bad file fails and changes nothing', async () => {
+    const result = await cli(['import', join(ECB_XML_DIR, 'eurofxref-hist-90d_2025-02-25.xml')], env);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /imported \d+ rates over 61 days as 'file' \(newest day 2025-02-25\)/);
+    const count = () => {
+      const db = new Database(dbPath, { readonly: true });
+      const n = (db.prepare('select count(*) as n from rates').get() as { n: number }).n;
+      db.close();
+      return n;
+    };
+    const before = count();
+    const broken = join(dir.path, 'broken.xml');
+    writeFileSync(broken, '<gesmes:Envelope><Cube><Cube time="2025-02-26"><Cube currency="USD" rate="1.05"/>');
+    const bad = await cli(['import', broken], env);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /exrates: /);
+    const missing = await cli(['import', join(dir.path, 'nope.csv')], env);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /nope\.csv/);
+    assert.equal(count(), before);
+  });
+
+  test('keys revoke by prefix', async () => {
+    const result = await cli(['keys', 'revoke', key.slice(0, 12)], env);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /revoked exr_/);
+  });
+
+  test('an invalid configuration stops every command with one line per problem', async () => {
+    const result = await cli(['migrate'], { ...env, PORT: 'x', EXRATES_QUOTA_FREE: '-1' });
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /PORT="x" is not valid/);
+    assert.match(result.stderr, /EXRATES_QUOTA_FREE="-1" is not valid/);
+  });
+
+  test('an unknown command is an error', async () => {
+    const result = await cli(['frobnicate'], env);
+    assert.notEqual(result.code, 0);
+    assert.match(result.stderr, /unknown command/);
+  });
+});

@@ -1,0 +1,43 @@
+import { randomBytes } from 'node:crypto';
+
+/** Where the PostgreSQL test server is; the default matches the development and CI machines. */
+export const POSTGRES_URL = process.env.EXRATES_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** CI (and anyone who sets EXRATES_REQUIRE_SERVICES=1) must have the servers: a missing one fails there. */
+export const SERVICES_REQUIRED = process.env.CI === 'true' || process.env.EXRATES_REQUIRE_SERVICES === '1';
+
+export async function postgresAvailable(): Promise<boolean> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return true;
+  } catch (error) {
+    if (SERVICES_REQUIRED) throw new Error(`PostgreSQL is required here but unreachable at ${POSTGRES_URL}: ${String(error)}`);
+    console.log(`# SKIPPING PostgreSQL suites: no server at ${POSTGRES_URL} (set EXRATES_TEST_POSTGRES_URL)`);
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** A fresh schema for one test file, so suites never see each other's tables; dropped afterwards. */
+export async function createPostgresSchema(): Promise<{ url: string; drop(): Promise<void> }> {
+  const { default: pg } = await import('pg');
+  const schema = `exrates_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const separator = POSTGRES_URL.includes('?') ? '&' : '?';
+  return {
+    url: `${POSTGRES_URL}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+    async drop() {
+      const client = new pg.Client({ connectionString: POSTGRES_URL });
+      await client.connect();
+      await client.query(`drop schema if exists ${schema} cascade`);
+      await client.end();
+    },
+  };
+}

@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { RateDocument } from '../../src/core/ports.js';
+import { migrateToLatest, openDatabase, type OpenDatabase } from '../../src/storage/database.js';
+import { createKeyStore } from '../../src/storage/key-store.js';
+import { createQuotaStore } from '../../src/storage/quota-store.js';
+import { createRateStore } from '../../src/storage/rate-store.js';
+import { tempDir } from '../helper.js';
+import { createPostgresSchema, postgresAvailable } from '../services.js';
+
+const DOCUMENT: RateDocument = {
+  provider: 'ecb',
+  base: 'EUR',
+  days: [
+    { day: '2026-03-04', asOf: '2026-03-04T15:00:00Z', rates: { USD: '1.1600', JPY: '182.5', GBP: '0.87' } },
+    { day: '2026-03-05', asOf: '2026-03-05T15:00:00Z', rates: { USD: '1.1618', JPY: '183.03' } },
+  ],
+};
+
+interface Engine {
+  name: string;
+  open(): Promise<{ url: string; cleanup(): Promise<void> } | null>;
+}
+
+const engines: Engine[] = [
+  {
+    name: 'SQLite',
+    async open() {
+      const dir = tempDir();
+      return { url: `sqlite:${join(dir.path, 'store.db')}`, cleanup: async () => dir.remove() };
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    async open() {
+      if (!(await postgresAvailable())) return null;
+      const schema = await createPostgresSchema();
+      return { url: schema.url, cleanup: () => schema.drop() };
+    },
+  },
+];
+
+for (const engine of engines) {
+  describe(`stores on ${engine.name}`, () => {
+    let database: OpenDatabase | undefined;
+    let cleanup: (() => Promise<void>) | undefined;
+    let skip = false;
+
+    before(async () => {
+      const opened = await engine.open();
+      if (!opened) {
+        skip = true;
+        return;
+      }
+      cleanup = opened.cleanup;
+      database = await openDatabase(opened.url);
+      await migrateToLatest(database.db);
+    });
+    after(async () => {
+      await database?.close();
+      await cleanup?.();
+    });
+
+    test('migrations are idempotent', async (t) => {
+      if (skip) return t.skip('server not available');
+      const again = await migrateToLatest(database!.db);
+      assert.deepEqual(again.results, []);
+    });
+
+    test('rates are stored exactly as published, replaced on conflict, and read back by day and series', async (t) => {
+      if (skip) return t.skip('server not available');
+      const rates = createRateStore(database!.db);
+      assert.equal(await rates.latestDay('ecb'), null);
+      assert.equal(await rates.saveDocument(DOCUMENT), 5);
+      assert.equal(await rates.latestDay('ecb'), '2026-03-05');
+      const latest = await rates.quotesOn('ecb', '2026-03-05');
+      assert.deepEqual(
+        latest.map((q) => [q.quote, q.rate, q.base, q.asOf]).sort(),
+        [
+          ['JPY', '183.03', 'EUR', '2026-03-05T15:00:00Z'],
+          ['USD', '1.1618', 'EUR', '2026-03-05T15:00:00Z'],
+        ],
+      );
+      const series = await rates.series('ecb', ['USD', 'GBP'], { from: '2026-03-01', to: '2026-03-31' });
+      assert.deepEqual(
+        series.map((q) => `${q.day} ${q.quote} ${q.rate}`),
+        ['2026-03-04 GBP 0.87', '2026-03-04 USD 1.1600', '2026-03-05 USD 1.1618'],
+      );
+      await rates.saveDocument({ ...DOCUMENT, days: [{ day: '2026-03-05', asOf: '2026-03-05T15:00:00Z', rates: { USD: '1.1620' } }] });
+      assert.equal((await rates.quotesOn('ecb', '2026-03-05')).find((q) => q.quote === 'USD')?.rate, '1.1620');
+      assert.equal(await rates.countQuotes(), 5);
+      assert.equal(await rates.pruneBefore('2026-03-05'), 3);
+      assert.equal(await rates.countQuotes(), 2);
+      assert.equal(await rates.latestDay('other'), null);
+    });
+
+    test('provider state records failures and recoveries', async (t) => {
+      if (skip) return t.skip('server not available');
+      const rates = createRateStore(database!.db);
+      assert.equal(await rates.providerState('ecb'), null);
+      await rates.recordAttempt('ecb', { at: '2026-03-06T10:00:00Z', ok: true });
+      await rates.recordAttempt('ecb', { at: '2026-03-06T10:10:00Z', ok: false, error: 'HTTP 500' });
+      assert.deepEqual(await rates.providerState('ecb'), {
+        provider: 'ecb',
+        lastAttemptAt: '2026-03-06T10:10:00Z',
+        lastSuccessAt: '2026-03-06T10:00:00Z',
+        lastFailureAt: '2026-03-06T10:10:00Z',
+        lastError: 'HTTP 500',
+        failing: true,
+      });
+      await rates.recordAttempt('ecb', { at: '2026-03-06T10:20:00Z', ok: true });
+      assert.equal((await rates.providerState('ecb'))?.failing, false);
+    });
+
+    test('keys are found by hash and revoked by prefix', async (t) => {
+      if (skip) return t.skip('server not available');
+      const keys = createKeyStore(database!.db);
+      const base = { tier: 'free' as const, owner: 'a@example.org', createdAt: '2026-03-06T00:00:00Z', revokedAt: null };
+      await keys.insert({ ...base, id: 'k1', prefix: 'exr_Ab_x1234', hash: 'h1' });
+      await keys.insert({ ...base, id: 'k2', prefix: 'exr_AbCd5678', hash: 'h2' });
+      assert.equal((await keys.findByHash('h1'))?.id, 'k1');
+      assert.equal(await keys.findByHash('nope'), null);
+      // '_' must match itself only: exr_AbCd… must not be revoked by exr_Ab_.
+      const revoked = await keys.revokeByPrefix('exr_Ab_', '2026-03-06T01:00:00Z');
+      assert.deepEqual(revoked.map((r) => r.id), ['k1']);
+      assert.equal((await keys.findByHash('h1'))?.revokedAt, '2026-03-06T01:00:00Z');
+      assert.equal((await keys.findByHash('h2'))?.revokedAt, null);
+      assert.deepEqual(await keys.revokeByPrefix('exr_Ab_', '2026-03-06T02:00:00Z'), []);
+      assert.equal((await keys.list()).length, 2);
+    });
+
+    test('quota counting is exact under concurrency and stops at the limit', async (t) => {
+      if (skip) return t.skip('server not available');
+      const quotas = createQuotaStore(database!.db);
+      const results = await Promise.all(Array.from({ length: 200 }, () => quotas.consume('k1', '2026-03-06', 150)));
+      assert.equal(results.filter((r) => r.allowed).length, 150);
+      assert.deepEqual(
+        results.filter((r) => r.allowed).map((r) => r.used).sort((a, b) => a - b),
+        Array.from({ length: 150 }, (_, i) => i + 1),
+      );
+      assert.ok(results.filter((r) => !r.allowed).every((r) => r.used === 150));
+      assert.equal(await quotas.used('k1', '2026-03-06'), 150);
+      assert.equal(await quotas.used('k1', '2026-03-07'), 0);
+    });
+  });
+}
