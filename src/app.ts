@@ -1,4 +1,5 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { DomainError, type ErrorCode } from './core/errors.js';
@@ -51,6 +52,24 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     routerOptions: { maxParamLength: 100, ignoreTrailingSlash: false },
     ajv: { customOptions: { coerceTypes: 'array', allErrors: false, removeAdditional: false } },
     schemaErrorFormatter: (errors) => validationProblem(errors as ValidationIssue[]),
+    // A path that is not valid percent-encoding names no resource.
+    frameworkErrors: (error, request, reply) => {
+      if (error.statusCode !== undefined && error.statusCode < 500) {
+        sendProblem(reply, problemOf('not_found', `No resource at ${request.method} ${String(request.url).split('?')[0]!.slice(0, 200)}.`));
+        return;
+      }
+      request.log.error({ err: error }, 'request failed before routing');
+      sendProblem(reply, problemOf('internal_error', 'The server failed to answer this request; the failure has been logged.'));
+    },
+  });
+
+  // Browsers call rate APIs directly: any origin may GET, sending its key in X-Api-Key.
+  await app.register(cors, {
+    origin: '*',
+    methods: ['GET', 'HEAD'],
+    allowedHeaders: ['X-Api-Key', 'If-None-Match'],
+    exposedHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'ETag', 'Content-Disposition'],
+    maxAge: 86400,
   });
 
   app.addHook('onSend', async (_request, reply, payload) => {

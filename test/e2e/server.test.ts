@@ -7,7 +7,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { join } from 'node:path';
@@ -25,7 +25,8 @@ import {
   type EcbTable,
 } from './independent.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const CLI = join(ROOT, 'dist', 'cli', 'main.js');
 const TODAY = FIXED_NOW.slice(0, 10);
 const LATEST_DAY = '2026-03-05';
 // 16:00 Frankfurt is 15:00 UTC in March (CET, before the switch to summer time).
@@ -156,6 +157,24 @@ async function inBatches<T, R>(items: T[], size: number, run: (item: T) => Promi
   return results;
 }
 
+/** These tests run the compiled CLI, so an out-of-date dist/ would test code that no longer exists. */
+function assertBuildCurrent(): void {
+  assert.ok(existsSync(CLI), `${CLI} is missing: run npm run build`);
+  const stale: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
+      const relative = join(dir, entry.name);
+      if (entry.isDirectory()) walk(relative);
+      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
+        const built = join(ROOT, 'dist', relative.slice('src/'.length).replace(/\.ts$/, '.js'));
+        if (!existsSync(built) || statSync(built).mtimeMs < statSync(join(ROOT, relative)).mtimeMs) stale.push(relative);
+      }
+    }
+  };
+  walk('src');
+  assert.deepEqual(stale, [], 'dist/ is older than these sources: run npm run build');
+}
+
 const table: EcbTable = parseEcbCsv(ECB_CSV);
 const latest = table.days[table.days.length - 1]!;
 
@@ -166,7 +185,7 @@ describe('exrates serve, as a real process on the shared ECB history', () => {
   let proKey = '';
 
   before(async () => {
-    assert.ok(existsSync(CLI), `build first: ${CLI} is missing (npm run build)`);
+    assertBuildCurrent();
     proKey = await createKey(setup, 'pro');
     server = await startServer(setup);
   });
@@ -310,6 +329,14 @@ describe('exrates serve, as a real process on the shared ECB history', () => {
     ['USD', 'CHF'],
     // BGN is N/A from 2026-01-02 (Bulgaria joined the euro), inside every range but 1m.
     ['BGN', 'usd'],
+    // ISK has one decimal per EUR, so best and worst repeat on several days: the tie rule matters.
+    ['EUR', 'ISK'],
+    ['isk', 'EUR'],
+    // Quotients that end exactly on a half at the 9th significant digit, with an even 8th:
+    // HUF/USD 2025-11-13 = 0.00302578125, ISK/INR 2026-01-07 = 0.713203125, HUF/EUR 2024-11-20 = 1/409.6.
+    ['HUF', 'USD'],
+    ['ISK', 'INR'],
+    ['huf', 'eur'],
   ];
   const ranges = ['1m', '3m', '6m', '1y', '5y'];
 
@@ -341,6 +368,14 @@ describe('exrates serve, as a real process on the shared ECB history', () => {
     assert.equal(fiveYears.points[0]!.date, '2021-03-08'); // 2021-03-06 was a Saturday
     const bgn = expectedHistory(table, 'BGN', 'USD', '3m', TODAY)!;
     assert.equal(bgn.points.at(-1)!.date, '2025-12-31');
+    // Ties, read off the CSV by hand: EUR/ISK 149 on 2025-12-03 and -04, 141.4 on 2025-10-08 and -14.
+    const isk = expectedHistory(table, 'EUR', 'ISK', '6m', TODAY)!;
+    assert.deepEqual([isk.stats.best, isk.stats.bestDate, isk.stats.worst, isk.stats.worstDate], ['149', '2025-12-04', '141.4', '2025-10-14']);
+    const pointOn = async (from: string, to: string, range: string, date: string) =>
+      (json(await api(`/api/v1/history?from=${from}&to=${to}&range=${range}`)).points as Array<{ date: string; rate: string }>).find((p) => p.date === date)?.rate;
+    assert.equal(await pointOn('HUF', 'USD', '6m', '2025-11-13'), '0.0030257812');
+    assert.equal(await pointOn('ISK', 'INR', '3m', '2026-01-07'), '0.71320312');
+    assert.equal(await pointOn('HUF', 'EUR', '5y', '2024-11-20'), '0.0024414062');
   });
 
   it('history: the default range is 1y', async () => {
@@ -349,17 +384,15 @@ describe('exrates serve, as a real process on the shared ECB history', () => {
     assert.deepEqual(json(response), expectedHistory(table, 'USD', 'CHF', '1y', TODAY));
   });
 
-  it(
-    'history: a supported currency with no point in the range is 404 no_history',
-    { todo: 'BGN (quoted until 2025-12-31) with range=1m answers 400 unsupported_currency instead of 404 no_history' },
-    async () => {
-      assert.equal(expectedHistory(table, 'BGN', 'USD', '1m', TODAY), undefined);
-      const response = await api('/api/v1/history?from=BGN&to=USD&range=1m');
-      assert.equal(response.status, 404, response.body.toString());
-      assert.equal(response.headers['content-type'], 'application/problem+json; charset=utf-8');
-      assert.equal(json(response).code, 'no_history');
-    },
-  );
+  it('history: a currency with stored rates but no point in the range is 404 no_history, not 400', async () => {
+    assert.equal(expectedHistory(table, 'BGN', 'USD', '1m', TODAY), undefined);
+    const response = await api('/api/v1/history?from=BGN&to=USD&range=1m');
+    assert.equal(response.status, 404, response.body.toString());
+    assert.equal(response.headers['content-type'], 'application/problem+json; charset=utf-8');
+    const problem = json(response);
+    assert.equal(problem.code, 'no_history');
+    assert.equal(problem.status, 404);
+  });
 
   it('history as CSV: RFC 4180 with CRLF, the same points as the JSON form', async () => {
     const expected = expectedHistory(table, 'GBP', 'JPY', '1y', TODAY)!;

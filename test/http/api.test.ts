@@ -203,6 +203,25 @@ describe('HTTP API on the shared ECB history', () => {
     }
   });
 
+  test('a malformed path is a problem, not a framework error', async () => {
+    assertProblem(await get('/api/v1/rate/%zz'), 404, 'not_found');
+  });
+
+  test('CORS: any origin may GET with X-Api-Key; preflight allows nothing else', async () => {
+    const preflight = await t.app.inject({
+      method: 'OPTIONS',
+      url: '/api/v1/rate?from=EUR&to=USD',
+      headers: { origin: 'https://shop.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-api-key' },
+    });
+    assert.equal(preflight.statusCode, 204);
+    assert.equal(preflight.headers['access-control-allow-origin'], '*');
+    assert.equal(preflight.headers['access-control-allow-methods'], 'GET, HEAD');
+    assert.match(String(preflight.headers['access-control-allow-headers']), /X-Api-Key/);
+    const simple = await get('/api/v1/rate?from=EUR&to=USD', { origin: 'https://shop.example' });
+    assert.equal(simple.headers['access-control-allow-origin'], '*');
+    assert.match(String(simple.headers['access-control-expose-headers']), /X-RateLimit-Remaining/);
+  });
+
   test('200 concurrent requests on one key leave the remaining count exact', async () => {
     const key = await issueKey(t.deps);
     const responses = await Promise.all(
