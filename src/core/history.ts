@@ -134,12 +134,15 @@ export async function pairHistory(book: RateBook, fromInput: string, toInput: st
   const points: HistoryPoint[] = [];
   if (fromSource.provider === toSource.provider) {
     const { provider, base } = fromSource;
-    // The base is implicit in every day's table; asking for any quote of the day brings the day in.
     const wanted = [...new Set([from, to].filter((c) => c !== base))];
-    const rows = await book.store.series(provider, wanted.length > 0 ? wanted : [...tables.get(provider)!.values.keys()].filter((c) => c !== base).slice(0, 1), span);
-    for (const [day, table] of groupByDay(provider, base, rows)) {
-      const value = crossRate(table, from, table, to);
-      if (value) points.push({ date: day, rate: formatRate(value) });
+    if (wanted.length === 0) {
+      // Base to base: the base is implicitly published on every day the provider published anything.
+      for (const day of await book.store.publishedDays(provider, span)) points.push({ date: day, rate: '1' });
+    } else {
+      for (const [day, table] of groupByDay(provider, base, await book.store.series(provider, wanted, span))) {
+        const value = crossRate(table, from, table, to);
+        if (value) points.push({ date: day, rate: formatRate(value) });
+      }
     }
   } else {
     const fromTables = groupByDay(fromSource.provider, fromSource.base, await book.store.series(fromSource.provider, [from, toSource.base], span));

@@ -68,6 +68,8 @@ export interface RateStore {
   quotesOn(provider: string, day: Day): Promise<StoredQuote[]>;
   /** Stored quotes of a provider for the given currencies between two days inclusive, ascending by day. */
   series(provider: string, currencies: readonly string[], range: DayRange): Promise<StoredQuote[]>;
+  /** The days within a range on which a provider published anything, ascending. */
+  publishedDays(provider: string, range: DayRange): Promise<Day[]>;
   /** Deletes quotes older than the given day; returns how many. */
   pruneBefore(day: Day): Promise<number>;
   countQuotes(): Promise<number>;

@@ -197,7 +197,8 @@ export function createRateBook(options: RateBookOptions): RateBook {
       // Different providers publish on different days: cross on the older day, the newest both have.
       const older = fromTable.day < toTable.day ? fromTable : toTable;
       const newer = older === fromTable ? toTable : fromTable;
-      const aligned = await tableOnOrBefore(newer.provider, newer.base, older.day, [...older.values.keys()]);
+      // The pair's own currency and every possible bridge must be read from the newer provider.
+      const aligned = await tableOnOrBefore(newer.provider, newer.base, older.day, [...new Set([...older.values.keys(), from, to])]);
       if (aligned) {
         if (newer === fromTable) fromTable = aligned;
         else toTable = aligned;

@@ -67,6 +67,19 @@ export function createRateStore(db: Kysely<Database>): RateStore {
       return rows.map(toQuote);
     },
 
+    async publishedDays(provider: string, range: DayRange): Promise<Day[]> {
+      const rows = await db
+        .selectFrom('rates')
+        .select('day')
+        .distinct()
+        .where('provider', '=', provider)
+        .where('day', '>=', range.from)
+        .where('day', '<=', range.to)
+        .orderBy('day')
+        .execute();
+      return rows.map((r) => r.day);
+    },
+
     async pruneBefore(day: Day): Promise<number> {
       const result = await db.deleteFrom('rates').where('day', '<', day).executeTakeFirst();
       return Number(result.numDeletedRows);

@@ -39,7 +39,7 @@ describe('historyStats', () => {
     assert.equal(stats.currentVsAveragePct, 0);
   });
 
-  it('keeps the first of equal rates only when nothing later ties', () => {
+  it('finds the extremes wherever they fall in the series', () => {
     const stats = historyStats(points(['2026-01-05', '3'], ['2026-01-06', '1'], ['2026-01-07', '2']));
     assert.deepEqual([stats.best, stats.bestDate, stats.worst, stats.worstDate], ['3', '2026-01-05', '1', '2026-01-06']);
     // (3 + 1 + 2) / 3 = 2; (2 − 3) / 3 × 100 = −33.3333…; (2 − 2) / 2 = 0
@@ -207,12 +207,12 @@ describe('historyCsv', () => {
 
 /*
  * A small ECB-like history, EUR base. Gaps on purpose: JPY is missing on 01-13, USD on 01-14,
- * GBP on 01-15; CHF and SEK appear on one day each and never on the same day.
+ * GBP on 01-15; CHF and SEK appear on one day each and never on the same day; NOK only on 01-09.
  * With the clock at 2026-02-12 the 1m range starts on 2026-01-12 (a stored day) and 3m on
  * 2025-11-12, so 2026-01-09 is inside 3m only.
  */
 const DAYS: Record<string, Record<string, string>> = {
-  '2026-01-09': { USD: '1.1700', JPY: '175.50', GBP: '0.86000' },
+  '2026-01-09': { USD: '1.1700', JPY: '175.50', GBP: '0.86000', NOK: '11.0500' },
   '2026-01-12': { USD: '1.1800', JPY: '177.00', GBP: '0.86500' },
   '2026-01-13': { USD: '1.1850', GBP: '0.86800', CHF: '0.9300' },
   '2026-01-14': { JPY: '178.20', GBP: '0.87000', SEK: '10.950' },
@@ -238,7 +238,7 @@ describe('pairHistory over a stored rate document', () => {
     database = await openDatabase(`sqlite:${join(dir.path, 'history.db')}`);
     await migrateToLatest(database.db);
     store = createRateStore(database.db);
-    assert.equal(await store.saveDocument(DOCUMENT), 17);
+    assert.equal(await store.saveDocument(DOCUMENT), 18);
   });
 
   after(async () => {
@@ -280,9 +280,10 @@ describe('pairHistory over a stored rate document', () => {
     );
     assert.equal(history.points[0]!.rate, '150');
     assert.equal(history.pair, 'USDJPY');
-    // Default range is 1y, which here holds the same four days.
-    assert.deepEqual((await pairHistory(bookAt('2026-02-12T12:00:00Z'), 'USD', 'JPY', undefined)).range, '1y');
-    assert.equal((await pairHistory(bookAt('2026-02-12T12:00:00Z'), 'USD', 'JPY', undefined)).count, 4);
+    // Without a range the default 1y applies, which here holds the same four days.
+    const byDefault = await pairHistory(bookAt('2026-02-12T12:00:00Z'), 'USD', 'JPY', undefined);
+    assert.equal(byDefault.range, '1y');
+    assert.equal(byDefault.count, 4);
   });
 
   it('treats the base currency as published on every day, as from and as to', async () => {
@@ -350,6 +351,16 @@ describe('pairHistory over a stored rate document', () => {
     await assert.rejects(pairHistory(bookAt('2026-02-12T12:00:00Z'), 'CHF', 'SEK', '1m'), domainError('no_history'));
     // Months later, the 1m range (2026-05-01 … 2026-06-01) holds nothing stored.
     await assert.rejects(pairHistory(bookAt('2026-06-01T12:00:00Z'), 'USD', 'JPY', '1m'), domainError('no_history'));
+  });
+
+  it('is no_history, not unsupported, for a currency stored only before the range', async () => {
+    const book = bookAt('2026-02-12T12:00:00Z');
+    await assert.rejects(pairHistory(book, 'EUR', 'NOK', '1m'), domainError('no_history'));
+    await assert.rejects(pairHistory(book, 'nok', 'USD', '1m'), domainError('no_history'));
+    const wider = await pairHistory(book, 'EUR', 'NOK', '3m');
+    assert.deepEqual(wider.points, points(['2026-01-09', '11.05']));
+    // 1.17 / 11.05 = 0.105882352… → 0.10588235
+    assert.deepEqual((await pairHistory(book, 'NOK', 'USD', '3m')).points, points(['2026-01-09', '0.10588235']));
   });
 
   it('is unsupported_currency for a valid code no provider has, on the right parameter', async () => {

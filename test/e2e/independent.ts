@@ -58,7 +58,7 @@ export function plain(value: Dec): string {
 
 /** SPEC §3: 8 significant digits, half-to-even, trailing zeros removed, never an exponent. */
 export function formatRate(value: Dec): string {
-  return plain(value.toSignificantDigits(8, Decimal.ROUND_HALF_UP));
+  return plain(value.toSignificantDigits(8, Decimal.ROUND_HALF_EVEN));
 }
 
 /** The exact cross rate through the EUR base, rounded once. */
