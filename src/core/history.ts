@@ -1,7 +1,8 @@
 import { parseCurrency } from './currencies.js';
-import { compare, divide, mean, parseDecimal, roundSignificant, roundToScale, subtract, fromInteger, multiply, type Rational } from './decimal.js';
+import { compare, divide, mean, ONE, parseDecimal, roundSignificant, roundToScale, subtract, fromInteger, multiply, type Rational } from './decimal.js';
 import { DomainError } from './errors.js';
-import { crossRate, formatRate, RATE_DIGITS, tableFromQuotes, today, type DayTable, type RateBook } from './rates.js';
+import { bridgeCurrency, currentProviderFor, formatRate, RATE_DIGITS, rateOn, today, type RateBook, type RateSnapshot } from './rates.js';
+import { daysOf, hasCurrency, lowerBound, type ProviderRates } from './rate-index.js';
 import { subtractMonths, type Day } from './time.js';
 
 export const RANGES = ['1m', '3m', '6m', '1y', '5y'] as const;
@@ -84,33 +85,9 @@ export function historyCsv(points: readonly HistoryPoint[]): string {
   return out;
 }
 
-function groupByDay(provider: string, base: string, rows: Awaited<ReturnType<RateBook['store']['series']>>): Map<Day, DayTable> {
-  const byDay = new Map<Day, typeof rows>();
-  for (const row of rows) {
-    let list = byDay.get(row.day);
-    if (!list) byDay.set(row.day, (list = []));
-    list.push(row);
-  }
-  const tables = new Map<Day, DayTable>();
-  for (const [day, quotes] of byDay) tables.set(day, tableFromQuotes(provider, base, day, quotes));
-  return tables;
-}
-
-/** Which provider's stored series serves a currency: one that quotes it today, else any with history. */
-async function historyProviderFor(book: RateBook, code: string, end: Day): Promise<{ provider: string; base: string } | null> {
-  const tables = await book.latestTables();
-  for (const provider of book.providers) {
-    const table = tables.get(provider);
-    if (table?.values.has(code)) return { provider, base: table.base };
-  }
-  for (const provider of book.providers) {
-    const table = tables.get(provider);
-    if (!table) continue;
-    // Any retained day counts: a currency with history outside the range is a 404, not a 400.
-    const rows = await book.store.series(provider, [code], { from: rangeStart('5y', end), to: end });
-    if (rows.length > 0) return { provider, base: table.base };
-  }
-  return null;
+/** Which provider's history serves a currency: one that quotes it now, else any that kept its history. */
+function historyProviderFor(snapshot: RateSnapshot, providers: readonly string[], code: string): ProviderRates | undefined {
+  return currentProviderFor(snapshot, providers, code) ?? providers.map((p) => snapshot.data.get(p)).find((d) => d !== undefined && hasCurrency(d, code));
 }
 
 export async function pairHistory(book: RateBook, fromInput: string, toInput: string, rangeInput: string | undefined): Promise<History> {
@@ -118,43 +95,28 @@ export async function pairHistory(book: RateBook, fromInput: string, toInput: st
   const to = parseCurrency(toInput, 'to');
   const range = parseRange(rangeInput);
   const end = today(book.clock);
-  const span = { from: rangeStart(range, end), to: end };
+  const start = rangeStart(range, end);
 
-  const tables = await book.latestTables();
-  if (tables.size === 0) {
+  const snapshot = await book.snapshot();
+  if (snapshot.data.size === 0) {
     throw new DomainError('feed_unavailable', 'No rates have been loaded yet and the rate feed could not be reached. Try again shortly.', {
       retryAfterSeconds: 60,
     });
   }
-  const fromSource = await historyProviderFor(book, from, end);
-  if (!fromSource) throw new DomainError('unsupported_currency', `No configured rate provider has rates for ${from}.`, { param: 'from' });
-  const toSource = await historyProviderFor(book, to, end);
-  if (!toSource) throw new DomainError('unsupported_currency', `No configured rate provider has rates for ${to}.`, { param: 'to' });
+  const fromData = historyProviderFor(snapshot, book.providers, from);
+  if (!fromData) throw new DomainError('unsupported_currency', `No configured rate provider has rates for ${from}.`, { param: 'from' });
+  const toData = historyProviderFor(snapshot, book.providers, to);
+  if (!toData) throw new DomainError('unsupported_currency', `No configured rate provider has rates for ${to}.`, { param: 'to' });
 
+  const bridge = bridgeCurrency(fromData, toData);
+  const days = daysOf(fromData, from);
   const points: HistoryPoint[] = [];
-  if (fromSource.provider === toSource.provider) {
-    const { provider, base } = fromSource;
-    const wanted = [...new Set([from, to].filter((c) => c !== base))];
-    if (wanted.length === 0) {
-      // Base to base: the base is implicitly published on every day the provider published anything.
-      for (const day of await book.store.publishedDays(provider, span)) points.push({ date: day, rate: '1' });
-    } else {
-      for (const [day, table] of groupByDay(provider, base, await book.store.series(provider, wanted, span))) {
-        const value = crossRate(table, from, table, to);
-        if (value) points.push({ date: day, rate: formatRate(value) });
-      }
-    }
-  } else {
-    const fromTables = groupByDay(fromSource.provider, fromSource.base, await book.store.series(fromSource.provider, [from, toSource.base], span));
-    const toTables = groupByDay(toSource.provider, toSource.base, await book.store.series(toSource.provider, [to, fromSource.base], span));
-    for (const [day, fromTable] of fromTables) {
-      const toTable = toTables.get(day);
-      if (!toTable) continue;
-      const value = crossRate(fromTable, from, toTable, to);
-      if (value) points.push({ date: day, rate: formatRate(value) });
-    }
+  for (let i = lowerBound(days, start); i < days.length; i++) {
+    const day = days[i]!;
+    if (day > end) break;
+    const value = from === to ? ONE : rateOn(fromData, from, toData, to, day, bridge);
+    if (value) points.push({ date: day, rate: from === to ? '1' : formatRate(value) });
   }
-  points.sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0));
   if (points.length === 0) {
     throw new DomainError('no_history', `No rates for ${from}/${to} are stored for the ${range} range.`);
   }

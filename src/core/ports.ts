@@ -60,8 +60,12 @@ export interface ProviderState {
 }
 
 export interface RateStore {
-  /** Inserts or replaces the given days; returns how many quotes were written. One transaction. */
+  /** Inserts or replaces the given days and bumps the provider's data version; returns how many quotes were written. One transaction. */
   saveDocument(document: RateDocument): Promise<number>;
+  /** Every stored quote of a provider between two days inclusive, ascending by day. */
+  allQuotes(provider: string, range: DayRange): Promise<StoredQuote[]>;
+  /** The data version of every provider that has written rates. */
+  dataVersions(): Promise<Map<string, number>>;
   /** The newest stored day of a provider, or null when it has none. */
   latestDay(provider: string): Promise<Day | null>;
   /** All stored quotes of a provider on one day. */

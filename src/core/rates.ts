@@ -1,7 +1,19 @@
 import { isIsoCurrency, parseCurrency, resultDecimals } from './currencies.js';
 import { divide, multiply, ONE, parseDecimal, roundSignificant, roundToScale, stripLeadingZeros, type Rational } from './decimal.js';
 import { DomainError } from './errors.js';
-import type { Clock, RateStore, StoredQuote } from './ports.js';
+import type { Clock, RateDocument, RateStore, StoredQuote } from './ports.js';
+import {
+  applyDocument,
+  buildProviderRates,
+  daysOf,
+  emptyProviderRates,
+  hasCurrency,
+  pruneProviderRates,
+  quotesNow,
+  valueOn,
+  type ProviderRates,
+} from './rate-index.js';
+import { retentionStart } from './refresh.js';
 import { addDays, utcDay, type Day } from './time.js';
 
 /** Significant digits of every rate the service writes (SPEC §3). */
@@ -45,18 +57,26 @@ export interface RateBookOptions {
   providers: readonly string[];
   clock: Clock;
   /**
-   * How long the latest tables are kept in memory before being read again. Writes in this process
-   * call `invalidate()`; the TTL bounds how long a write by another process goes unseen.
+   * How often the in-memory rates check the store for writes by other processes (another
+   * instance's refresh, an import). Writes in this process are applied at once.
    */
   cacheTtlMs?: number;
+}
+
+/** The rates a request is served from: every provider's stored rates, and which providers are failing. */
+export interface RateSnapshot {
+  data: ReadonlyMap<string, ProviderRates>;
+  failing: ReadonlyMap<string, boolean>;
 }
 
 export interface RateBook {
   liveRate(fromInput: string, toInput: string): Promise<RateQuote>;
   convert(fromInput: string, toInput: string, amountInput: string): Promise<Conversion>;
-  /** The provider that serves a currency, preferring one that quotes it today, else one with stored history. */
-  latestTables(): Promise<ReadonlyMap<string, DayTable>>;
+  snapshot(): Promise<RateSnapshot>;
   isStale(provider: string): Promise<boolean>;
+  /** Merges a document this process just stored. */
+  apply(document: RateDocument): Promise<void>;
+  /** Forgets what was read, so the next request reads the store again. */
   invalidate(): void;
   readonly providers: readonly string[];
   readonly store: RateStore;
@@ -112,103 +132,126 @@ export function parseAmount(input: string): { text: string; value: Rational } {
   return { text: stripLeadingZeros(input), value: parseDecimal(input)! };
 }
 
+const SEARCH_BACK_DAYS = 45;
+
+/** The provider that serves a currency: the first, in preference order, that quotes it now. */
+export function currentProviderFor(snapshot: RateSnapshot, providers: readonly string[], code: string): ProviderRates | undefined {
+  for (const id of providers) {
+    const data = snapshot.data.get(id);
+    if (data && quotesNow(data, code)) return data;
+  }
+  return undefined;
+}
+
+/** A currency both providers publish, through which a cross between them is exact (SPEC §2). */
+export function bridgeCurrency(a: ProviderRates, b: ProviderRates): string | undefined {
+  if (a === b) return undefined;
+  if (hasCurrency(a, b.base)) return b.base;
+  if (hasCurrency(b, a.base)) return a.base;
+  for (const code of a.series.keys()) if (b.series.has(code)) return code;
+  return undefined;
+}
+
+/** The exact rate from → to on one day, or undefined when a needed value is missing that day. */
+export function rateOn(fromData: ProviderRates, from: string, toData: ProviderRates, to: string, day: Day, bridge: string | undefined): Rational | undefined {
+  const vFrom = valueOn(fromData, from, day);
+  const vTo = valueOn(toData, to, day);
+  if (!vFrom || !vTo) return undefined;
+  if (fromData === toData) return divide(vTo, vFrom);
+  if (bridge === undefined) return undefined;
+  const bFrom = valueOn(fromData, bridge, day);
+  const bTo = valueOn(toData, bridge, day);
+  if (!bFrom || !bTo) return undefined;
+  return multiply(divide(bFrom, vFrom), divide(vTo, bTo));
+}
+
+function feedUnavailable(detail: string): DomainError {
+  return new DomainError('feed_unavailable', detail, { retryAfterSeconds: 60 });
+}
+
 export function createRateBook(options: RateBookOptions): RateBook {
   const { store, providers, clock } = options;
-  const ttl = options.cacheTtlMs ?? 5_000;
-  let cached: { at: number; tables: Promise<ReadonlyMap<string, DayTable>> } | undefined;
-  let staleCache: { at: number; states: Promise<ReadonlyMap<string, boolean>> } | undefined;
+  const ttl = options.cacheTtlMs ?? 2_000;
+  let state: { data: Map<string, ProviderRates>; versions: Map<string, number>; failing: Map<string, boolean>; checkedAt: number } | undefined;
+  let syncing: Promise<void> | undefined;
+  let dirty = true;
 
-  async function loadLatestTables(): Promise<ReadonlyMap<string, DayTable>> {
-    const tables = new Map<string, DayTable>();
+  async function sync(): Promise<void> {
+    const versions = await store.dataVersions();
+    const failing = new Map<string, boolean>();
+    for (const provider of providers) failing.set(provider, (await store.providerState(provider))?.failing ?? false);
+    const data = new Map(state?.data ?? []);
+    const known = new Map(state?.versions ?? []);
+    const from = retentionStart(clock);
     for (const provider of providers) {
-      const day = await store.latestDay(provider);
-      if (day === null) continue;
-      const quotes = await store.quotesOn(provider, day);
-      const base = quotes[0]?.base;
-      if (base !== undefined) tables.set(provider, tableFromQuotes(provider, base, day, quotes));
+      const version = versions.get(provider);
+      if (version === undefined || version === known.get(provider)) continue;
+      const quotes = await store.allQuotes(provider, { from, to: '9999-12-31' });
+      if (quotes.length > 0) data.set(provider, buildProviderRates(provider, quotes[0]!.base, quotes));
+      else data.delete(provider);
+      known.set(provider, version);
     }
-    return tables;
+    state = { data, versions: known, failing, checkedAt: Date.now() };
   }
 
-  function latestTables(): Promise<ReadonlyMap<string, DayTable>> {
-    const now = Date.now();
-    if (!cached || now - cached.at > ttl) {
-      const tables = loadLatestTables();
-      cached = { at: now, tables };
-      tables.catch(() => {
-        if (cached?.tables === tables) cached = undefined;
-      });
-    }
-    return cached.tables;
+  function startSync(): Promise<void> {
+    syncing ??= sync().finally(() => {
+      syncing = undefined;
+    });
+    return syncing;
   }
 
-  async function staleStates(): Promise<ReadonlyMap<string, boolean>> {
-    const now = Date.now();
-    if (!staleCache || now - staleCache.at > ttl) {
-      const states = (async () => {
-        const result = new Map<string, boolean>();
-        for (const provider of providers) result.set(provider, (await store.providerState(provider))?.failing ?? false);
-        return result;
-      })();
-      staleCache = { at: now, states };
-      states.catch(() => {
-        if (staleCache?.states === states) staleCache = undefined;
-      });
+  async function snapshot(): Promise<RateSnapshot> {
+    if (!state || dirty) {
+      dirty = false;
+      try {
+        await startSync();
+      } catch (error) {
+        dirty = true;
+        throw error;
+      }
+    } else if (Date.now() - state.checkedAt > ttl) {
+      // Serve what is held while the store is read again in the background.
+      startSync().catch(() => undefined);
     }
-    return staleCache.states;
+    return state!;
   }
 
   async function isStale(provider: string): Promise<boolean> {
-    return (await staleStates()).get(provider) ?? false;
+    return (await snapshot()).failing.get(provider) ?? false;
   }
 
-  /** The table that serves a currency now: the first provider, in preference order, that quotes it. */
-  async function tableFor(code: string, param: string, tables: ReadonlyMap<string, DayTable>): Promise<DayTable> {
-    for (const provider of providers) {
-      const table = tables.get(provider);
-      if (table?.values.has(code)) return table;
-    }
-    if (tables.size === 0) {
-      throw new DomainError('feed_unavailable', 'No rates have been loaded yet and the rate feed could not be reached. Try again shortly.', {
-        retryAfterSeconds: 60,
-      });
-    }
+  function providerFor(s: RateSnapshot, code: string, param: string): ProviderRates {
+    const data = currentProviderFor(s, providers, code);
+    if (data) return data;
+    if (s.data.size === 0) throw feedUnavailable('No rates have been loaded yet and the rate feed could not be reached. Try again shortly.');
     throw new DomainError('unsupported_currency', `${code} is an ISO 4217 currency, but no configured rate provider quotes it.`, { param });
-  }
-
-  /** Tables of the same provider for an earlier day, when two providers' latest days differ. */
-  async function tableOnOrBefore(provider: string, base: string, day: Day, currencies: readonly string[]): Promise<DayTable | null> {
-    const rows = await store.series(provider, currencies, { from: addDays(day, -14), to: day });
-    if (rows.length === 0) return null;
-    const lastDay = rows[rows.length - 1]!.day;
-    return tableFromQuotes(provider, base, lastDay, rows.filter((r) => r.day === lastDay));
   }
 
   async function liveRate(fromInput: string, toInput: string): Promise<RateQuote> {
     const from = parseCurrency(fromInput, 'from');
     const to = parseCurrency(toInput, 'to');
-    const tables = await latestTables();
-    let fromTable = await tableFor(from, 'from', tables);
-    let toTable = await tableFor(to, 'to', tables);
+    const s = await snapshot();
+    const fromData = providerFor(s, from, 'from');
+    const toData = providerFor(s, to, 'to');
+    const stale = (s.failing.get(fromData.provider) ?? false) || (s.failing.get(toData.provider) ?? false);
     if (from === to) {
-      return { pair: from + to, from, to, rate: '1', asOf: fromTable.asOf, stale: await isStale(fromTable.provider) };
+      const day = daysOf(fromData, from).at(-1)!;
+      return { pair: from + to, from, to, rate: '1', asOf: fromData.asOf.get(day)!, stale };
     }
-    if (fromTable.provider !== toTable.provider && fromTable.day !== toTable.day) {
-      // Different providers publish on different days: cross on the older day, the newest both have.
-      const older = fromTable.day < toTable.day ? fromTable : toTable;
-      const newer = older === fromTable ? toTable : fromTable;
-      // The pair's own currency and every possible bridge must be read from the newer provider.
-      const aligned = await tableOnOrBefore(newer.provider, newer.base, older.day, [...new Set([...older.values.keys(), from, to])]);
-      if (aligned) {
-        if (newer === fromTable) fromTable = aligned;
-        else toTable = aligned;
-      }
+    const bridge = bridgeCurrency(fromData, toData);
+    // The newest day on which every value the cross needs was published (the same date for all, SPEC §2).
+    const days = daysOf(fromData, from);
+    const oldest = addDays(days.at(-1)!, -SEARCH_BACK_DAYS);
+    for (let i = days.length - 1; i >= 0 && days[i]! >= oldest; i--) {
+      const day = days[i]!;
+      const value = rateOn(fromData, from, toData, to, day, bridge);
+      if (!value) continue;
+      const asOfA = fromData.asOf.get(day)!;
+      const asOfB = toData.asOf.get(day)!;
+      return { pair: from + to, from, to, rate: formatRate(value), asOf: asOfA < asOfB ? asOfA : asOfB, stale };
     }
-    const value = crossRate(fromTable, from, toTable, to);
-    if (!value) throw new DomainError('feed_unavailable', `No common rate for ${from}/${to} is stored yet.`, { retryAfterSeconds: 60 });
-    const asOf = fromTable.asOf < toTable.asOf ? fromTable.asOf : toTable.asOf;
-    const stale = (await isStale(fromTable.provider)) || (await isStale(toTable.provider));
-    return { pair: from + to, from, to, rate: formatRate(value), asOf, stale };
+    throw feedUnavailable(`No day with rates for both ${from} and ${to} is stored yet.`);
   }
 
   async function convert(fromInput: string, toInput: string, amountInput: string): Promise<Conversion> {
@@ -219,14 +262,29 @@ export function createRateBook(options: RateBookOptions): RateBook {
     return { from: quote.from, to: quote.to, amount: amount.text, rate: quote.rate, result, asOf: quote.asOf, stale: quote.stale };
   }
 
+  async function apply(document: RateDocument): Promise<void> {
+    if (!state) return;
+    const existing = state.data.get(document.provider);
+    const data = existing ?? emptyProviderRates(document.provider, document.base);
+    applyDocument(data, document);
+    pruneProviderRates(data, retentionStart(clock));
+    state.data.set(document.provider, data);
+    // Our own write moved the version by one; any other change means someone else wrote too.
+    const versions = await store.dataVersions();
+    const version = versions.get(document.provider);
+    const known = state.versions.get(document.provider);
+    if (version !== undefined && (known === undefined ? !existing : version === known + 1)) state.versions.set(document.provider, version);
+    else dirty = true;
+  }
+
   return {
     liveRate,
     convert,
-    latestTables,
+    snapshot,
     isStale,
+    apply,
     invalidate() {
-      cached = undefined;
-      staleCache = undefined;
+      dirty = true;
     },
     providers,
     store,

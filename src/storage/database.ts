@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely, Migrator, SqliteDialect, PostgresDialect, type Migration, type MigrationResultSet } from 'kysely';
 import * as initial from './migrations/001-initial.js';
+import * as dataVersion from './migrations/002-data-version.js';
 import type { Database } from './schema.js';
 
 export type Engine = 'sqlite' | 'postgres';
@@ -15,6 +16,7 @@ export interface OpenDatabase {
 /** Every migration, in order. One portable set for SQLite and PostgreSQL. */
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
+  '002-data-version': dataVersion,
 };
 
 /**

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { DayRange, ProviderState, RateDocument, RateStore, StoredQuote } from '../core/ports.js';
 import type { Day } from '../core/time.js';
 import type { Database, RatesTable } from './schema.js';
@@ -21,6 +21,11 @@ export function createRateStore(db: Kysely<Database>): RateStore {
       }
       if (rows.length === 0) return 0;
       await db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('provider_state')
+          .values({ provider: document.provider, failing: 0, data_version: 1 })
+          .onConflict((oc) => oc.column('provider').doUpdateSet({ data_version: sql`provider_state.data_version + 1` }))
+          .execute();
         for (let i = 0; i < rows.length; i += BATCH) {
           await trx
             .insertInto('rates')
@@ -65,6 +70,24 @@ export function createRateStore(db: Kysely<Database>): RateStore {
         .orderBy('quote')
         .execute();
       return rows.map(toQuote);
+    },
+
+    async allQuotes(provider: string, range: DayRange): Promise<StoredQuote[]> {
+      const rows = await db
+        .selectFrom('rates')
+        .selectAll()
+        .where('provider', '=', provider)
+        .where('day', '>=', range.from)
+        .where('day', '<=', range.to)
+        .orderBy('day')
+        .orderBy('quote')
+        .execute();
+      return rows.map(toQuote);
+    },
+
+    async dataVersions(): Promise<Map<string, number>> {
+      const rows = await db.selectFrom('provider_state').select(['provider', 'data_version']).execute();
+      return new Map(rows.map((r) => [r.provider, Number(r.data_version)]));
     },
 
     async publishedDays(provider: string, range: DayRange): Promise<Day[]> {

@@ -25,6 +25,7 @@ export interface ProviderStateTable {
   last_failure_at: string | null;
   last_error: string | null;
   failing: number;
+  data_version: Generated<number>;
 }
 
 export interface ApiKeysTable {

@@ -72,7 +72,13 @@ for (const engine of engines) {
       if (skip) return t.skip('server not available');
       const rates = createRateStore(database!.db);
       assert.equal(await rates.latestDay('ecb'), null);
+      assert.deepEqual(await rates.dataVersions(), new Map());
       assert.equal(await rates.saveDocument(DOCUMENT), 5);
+      assert.deepEqual(await rates.dataVersions(), new Map([['ecb', 1]]));
+      assert.deepEqual(
+        (await rates.allQuotes('ecb', { from: '2026-03-05', to: '2026-03-05' })).map((q) => q.quote),
+        ['JPY', 'USD'],
+      );
       assert.equal(await rates.latestDay('ecb'), '2026-03-05');
       const latest = await rates.quotesOn('ecb', '2026-03-05');
       assert.deepEqual(
@@ -89,6 +95,7 @@ for (const engine of engines) {
       );
       await rates.saveDocument({ ...DOCUMENT, days: [{ day: '2026-03-05', asOf: '2026-03-05T15:00:00Z', rates: { USD: '1.1620' } }] });
       assert.equal((await rates.quotesOn('ecb', '2026-03-05')).find((q) => q.quote === 'USD')?.rate, '1.1620');
+      assert.equal((await rates.dataVersions()).get('ecb'), 2);
       assert.equal(await rates.countQuotes(), 5);
       assert.equal(await rates.pruneBefore('2026-03-05'), 3);
       assert.equal(await rates.countQuotes(), 2);
@@ -98,7 +105,16 @@ for (const engine of engines) {
     test('provider state records failures and recoveries', async (t) => {
       if (skip) return t.skip('server not available');
       const rates = createRateStore(database!.db);
-      assert.equal(await rates.providerState('ecb'), null);
+      // Writing rates (the previous test) creates the state row, but records no attempt.
+      assert.deepEqual(await rates.providerState('ecb'), {
+        provider: 'ecb',
+        lastAttemptAt: null,
+        lastSuccessAt: null,
+        lastFailureAt: null,
+        lastError: null,
+        failing: false,
+      });
+      assert.equal(await rates.providerState('nobody'), null);
       await rates.recordAttempt('ecb', { at: '2026-03-06T10:00:00Z', ok: true });
       await rates.recordAttempt('ecb', { at: '2026-03-06T10:10:00Z', ok: false, error: 'HTTP 500' });
       assert.deepEqual(await rates.providerState('ecb'), {

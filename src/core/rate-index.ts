@@ -1,0 +1,164 @@
+import { ONE, parseDecimal, type Rational } from './decimal.js';
+import type { RateDocument, StoredQuote } from './ports.js';
+import { addDays, type Day } from './time.js';
+
+/** A currency is quoted now by a provider when its newest rate is at most this many days older than the provider's newest day. */
+export const CURRENT_WITHIN_DAYS = 14;
+
+/** One currency's published rates against its provider's base, ascending by day. */
+export interface CurrencySeries {
+  days: Day[];
+  rates: string[];
+}
+
+/**
+ * Everything one provider has stored, held in memory: lookups by currency and day are binary
+ * searches, so serving a rate or a history never touches the store.
+ */
+export interface ProviderRates {
+  provider: string;
+  base: string;
+  /** Every day the provider published anything, ascending; its base is implicitly 1 on each. */
+  days: Day[];
+  asOf: Map<Day, string>;
+  series: Map<string, CurrencySeries>;
+}
+
+function indexOfDay(days: readonly Day[], day: Day): number {
+  let lo = 0;
+  let hi = days.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const d = days[mid]!;
+    if (d === day) return mid;
+    if (d < day) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+/** Index of the first day on or after `day`. */
+export function lowerBound(days: readonly Day[], day: Day): number {
+  let lo = 0;
+  let hi = days.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (days[mid]! < day) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+export function emptyProviderRates(provider: string, base: string): ProviderRates {
+  return { provider, base, days: [], asOf: new Map(), series: new Map() };
+}
+
+/** Builds a provider's index from stored quotes (any order). */
+export function buildProviderRates(provider: string, base: string, quotes: readonly StoredQuote[]): ProviderRates {
+  const data = emptyProviderRates(provider, base);
+  mergeQuotes(
+    data,
+    quotes.map((q) => ({ day: q.day, asOf: q.asOf, quote: q.quote, rate: q.rate })),
+  );
+  return data;
+}
+
+/** Merges a document just written to the store into the index, replacing same-day values. */
+export function applyDocument(data: ProviderRates, document: RateDocument): void {
+  const entries: Array<{ day: Day; asOf: string; quote: string; rate: string }> = [];
+  for (const day of document.days) for (const [quote, rate] of Object.entries(day.rates)) entries.push({ day: day.day, asOf: day.asOf, quote, rate });
+  mergeQuotes(data, entries);
+}
+
+function mergeQuotes(data: ProviderRates, entries: ReadonlyArray<{ day: Day; asOf: string; quote: string; rate: string }>): void {
+  const touched = new Map<string, Map<Day, string>>();
+  const newDays = new Set<Day>();
+  for (const e of entries) {
+    if (e.quote === data.base) continue;
+    let values = touched.get(e.quote);
+    if (!values) {
+      values = new Map();
+      const existing = data.series.get(e.quote);
+      if (existing) existing.days.forEach((d, i) => values!.set(d, existing.rates[i]!));
+      touched.set(e.quote, values);
+    }
+    values.set(e.day, e.rate);
+    if (!data.asOf.has(e.day) || data.asOf.get(e.day)! < e.asOf) data.asOf.set(e.day, e.asOf);
+    newDays.add(e.day);
+  }
+  for (const [quote, values] of touched) {
+    const days = [...values.keys()].sort();
+    data.series.set(quote, { days, rates: days.map((d) => values.get(d)!) });
+  }
+  if (newDays.size > 0) data.days = [...new Set([...data.days, ...newDays])].sort();
+}
+
+/** Drops days before `day` (retention). */
+export function pruneProviderRates(data: ProviderRates, day: Day): void {
+  const cut = lowerBound(data.days, day);
+  if (cut === 0) return;
+  for (const d of data.days.slice(0, cut)) data.asOf.delete(d);
+  data.days = data.days.slice(cut);
+  for (const [quote, s] of data.series) {
+    const i = lowerBound(s.days, day);
+    if (i >= s.days.length) data.series.delete(quote);
+    else if (i > 0) data.series.set(quote, { days: s.days.slice(i), rates: s.rates.slice(i) });
+  }
+}
+
+/** The published rate text of a currency on a day ("1" for the base on any published day), or undefined. */
+export function rateTextOn(data: ProviderRates, code: string, day: Day): string | undefined {
+  if (code === data.base) return indexOfDay(data.days, day) >= 0 ? '1' : undefined;
+  const s = data.series.get(code);
+  if (!s) return undefined;
+  const i = indexOfDay(s.days, day);
+  return i >= 0 ? s.rates[i] : undefined;
+}
+
+const parsed = new Map<string, Rational>();
+/** Rates repeat across days and requests; parsing each distinct text once keeps lookups cheap. */
+export function rateValue(text: string): Rational {
+  if (text === '1') return ONE;
+  let value = parsed.get(text);
+  if (!value) {
+    value = parseDecimal(text)!;
+    if (parsed.size > 200_000) parsed.clear();
+    parsed.set(text, value);
+  }
+  return value;
+}
+
+export function valueOn(data: ProviderRates, code: string, day: Day): Rational | undefined {
+  const text = rateTextOn(data, code, day);
+  return text === undefined ? undefined : rateValue(text);
+}
+
+/** Days on which a currency has a rate in this provider (every published day for the base). */
+export function daysOf(data: ProviderRates, code: string): readonly Day[] {
+  if (code === data.base) return data.days;
+  return data.series.get(code)?.days ?? [];
+}
+
+export function newestDay(data: ProviderRates): Day | undefined {
+  return data.days[data.days.length - 1];
+}
+
+/** True when the provider quotes the currency now, not only in its history. */
+export function quotesNow(data: ProviderRates, code: string): boolean {
+  const newest = newestDay(data);
+  if (newest === undefined) return false;
+  const days = daysOf(data, code);
+  const last = days[days.length - 1];
+  return last !== undefined && last >= addDays(newest, -CURRENT_WITHIN_DAYS);
+}
+
+export function hasCurrency(data: ProviderRates, code: string): boolean {
+  return code === data.base ? data.days.length > 0 : data.series.has(code);
+}
+
+/** Currencies the provider quotes now, base included. */
+export function currentCurrencies(data: ProviderRates): string[] {
+  const codes = [...data.series.keys()].filter((c) => quotesNow(data, c));
+  if (data.days.length > 0) codes.push(data.base);
+  return codes.sort();
+}
