@@ -72,6 +72,10 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     maxAge: 86400,
   });
 
+  app.addHook('onResponse', async (request, reply) => {
+    deps.metrics.httpRequest(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
+  });
+
   app.addHook('onSend', async (_request, reply, payload) => {
     reply.header('X-Content-Type-Options', 'nosniff');
     return payload;
@@ -112,6 +116,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
       limits: deps.config.quota,
       clock: deps.clock,
       contactEmail: deps.config.contactEmail,
+      metrics: deps.metrics,
     }),
   );
 

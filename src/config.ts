@@ -3,8 +3,9 @@ import { parseEnv } from 'node:util';
 import Type, { type TSchema } from 'typebox';
 import Value from 'typebox/value';
 
-export const PROVIDER_IDS = ['ecb', 'file'] as const;
+export const PROVIDER_IDS = ['ecb', 'frankfurter', 'openexchangerates', 'file'] as const;
 export type ProviderId = (typeof PROVIDER_IDS)[number];
+const SECRET_VARIABLES = new Set(['EXRATES_OXR_APP_ID']);
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /**
@@ -21,13 +22,26 @@ export const ConfigSchema = Type.Object({
   }),
   EXRATES_PROVIDERS: Type.String({
     pattern: `^(${PROVIDER_IDS.join('|')})(,(${PROVIDER_IDS.join('|')}))*$`,
-    default: 'ecb',
-    description: `Comma-separated rate providers in order of preference: ${PROVIDER_IDS.map((p) => `\`${p}\``).join(', ')}.`,
+    default: 'ecb,frankfurter',
+    description: `Comma-separated rate providers in order of preference: ${PROVIDER_IDS.map((p) => `\`${p}\``).join(', ')}. A currency is served by the first provider that quotes it; \`frankfurter\` backfills currencies the others do not quote on first request.`,
   }),
   EXRATES_ECB_URL: Type.String({
     pattern: '^https?://.+',
     default: 'https://www.ecb.europa.eu/stats/eurofxref',
     description: 'Base URL of the ECB reference-rate files (`eurofxref-daily.xml`, `eurofxref-hist-90d.xml`, `eurofxref-hist.zip`).',
+  }),
+  EXRATES_FRANKFURTER_URL: Type.String({
+    pattern: '^https?://.+',
+    default: 'https://api.frankfurter.dev',
+    description: 'Base URL of the Frankfurter API (requests go to `<url>/v2/…`).',
+  }),
+  EXRATES_OXR_APP_ID: Type.Optional(
+    Type.String({ pattern: '^[A-Za-z0-9]{8,64}$', description: 'Open Exchange Rates app id. Required when `openexchangerates` is a provider. Never logged.' }),
+  ),
+  EXRATES_OXR_URL: Type.String({
+    pattern: '^https?://.+',
+    default: 'https://openexchangerates.org/api',
+    description: 'Base URL of the Open Exchange Rates API.',
   }),
   EXRATES_FILE_URL: Type.Optional(
     Type.String({
@@ -53,7 +67,13 @@ export const ConfigSchema = Type.Object({
     description: 'Where users ask for an API key or the pro tier; shown in 401 responses, the docs page and the OpenAPI document.',
   }),
   EXRATES_UPSTREAM_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 10000, description: 'Timeout of one upstream request, in milliseconds.' }),
-  EXRATES_REFRESH_SECONDS: Type.Integer({ minimum: 10, maximum: 86400, default: 600, description: 'Interval between live-rate refreshes, in seconds.' }),
+  EXRATES_REFRESH_SECONDS: Type.Integer({ minimum: 1, maximum: 86400, default: 600, description: 'Interval between live-rate refreshes, in seconds. Refreshes run on wall-clock multiples of it.' }),
+  EXRATES_NEGATIVE_CACHE_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 604800,
+    default: 3600,
+    description: 'How long a currency that no provider quotes is remembered as unsupported before providers are asked again.',
+  }),
 });
 
 export interface Config {
@@ -63,6 +83,10 @@ export interface Config {
   providers: readonly ProviderId[];
   ecbUrl: string;
   fileUrl: string | undefined;
+  frankfurterUrl: string;
+  oxrAppId: string | undefined;
+  oxrUrl: string;
+  negativeCacheSeconds: number;
   /** A fixed clock, or undefined for the real one. */
   now: Date | undefined;
   quota: { free: number; pro: number };
@@ -105,19 +129,25 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   for (const error of Value.Errors(ConfigSchema, values)) {
     const name = error.instancePath.slice(1);
     if (!name || problems.has(name)) continue;
-    problems.set(name, `${name}=${JSON.stringify(raw[name] ?? '')} is not valid: expected ${expectation(properties[name]!)}`);
+    // Secrets are named, never echoed.
+    const shown = SECRET_VARIABLES.has(name) ? '(hidden)' : JSON.stringify(raw[name] ?? '');
+    problems.set(name, `${name}=${shown} is not valid: expected ${expectation(properties[name]!)}`);
   }
   if (problems.size > 0) throw new ConfigError([...problems.values()]);
 
   const v = values as {
     PORT: number; HOST: string; EXRATES_DATABASE_URL: string; EXRATES_PROVIDERS: string; EXRATES_ECB_URL: string;
-    EXRATES_FILE_URL?: string; EXRATES_NOW?: string; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
+    EXRATES_FILE_URL?: string; EXRATES_NOW?: string; EXRATES_FRANKFURTER_URL: string; EXRATES_OXR_APP_ID?: string; EXRATES_OXR_URL: string;
+    EXRATES_NEGATIVE_CACHE_SECONDS: number; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
     EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_CONTACT_EMAIL: string; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
   };
   const list: string[] = [];
   const providers = v.EXRATES_PROVIDERS.split(',') as ProviderId[];
   if (new Set(providers).size !== providers.length) list.push(`EXRATES_PROVIDERS=${JSON.stringify(v.EXRATES_PROVIDERS)} names a provider twice`);
   if (providers.includes('file') && !v.EXRATES_FILE_URL) list.push('EXRATES_FILE_URL is required when EXRATES_PROVIDERS includes file');
+  if (providers.includes('openexchangerates') && !v.EXRATES_OXR_APP_ID) {
+    list.push('EXRATES_OXR_APP_ID is required when EXRATES_PROVIDERS includes openexchangerates');
+  }
   let now: Date | undefined;
   if (v.EXRATES_NOW !== undefined) {
     now = new Date(v.EXRATES_NOW);
@@ -132,6 +162,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     providers: Object.freeze(providers),
     ecbUrl: v.EXRATES_ECB_URL.replace(/\/+$/, ''),
     fileUrl: v.EXRATES_FILE_URL,
+    frankfurterUrl: v.EXRATES_FRANKFURTER_URL.replace(/\/+$/, ''),
+    oxrAppId: v.EXRATES_OXR_APP_ID,
+    oxrUrl: v.EXRATES_OXR_URL.replace(/\/+$/, ''),
+    negativeCacheSeconds: v.EXRATES_NEGATIVE_CACHE_SECONDS,
     now,
     quota: Object.freeze({ free: v.EXRATES_QUOTA_FREE, pro: v.EXRATES_QUOTA_PRO }),
     logLevel: v.EXRATES_LOG_LEVEL,

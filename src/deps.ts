@@ -1,9 +1,14 @@
 import type { Config } from './config.js';
-import type { Clock, KeyStore, Provider, QuotaStore, RateStore } from './core/ports.js';
+import { createBackfill } from './core/backfill.js';
+import type { Clock, KeyStore, Metrics, Provider, QuotaStore, RateStore } from './core/ports.js';
 import { createRateBook, type RateBook } from './core/rates.js';
+import { createRefresher, type Refresher } from './core/refresher.js';
 import { createLogger, type Logger } from './log.js';
+import { createMetrics, type ServiceMetrics } from './metrics.js';
 import { createEcbProvider } from './providers/ecb.js';
 import { createFileProvider } from './providers/file.js';
+import { createFrankfurterProvider } from './providers/frankfurter.js';
+import { createOpenExchangeRatesProvider } from './providers/openexchangerates.js';
 import { migrateToLatest, openDatabase, type OpenDatabase } from './storage/database.js';
 import { createKeyStore } from './storage/key-store.js';
 import { createQuotaStore } from './storage/quota-store.js';
@@ -13,12 +18,14 @@ export interface Deps {
   config: Config;
   log: Logger;
   clock: Clock;
+  metrics: ServiceMetrics;
   database: OpenDatabase;
   rates: RateStore;
   keys: KeyStore;
   quotas: QuotaStore;
   providers: readonly Provider[];
   book: RateBook;
+  refresher: Refresher;
   close(): Promise<void>;
 }
 
@@ -30,13 +37,41 @@ export function createClock(fixed: Date | undefined): Clock {
   return { now: () => new Date() };
 }
 
+/** Times every upstream call of a provider, for the upstream-latency metric. */
+export function instrumentProvider(provider: Provider, metrics: Metrics): Provider {
+  async function timed<T>(operation: string, call: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      const result = await call();
+      metrics.upstream(provider.id, operation, 'success', (performance.now() - started) / 1000);
+      return result;
+    } catch (error) {
+      metrics.upstream(provider.id, operation, 'failure', (performance.now() - started) / 1000);
+      throw error;
+    }
+  }
+  const listCurrencies = provider.listCurrencies?.bind(provider);
+  return {
+    id: provider.id,
+    base: provider.base,
+    latest: (options) => timed('latest', () => provider.latest(options)),
+    series: (range, options) => timed('series', () => provider.series(range, options)),
+    ...(listCurrencies ? { listCurrencies: (options?: { signal?: AbortSignal }) => timed('currencies', () => listCurrencies(options)) } : {}),
+  };
+}
+
 export function createProviders(config: Config, clock: Clock): Provider[] {
-  return config.providers.map((id) => {
+  const timeoutMs = config.upstreamTimeoutMs;
+  return config.providers.map((id): Provider => {
     switch (id) {
       case 'ecb':
-        return createEcbProvider({ baseUrl: config.ecbUrl, timeoutMs: config.upstreamTimeoutMs, clock });
+        return createEcbProvider({ baseUrl: config.ecbUrl, timeoutMs, clock });
+      case 'frankfurter':
+        return createFrankfurterProvider({ baseUrl: config.frankfurterUrl, timeoutMs, clock });
+      case 'openexchangerates':
+        return createOpenExchangeRatesProvider({ baseUrl: config.oxrUrl, appId: config.oxrAppId!, timeoutMs, clock });
       case 'file':
-        return createFileProvider({ location: config.fileUrl!, timeoutMs: config.upstreamTimeoutMs });
+        return createFileProvider({ location: config.fileUrl!, timeoutMs });
     }
   });
 }
@@ -47,10 +82,11 @@ export interface DepsOptions {
   migrate?: boolean;
 }
 
-/** The one place that wires the service: store, providers, clock, logger. Nothing is created at import time. */
+/** The one place that wires the service: store, providers, clock, logger, metrics. Nothing is created at import time. */
 export async function createDeps(config: Config, options: DepsOptions = {}): Promise<Deps> {
   const log = options.log ?? createLogger(config.logLevel);
   const clock = createClock(config.now);
+  const metrics = createMetrics();
   const database = await openDatabase(config.databaseUrl);
   try {
     if (options.migrate ?? true) await migrateToLatest(database.db);
@@ -59,18 +95,32 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     throw error;
   }
   const rates = createRateStore(database.db);
-  const providers = createProviders(config, clock);
-  const book = createRateBook({ store: rates, providers: providers.map((p) => p.id), clock });
+  const providers = createProviders(config, clock).map((p) => instrumentProvider(p, metrics));
+  let backfill: ((code: string) => Promise<boolean>) | undefined;
+  const book = createRateBook({
+    store: rates,
+    providers: providers.map((p) => p.id),
+    clock,
+    metrics,
+    backfill: (code) => backfill!(code),
+  });
+  backfill = createBackfill({ providers, store: rates, book, clock, log, metrics, negativeCacheMs: config.negativeCacheSeconds * 1000 });
+  const refresher = createRefresher({ providers, store: rates, book, clock, log, metrics, intervalSeconds: config.refreshSeconds });
   return {
     config,
     log,
     clock,
+    metrics,
     database,
     rates,
     keys: createKeyStore(database.db),
     quotas: createQuotaStore(database.db),
     providers,
     book,
-    close: () => database.close(),
+    refresher,
+    async close() {
+      await refresher.stop();
+      await database.close();
+    },
   };
 }

@@ -14,7 +14,7 @@ test('defaults give the documented configuration', () => {
   assert.equal(config.port, 8080);
   assert.equal(config.host, '0.0.0.0');
   assert.equal(config.databaseUrl, 'sqlite:./data/exrates.db');
-  assert.deepEqual(config.providers, ['ecb']);
+  assert.deepEqual(config.providers, ['ecb', 'frankfurter']);
   assert.equal(config.ecbUrl, 'https://www.ecb.europa.eu/stats/eurofxref');
   assert.deepEqual(config.quota, { free: 1000, pro: 100000 });
   assert.equal(config.refreshSeconds, 600);

@@ -2,7 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError, environmentWithDotenv, loadConfig, type Config } from '../config.js';
 import { issueApiKey, revokeApiKeys } from '../core/api-keys.js';
-import { storeDocument, syncProvider } from '../core/refresh.js';
+import { storeDocument } from '../core/refresh.js';
 import { createDeps, type Deps } from '../deps.js';
 import { createLogger } from '../log.js';
 import { parseEcbDocument } from '../providers/ecb-format.js';
@@ -86,19 +86,15 @@ export function buildCli(): Command {
 
   program
     .command('refresh')
-    .description('fetch the latest rates from every configured provider once')
+    .description('fetch the latest rates from every configured provider once and report what changed')
     .action(async () => {
       await withDeps(async (deps) => {
-        let failed = 0;
-        for (const provider of deps.providers) {
-          const outcome = await syncProvider(provider, deps.rates, deps.clock, deps.log);
-          if (outcome.ok) console.log(`${provider.id}: stored ${outcome.quotes} rates over ${outcome.days} days (newest day ${outcome.latestDay ?? 'none'})`);
-          else {
-            failed += 1;
-            console.error(`${provider.id}: failed: ${outcome.error}`);
-          }
+        const outcomes = await deps.refresher.refreshAll();
+        for (const outcome of outcomes) {
+          if (outcome.ok) console.log(`${outcome.provider}: stored ${outcome.quotes} rates over ${outcome.days} days (newest day ${outcome.latestDay ?? 'none'})`);
+          else console.error(`${outcome.provider}: failed: ${outcome.error}`);
         }
-        if (failed > 0) process.exitCode = 1;
+        if (outcomes.some((o) => !o.ok)) process.exitCode = 1;
       });
     });
 

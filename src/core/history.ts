@@ -1,8 +1,8 @@
 import { parseCurrency } from './currencies.js';
 import { compare, divide, mean, ONE, parseDecimal, roundSignificant, roundToScale, subtract, fromInteger, multiply, type Rational } from './decimal.js';
 import { DomainError } from './errors.js';
-import { bridgeCurrency, currentProviderFor, formatRate, RATE_DIGITS, rateOn, today, type RateBook, type RateSnapshot } from './rates.js';
-import { daysOf, hasCurrency, lowerBound, type ProviderRates } from './rate-index.js';
+import { bridgeCurrency, formatRate, RATE_DIGITS, rateOn, today, type RateBook } from './rates.js';
+import { daysOf, lowerBound } from './rate-index.js';
 import { subtractMonths, type Day } from './time.js';
 
 export const RANGES = ['1m', '3m', '6m', '1y', '5y'] as const;
@@ -85,11 +85,6 @@ export function historyCsv(points: readonly HistoryPoint[]): string {
   return out;
 }
 
-/** Which provider's history serves a currency: one that quotes it now, else any that kept its history. */
-function historyProviderFor(snapshot: RateSnapshot, providers: readonly string[], code: string): ProviderRates | undefined {
-  return currentProviderFor(snapshot, providers, code) ?? providers.map((p) => snapshot.data.get(p)).find((d) => d !== undefined && hasCurrency(d, code));
-}
-
 export async function pairHistory(book: RateBook, fromInput: string, toInput: string, rangeInput: string | undefined): Promise<History> {
   const from = parseCurrency(fromInput, 'from');
   const to = parseCurrency(toInput, 'to');
@@ -97,16 +92,8 @@ export async function pairHistory(book: RateBook, fromInput: string, toInput: st
   const end = today(book.clock);
   const start = rangeStart(range, end);
 
-  const snapshot = await book.snapshot();
-  if (snapshot.data.size === 0) {
-    throw new DomainError('feed_unavailable', 'No rates have been loaded yet and the rate feed could not be reached. Try again shortly.', {
-      retryAfterSeconds: 60,
-    });
-  }
-  const fromData = historyProviderFor(snapshot, book.providers, from);
-  if (!fromData) throw new DomainError('unsupported_currency', `No configured rate provider has rates for ${from}.`, { param: 'from' });
-  const toData = historyProviderFor(snapshot, book.providers, to);
-  if (!toData) throw new DomainError('unsupported_currency', `No configured rate provider has rates for ${to}.`, { param: 'to' });
+  const fromData = (await book.sourceFor(from, 'from', 'history')).data;
+  const toData = (await book.sourceFor(to, 'to', 'history')).data;
 
   const bridge = bridgeCurrency(fromData, toData);
   const days = daysOf(fromData, from);

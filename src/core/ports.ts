@@ -38,6 +38,11 @@ export interface Provider {
   latest(options?: FetchOptions): Promise<RateDocument>;
   /** Every published day within the range, inclusive. */
   series(range: DayRange, options?: FetchOptions): Promise<RateDocument>;
+  /**
+   * Only on wide-coverage providers, which fetch just the currencies they are asked for: every
+   * currency they can quote, so a currency nobody stores yet can be backfilled on first request.
+   */
+  listCurrencies?(options?: { signal?: AbortSignal }): Promise<string[]>;
 }
 
 export interface StoredQuote {
@@ -108,6 +113,23 @@ export interface QuotaStore {
   consume(keyId: string, day: Day, limit: number): Promise<{ allowed: boolean; used: number }>;
   used(keyId: string, day: Day): Promise<number>;
 }
+
+/** What the core reports for /metrics; the adapter decides how it is exposed. */
+export interface Metrics {
+  refresh(provider: string, outcome: 'success' | 'failure', seconds: number): void;
+  upstream(provider: string, operation: string, outcome: 'success' | 'failure', seconds: number): void;
+  backfill(provider: string, outcome: 'stored' | 'failure', seconds: number): void;
+  staleServed(): void;
+  quotaRejected(): void;
+}
+
+export const NO_METRICS: Metrics = {
+  refresh() {},
+  upstream() {},
+  backfill() {},
+  staleServed() {},
+  quotaRejected() {},
+};
 
 export interface Clock {
   now(): Date;

@@ -1,7 +1,7 @@
 import { isIsoCurrency, parseCurrency, resultDecimals } from './currencies.js';
 import { divide, multiply, ONE, parseDecimal, roundSignificant, roundToScale, stripLeadingZeros, type Rational } from './decimal.js';
 import { DomainError } from './errors.js';
-import type { Clock, RateDocument, RateStore, StoredQuote } from './ports.js';
+import type { Clock, Metrics, RateDocument, RateStore, StoredQuote } from './ports.js';
 import {
   applyDocument,
   buildProviderRates,
@@ -61,6 +61,9 @@ export interface RateBookOptions {
    * instance's refresh, an import). Writes in this process are applied at once.
    */
   cacheTtlMs?: number;
+  /** Loads a currency nobody stores yet; resolves true when it is stored now. */
+  backfill?: (code: string) => Promise<boolean>;
+  metrics?: Metrics;
 }
 
 /** The rates a request is served from: every provider's stored rates, and which providers are failing. */
@@ -73,6 +76,11 @@ export interface RateBook {
   liveRate(fromInput: string, toInput: string): Promise<RateQuote>;
   convert(fromInput: string, toInput: string, amountInput: string): Promise<Conversion>;
   snapshot(): Promise<RateSnapshot>;
+  /**
+   * The provider data that serves a currency: for 'live', one that quotes it now; for 'history',
+   * also one that only kept its history. Backfills a currency nobody has, when a provider can.
+   */
+  sourceFor(code: string, param: string, use: 'live' | 'history'): Promise<{ snapshot: RateSnapshot; data: ProviderRates }>;
   isStale(provider: string): Promise<boolean>;
   /** Merges a document this process just stored. */
   apply(document: RateDocument): Promise<void>;
@@ -221,9 +229,20 @@ export function createRateBook(options: RateBookOptions): RateBook {
     return (await snapshot()).failing.get(provider) ?? false;
   }
 
-  function providerFor(s: RateSnapshot, code: string, param: string): ProviderRates {
-    const data = currentProviderFor(s, providers, code);
-    if (data) return data;
+  function find(s: RateSnapshot, code: string, use: 'live' | 'history'): ProviderRates | undefined {
+    const current = currentProviderFor(s, providers, code);
+    if (current || use === 'live') return current;
+    return providers.map((p) => s.data.get(p)).find((d) => d !== undefined && hasCurrency(d, code));
+  }
+
+  async function sourceFor(code: string, param: string, use: 'live' | 'history') {
+    let s = await snapshot();
+    let data = find(s, code, use);
+    if (!data && options.backfill && (await options.backfill(code))) {
+      s = await snapshot();
+      data = find(s, code, use);
+    }
+    if (data) return { snapshot: s, data };
     if (s.data.size === 0) throw feedUnavailable('No rates have been loaded yet and the rate feed could not be reached. Try again shortly.');
     throw new DomainError('unsupported_currency', `${code} is an ISO 4217 currency, but no configured rate provider quotes it.`, { param });
   }
@@ -231,10 +250,10 @@ export function createRateBook(options: RateBookOptions): RateBook {
   async function liveRate(fromInput: string, toInput: string): Promise<RateQuote> {
     const from = parseCurrency(fromInput, 'from');
     const to = parseCurrency(toInput, 'to');
-    const s = await snapshot();
-    const fromData = providerFor(s, from, 'from');
-    const toData = providerFor(s, to, 'to');
+    const fromData = (await sourceFor(from, 'from', 'live')).data;
+    const { snapshot: s, data: toData } = await sourceFor(to, 'to', 'live');
     const stale = (s.failing.get(fromData.provider) ?? false) || (s.failing.get(toData.provider) ?? false);
+    if (stale) options.metrics?.staleServed();
     if (from === to) {
       const day = daysOf(fromData, from).at(-1)!;
       return { pair: from + to, from, to, rate: '1', asOf: fromData.asOf.get(day)!, stale };
@@ -281,6 +300,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     liveRate,
     convert,
     snapshot,
+    sourceFor,
     isStale,
     apply,
     invalidate() {

@@ -66,6 +66,13 @@ export interface SyncOutcome {
   quotes: number;
   latestDay: Day | null;
   error?: string;
+  /** What was stored, for the in-memory rates to merge. */
+  stored?: RateDocument;
+}
+
+export interface SyncOptions {
+  /** For wide-coverage providers: the currencies to fetch (those already stored for them). */
+  currencies?: readonly string[];
 }
 
 /**
@@ -73,22 +80,26 @@ export interface SyncOutcome {
  * what is new after that. Failures are recorded (the provider's rates then read as stale) and
  * leave the store as it was.
  */
-export async function syncProvider(provider: Provider, store: RateStore, clock: Clock, log: Logger): Promise<SyncOutcome> {
+export async function syncProvider(provider: Provider, store: RateStore, clock: Clock, log: Logger, options: SyncOptions = {}): Promise<SyncOutcome> {
   const at = clock.now().toISOString();
   const todayDay = utcDay(clock.now());
   const start = retentionStart(clock);
+  const wide = provider.listCurrencies !== undefined;
+  const currencies = wide ? [...(options.currencies ?? [])].sort() : undefined;
+  // A wide-coverage provider fetches only the currencies backfilled so far; with none, it has nothing to do.
+  if (currencies && currencies.length === 0) return { provider: provider.id, ok: true, days: 0, quotes: 0, latestDay: null };
   try {
     const newest = await store.latestDay(provider.id);
     let document: RateDocument;
     if (newest === null) {
       log.info({ provider: provider.id, from: start }, 'loading history');
-      document = await provider.series({ from: start, to: todayDay });
+      document = await provider.series({ from: start, to: todayDay }, { currencies });
     } else if (newest >= addDays(todayDay, -LATEST_ONLY_WITHIN_DAYS)) {
-      document = await provider.latest();
+      document = await provider.latest({ currencies });
     } else {
-      document = await provider.series({ from: addDays(newest, 1), to: todayDay });
+      document = await provider.series({ from: addDays(newest, 1), to: todayDay }, { currencies });
     }
-    const outcome = await storeDocument(document, store, clock, log);
+    const outcome = await storeDocument(document, store, clock, log, { expectedCurrencies: currencies });
     await store.recordAttempt(provider.id, { at, ok: true });
     return { provider: provider.id, ok: true, ...outcome };
   } catch (error) {
@@ -109,14 +120,23 @@ export async function storeDocument(
   store: RateStore,
   clock: Clock,
   log: Logger,
-): Promise<{ days: number; quotes: number; latestDay: Day | null }> {
+  options: { expectedCurrencies?: readonly string[] } = {},
+): Promise<{ days: number; quotes: number; latestDay: Day | null; stored: RateDocument }> {
   const { document: valid, dropped } = validateDocument(document, clock);
   if (dropped.length > 0) log.info({ provider: document.provider, dropped }, 'skipped codes that are not ISO 4217');
   const start = retentionStart(clock);
   const kept = valid.days.filter((d) => d.day >= start);
   const newestStored = await store.latestDay(valid.provider);
   const newestIncoming = kept[kept.length - 1];
-  if (newestStored !== null && newestIncoming && newestIncoming.day >= newestStored) {
+  if (options.expectedCurrencies) {
+    // Wide providers answer for the currencies asked, each on its own latest date: count those.
+    const present = new Set(kept.flatMap((d) => Object.keys(d.rates)));
+    if (present.size < options.expectedCurrencies.length * PARTIAL_SHARE) {
+      throw new FeedError(
+        `${valid.provider}: answered for ${present.size} of the ${options.expectedCurrencies.length} currencies asked; refusing a partial document`,
+      );
+    }
+  } else if (newestStored !== null && newestIncoming && newestIncoming.day >= newestStored) {
     const previous = await store.quotesOn(valid.provider, newestStored);
     const count = Object.keys(newestIncoming.rates).length;
     if (previous.length > 0 && count < previous.length * PARTIAL_SHARE) {
@@ -125,7 +145,8 @@ export async function storeDocument(
       );
     }
   }
-  const quotes = await store.saveDocument({ ...valid, days: kept });
+  const stored = { ...valid, days: kept };
+  const quotes = await store.saveDocument(stored);
   await store.pruneBefore(start);
-  return { days: kept.length, quotes, latestDay: newestIncoming?.day ?? newestStored };
+  return { days: kept.length, quotes, latestDay: newestIncoming?.day ?? newestStored, stored };
 }

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { authenticateApiKey } from '../core/api-keys.js';
-import type { KeyStore, QuotaStore, Clock, ApiKeyRecord } from '../core/ports.js';
+import type { KeyStore, QuotaStore, Clock, ApiKeyRecord, Metrics } from '../core/ports.js';
 import { consumeDailyQuota, type QuotaLimits } from '../core/quota.js';
 import { problemOf, sendProblem } from './problem.js';
 
@@ -29,6 +29,7 @@ export interface AuthOptions {
   limits: QuotaLimits;
   clock: Clock;
   contactEmail: string;
+  metrics: Metrics;
 }
 
 /**
@@ -50,6 +51,7 @@ export function createAuthHook(options: AuthOptions) {
     reply.header('X-RateLimit-Remaining', decision.remaining);
     reply.header('X-RateLimit-Reset', decision.resetAt);
     if (!decision.allowed) {
+      options.metrics.quotaRejected();
       reply.header('Retry-After', decision.retryAfter);
       sendProblem(
         reply,

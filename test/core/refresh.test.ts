@@ -246,7 +246,11 @@ describe('syncProvider with the ECB provider against a local server', () => {
     // HRK is in the CSV until 2022-12-30 but no longer ISO 4217, so none of it is stored.
     const expected = csvQuotes('2021-01-10', '2026-02-10', new Set(['HRK']));
     assert.equal(expected.length, 39387);
-    assert.deepEqual(outcome, { provider: 'ecb', ok: true, days: 1304, quotes: 39387, latestDay: '2026-02-10' });
+    const { stored, ...summary } = outcome;
+    assert.deepEqual(summary, { provider: 'ecb', ok: true, days: 1304, quotes: 39387, latestDay: '2026-02-10' });
+    // The stored document is what the in-memory rates merge: exactly the days written.
+    assert.equal(stored?.days.length, 1304);
+    assert.equal(stored?.days.reduce((n, d) => n + Object.keys(d.rates).length, 0), 39387);
     assert.deepEqual(upstream.requests, ['/eurofxref-hist.zip']);
 
     assert.equal(await store.countQuotes(), 39387);
@@ -282,7 +286,11 @@ describe('syncProvider with the ECB provider against a local server', () => {
     const outcome = await syncProvider(provider(REFRESH_AT), store, clockAt(REFRESH_AT), log);
     const published = dailyQuotes(DAILY);
     assert.equal(published.length, 29);
-    assert.deepEqual(outcome, { provider: 'ecb', ok: true, days: 1, quotes: 29, latestDay: '2026-02-11' });
+    const { stored, ...summary } = outcome;
+    assert.deepEqual(summary, { provider: 'ecb', ok: true, days: 1, quotes: 29, latestDay: '2026-02-11' });
+    // The stored document is what the in-memory rates merge: exactly the days written.
+    assert.equal(stored?.days.length, 1);
+    assert.equal(stored?.days.reduce((n, d) => n + Object.keys(d.rates).length, 0), 29);
     assert.deepEqual(upstream.requests, ['/eurofxref-daily.xml']);
 
     const after = await allRows(database);
@@ -378,7 +386,11 @@ describe('syncProvider with the ECB provider against a local server', () => {
     const at = '2026-02-12T12:00:00Z';
     const outcome = await syncProvider(provider(at), store, clockAt(at), log);
     // Same day again: the values are rewritten unchanged.
-    assert.deepEqual(outcome, { provider: 'ecb', ok: true, days: 1, quotes: 29, latestDay: '2026-02-11' });
+    const { stored, ...summary } = outcome;
+    assert.deepEqual(summary, { provider: 'ecb', ok: true, days: 1, quotes: 29, latestDay: '2026-02-11' });
+    // The stored document is what the in-memory rates merge: exactly the days written.
+    assert.equal(stored?.days.length, 1);
+    assert.equal(stored?.days.reduce((n, d) => n + Object.keys(d.rates).length, 0), 29);
     const state = await store.providerState('ecb');
     assert.equal(state?.failing, false);
     assert.equal(state?.lastSuccessAt, '2026-02-12T12:00:00.000Z');
@@ -435,7 +447,11 @@ describe('syncProvider catching up through the 90-day file', () => {
       recordingLogger(),
     );
     // 2025-02-11 … 2025-02-25: eleven business days of 30 currencies.
-    assert.deepEqual(outcome, { provider: 'ecb', ok: true, days: 11, quotes: 330, latestDay: '2025-02-25' });
+    const { stored, ...summary } = outcome;
+    assert.deepEqual(summary, { provider: 'ecb', ok: true, days: 11, quotes: 330, latestDay: '2025-02-25' });
+    // The stored document is what the in-memory rates merge: exactly the days written.
+    assert.equal(stored?.days.length, 11);
+    assert.equal(stored?.days.reduce((n, d) => n + Object.keys(d.rates).length, 0), 330);
     assert.deepEqual(upstream.requests, ['/eurofxref-hist-90d.xml']);
     const rows = await allRows(database);
     const expected = ninetyDayQuotes().filter((q) => q.day >= '2025-02-10');

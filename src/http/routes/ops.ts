@@ -6,6 +6,10 @@ export function registerOpsRoutes(app: FastifyInstance, deps: Deps): void {
     return reply.header('Cache-Control', 'no-store').send({ status: 'ok' });
   });
 
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    return reply.type(deps.metrics.registry.contentType).header('Cache-Control', 'no-store').send(await deps.metrics.registry.metrics());
+  });
+
   /** Ready when the store answers and holds rates to serve. */
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     reply.header('Cache-Control', 'no-store');

@@ -1,0 +1,90 @@
+import { DomainError } from './errors.js';
+import type { Clock, Metrics, Provider, RateStore } from './ports.js';
+import { retentionStart, storeDocument, type Logger } from './refresh.js';
+import type { RateBook } from './rates.js';
+import { utcDay } from './time.js';
+
+/** How long a wide provider's list of currencies is trusted before it is asked again. */
+const CURRENCY_LIST_TTL_MS = 3_600_000;
+
+export interface BackfillOptions {
+  providers: readonly Provider[];
+  store: RateStore;
+  book: RateBook;
+  clock: Clock;
+  log: Logger;
+  metrics: Metrics;
+  /** How long a currency nobody quotes is remembered as such. */
+  negativeCacheMs: number;
+}
+
+export type Backfill = (code: string) => Promise<boolean>;
+
+/**
+ * Loads the retained history of a currency that no stored provider has yet, from the first
+ * wide-coverage provider that quotes it (SPEC §4). Concurrent first requests for one currency
+ * share one backfill; a currency nobody quotes is remembered for a while, so repeated requests
+ * for it make no upstream calls. Resolves true when the currency is now stored.
+ */
+export function createBackfill(options: BackfillOptions): Backfill {
+  const wide = options.providers.filter((p) => p.listCurrencies !== undefined);
+  const inFlight = new Map<string, Promise<boolean>>();
+  const unsupportedUntil = new Map<string, number>();
+  const lists = new Map<string, { at: number; codes: Promise<Set<string>> }>();
+
+  function currenciesOf(provider: Provider): Promise<Set<string>> {
+    const cached = lists.get(provider.id);
+    if (cached && Date.now() - cached.at < CURRENCY_LIST_TTL_MS) return cached.codes;
+    const codes = provider.listCurrencies!().then((list) => new Set(list));
+    lists.set(provider.id, { at: Date.now(), codes });
+    codes.catch(() => lists.delete(provider.id));
+    return codes;
+  }
+
+  async function run(code: string): Promise<boolean> {
+    let upstreamFailure: unknown;
+    for (const provider of wide) {
+      const started = performance.now();
+      try {
+        if (!(await currenciesOf(provider)).has(code)) continue;
+        const today = utcDay(options.clock.now());
+        options.log.info({ provider: provider.id, currency: code }, 'backfilling a currency on first request');
+        const document = await provider.series({ from: retentionStart(options.clock), to: today }, { currencies: [code] });
+        if (document.days.length === 0) continue;
+        const outcome = await storeDocument(document, options.store, options.clock, options.log);
+        await options.book.apply(outcome.stored);
+        const seconds = (performance.now() - started) / 1000;
+        options.metrics.backfill(provider.id, 'stored', seconds);
+        options.log.info({ provider: provider.id, currency: code, days: outcome.days, ms: Math.round(seconds * 1000) }, 'backfill stored');
+        return true;
+      } catch (error) {
+        options.metrics.backfill(provider.id, 'failure', (performance.now() - started) / 1000);
+        options.log.warn({ provider: provider.id, currency: code, err: error instanceof Error ? error.message : String(error) }, 'backfill failed');
+        upstreamFailure = error;
+      }
+    }
+    if (upstreamFailure !== undefined) {
+      throw new DomainError('feed_unavailable', `${code} is not stored yet and its rate feed could not be reached. Try again shortly.`, {
+        retryAfterSeconds: 30,
+        cause: upstreamFailure,
+      });
+    }
+    unsupportedUntil.set(code, Date.now() + options.negativeCacheMs);
+    return false;
+  }
+
+  return async function backfill(code: string): Promise<boolean> {
+    if (wide.length === 0) return false;
+    const until = unsupportedUntil.get(code);
+    if (until !== undefined) {
+      if (Date.now() < until) return false;
+      unsupportedUntil.delete(code);
+    }
+    let pending = inFlight.get(code);
+    if (!pending) {
+      pending = run(code).finally(() => inFlight.delete(code));
+      inFlight.set(code, pending);
+    }
+    return pending;
+  };
+}

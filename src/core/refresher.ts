@@ -1,0 +1,97 @@
+import type { Clock, Metrics, Provider, RateStore } from './ports.js';
+import type { RateBook } from './rates.js';
+import { syncProvider, type Logger, type SyncOutcome } from './refresh.js';
+
+/** First retry after a failed refresh; each further failure doubles it, up to the interval. */
+const RETRY_AFTER_FAILURE_MS = 15_000;
+
+export interface RefresherOptions {
+  providers: readonly Provider[];
+  store: RateStore;
+  book: RateBook;
+  clock: Clock;
+  log: Logger;
+  metrics: Metrics;
+  intervalSeconds: number;
+}
+
+export interface Refresher {
+  /** Refreshes every provider at once (each on its own, so a slow or failing one blocks no other). */
+  refreshAll(): Promise<SyncOutcome[]>;
+  refreshProvider(provider: Provider): Promise<SyncOutcome>;
+  /** Schedules refreshes on wall-clock multiples of the interval, with backoff after failures. */
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/** Milliseconds from `nowMs` to the next wall-clock multiple of the interval. */
+export function untilNextTick(nowMs: number, intervalMs: number): number {
+  return intervalMs - (nowMs % intervalMs);
+}
+
+export function createRefresher(options: RefresherOptions): Refresher {
+  const intervalMs = options.intervalSeconds * 1000;
+  const running = new Map<string, Promise<SyncOutcome>>();
+  const failures = new Map<string, number>();
+  const timers = new Map<string, NodeJS.Timeout>();
+  let stopped = true;
+
+  async function run(provider: Provider): Promise<SyncOutcome> {
+    const started = performance.now();
+    // A wide provider refreshes the currencies it holds (those backfilled so far).
+    const currencies = provider.listCurrencies
+      ? [...((await options.book.snapshot()).data.get(provider.id)?.series.keys() ?? [])]
+      : undefined;
+    const outcome = await syncProvider(provider, options.store, options.clock, options.log, { currencies });
+    const seconds = (performance.now() - started) / 1000;
+    if (outcome.stored) await options.book.apply(outcome.stored);
+    options.book.invalidate();
+    if (outcome.ok) {
+      failures.delete(provider.id);
+      if (outcome.quotes > 0 || outcome.stored) options.metrics.refresh(provider.id, 'success', seconds);
+      options.log.info({ provider: provider.id, days: outcome.days, quotes: outcome.quotes, latestDay: outcome.latestDay, ms: Math.round(seconds * 1000) }, 'refresh done');
+    } else {
+      failures.set(provider.id, (failures.get(provider.id) ?? 0) + 1);
+      options.metrics.refresh(provider.id, 'failure', seconds);
+    }
+    return outcome;
+  }
+
+  function refreshProvider(provider: Provider): Promise<SyncOutcome> {
+    let pending = running.get(provider.id);
+    if (!pending) {
+      pending = run(provider).finally(() => running.delete(provider.id));
+      running.set(provider.id, pending);
+    }
+    return pending;
+  }
+
+  function schedule(provider: Provider): void {
+    if (stopped) return;
+    const failed = failures.get(provider.id) ?? 0;
+    const delay =
+      failed > 0 ? Math.min(RETRY_AFTER_FAILURE_MS * 2 ** (failed - 1), untilNextTick(Date.now(), intervalMs)) : untilNextTick(Date.now(), intervalMs);
+    const timer = setTimeout(() => {
+      refreshProvider(provider)
+        .catch((error: unknown) => options.log.error({ provider: provider.id, err: String(error) }, 'refresh crashed'))
+        .finally(() => schedule(provider));
+    }, delay);
+    timer.unref();
+    timers.set(provider.id, timer);
+  }
+
+  return {
+    refreshAll: () => Promise.all(options.providers.map(refreshProvider)),
+    refreshProvider,
+    start() {
+      stopped = false;
+      for (const provider of options.providers) schedule(provider);
+    },
+    async stop() {
+      stopped = true;
+      for (const timer of timers.values()) clearTimeout(timer);
+      timers.clear();
+      await Promise.allSettled([...running.values()]);
+    },
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * Reading JSON feeds without losing published digits. JSON feeds are written by float serializers
+ * that switch to exponent notation for small or large values (`6.0477238e-05`), and reading them
+ * through `Number` would replace the published digits with the nearest binary float. Numbers are
+ * therefore kept as their literal text and turned into plain decimals by moving the decimal point
+ * only: every published digit is kept, trailing zeros included.
+ */
+import { parse } from 'lossless-json';
+import { FeedError } from '../core/errors.js';
+
+// RFC 8259 §6: no leading zeros, no bare point, no `+` on the number itself.
+const JSON_NUMBER = /^(-?)(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+
+/**
+ * Float serializers never write an exponent beyond about ±324; a larger one is no exchange rate,
+ * and expanding it would let a feed choose how much memory one value takes.
+ */
+const MAX_EXPONENT = 1_000n;
+
+/**
+ * The exact plain decimal (`1.2e-5` → `0.000012`, `1E+3` → `1000`, `12.50` → `12.50`) of a
+ * non-negative JSON number; null for a negative number, for text that is not a JSON number and
+ * for an exponent beyond ±1000.
+ */
+export function plainDecimalFromNumberText(text: string): string | null {
+  const match = JSON_NUMBER.exec(text);
+  if (!match || match[1] === '-') return null;
+  const integer = match[2]!;
+  const fraction = match[3] ?? '';
+  const exponentText = match[4];
+  if (exponentText === undefined) return text;
+
+  const exponent = BigInt(exponentText);
+  if (exponent > MAX_EXPONENT || exponent < -MAX_EXPONENT) return null;
+
+  const digits = integer + fraction;
+  const point = integer.length + Number(exponent);
+  let whole: string;
+  let decimals: string;
+  if (point <= 0) {
+    whole = '0';
+    decimals = '0'.repeat(-point) + digits;
+  } else if (point >= digits.length) {
+    whole = digits + '0'.repeat(point - digits.length);
+    decimals = '';
+  } else {
+    whole = digits.slice(0, point);
+    decimals = digits.slice(point);
+  }
+  // `0.5e1` moves the point past the leading zero of the mantissa.
+  whole = whole.replace(/^0+(?=\d)/, '');
+  return decimals === '' ? whole : `${whole}.${decimals}`;
+}
+
+/** A number from a JSON feed, as the literal text it was written with. */
+export class JsonNumber {
+  readonly text: string;
+
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
+/**
+ * Parses a JSON feed body with every number kept as a {@link JsonNumber}; objects are plain
+ * records with their own keys only (a `__proto__` key stays data). `feed` names the source in
+ * messages. An empty body, an HTML error page, invalid or cut-off JSON and a repeated key with
+ * different values all become a FeedError.
+ */
+export function parseJsonKeepingNumbers(text: string, feed: string): unknown {
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const start = body.trimStart();
+  if (start === '') throw new FeedError(`${feed}: the body is empty`);
+  // Proxies and captive portals answer 200 with a page; name that instead of a syntax error at position 0.
+  if (start.startsWith('<')) {
+    throw new FeedError(`${feed}: got an HTML or XML page instead of JSON: ${JSON.stringify(start.slice(0, 60))}`);
+  }
+  try {
+    return parse(body, null, (numberText) => new JsonNumber(numberText));
+  } catch (error) {
+    throw new FeedError(`${feed}: invalid or truncated JSON: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** UTF-8 text of a feed body; a FeedError for bytes that are not UTF-8. */
+export function decodeUtf8(bytes: Uint8Array, feed: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch (error) {
+    throw new FeedError(`${feed}: the body is not UTF-8 text`, { cause: error });
+  }
+}
+
+/** A short description of a parsed JSON value for error messages. */
+export function describeJsonValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (value instanceof JsonNumber) return `the number ${value.text.slice(0, 40)}`;
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.slice(0, 40))}`;
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : String(value);
+}
+
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof JsonNumber);
+}
+
+/**
+ * The exact plain decimal of a JSON value that must be a positive number; null for zero, a
+ * negative number, a string, null or anything else.
+ */
+export function positiveDecimal(value: unknown): string | null {
+  if (!(value instanceof JsonNumber)) return null;
+  const plain = plainDecimalFromNumberText(value.text);
+  return plain !== null && /[1-9]/.test(plain) ? plain : null;
+}
