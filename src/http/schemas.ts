@@ -23,7 +23,7 @@ const DecimalString = (description: string, example: string) => Type.String({ de
 const DateTime = Type.String({
   format: 'date-time',
   description:
-    'When the provider says the rate applies (for ECB rates: the reference date at 16:00 Frankfurt time), in UTC. Never the time of fetching.',
+    'When the provider says the rate applies (ECB: the reference date at 16:00 Frankfurt time; date-only providers: 00:00 UTC of the date), in UTC. Never the time of fetching.',
 });
 const Stale = Type.Boolean({
   description:
