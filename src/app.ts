@@ -2,7 +2,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { DomainError, type ErrorCode } from './core/errors.js';
+import { DomainError, UnavailableError, type ErrorCode } from './core/errors.js';
 import type { Deps } from './deps.js';
 import { createAuthHook } from './http/auth.js';
 import { problemFromDomainError, problemOf, sendProblem } from './http/problem.js';
@@ -85,6 +85,12 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     if (error instanceof DomainError) {
       if (error.retryAfterSeconds !== undefined) reply.header('Retry-After', error.retryAfterSeconds);
       return sendProblem(reply, problemFromDomainError(error));
+    }
+    if (error instanceof UnavailableError) {
+      request.log.warn({ dependency: error.dependency, err: String((error as { cause?: unknown }).cause) }, 'dependency unavailable');
+      reply.header('Retry-After', 5);
+      const problem = problemOf('internal_error', `The service cannot reach ${error.dependency} right now. Try again in a few seconds.`);
+      return sendProblem(reply, { ...problem, status: 503, title: 'Service unavailable' });
     }
     const status = (error as FastifyError).statusCode;
     if (status !== undefined && status >= 400 && status < 500) {

@@ -20,6 +20,13 @@ export const ConfigSchema = Type.Object({
     default: 'sqlite:./data/exrates.db',
     description: 'Store: `sqlite:<path>` (created if missing), `sqlite::memory:`, or `postgres://user@host:port/db`.',
   }),
+  EXRATES_REDIS_URL: Type.Optional(
+    Type.String({
+      pattern: '^rediss?://.+',
+      description:
+        'Redis for several instances sharing one store: quota counters, refresh and backfill locks. Unset: counters and locks stay in the store and in-process.',
+    }),
+  ),
   EXRATES_PROVIDERS: Type.String({
     pattern: `^(${PROVIDER_IDS.join('|')})(,(${PROVIDER_IDS.join('|')}))*$`,
     default: 'ecb,frankfurter',
@@ -80,6 +87,7 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl: string;
+  redisUrl: string | undefined;
   providers: readonly ProviderId[];
   ecbUrl: string;
   fileUrl: string | undefined;
@@ -136,7 +144,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (problems.size > 0) throw new ConfigError([...problems.values()]);
 
   const v = values as {
-    PORT: number; HOST: string; EXRATES_DATABASE_URL: string; EXRATES_PROVIDERS: string; EXRATES_ECB_URL: string;
+    PORT: number; HOST: string; EXRATES_DATABASE_URL: string; EXRATES_REDIS_URL?: string; EXRATES_PROVIDERS: string; EXRATES_ECB_URL: string;
     EXRATES_FILE_URL?: string; EXRATES_NOW?: string; EXRATES_FRANKFURTER_URL: string; EXRATES_OXR_APP_ID?: string; EXRATES_OXR_URL: string;
     EXRATES_NEGATIVE_CACHE_SECONDS: number; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
     EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_CONTACT_EMAIL: string; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
@@ -159,6 +167,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     port: v.PORT,
     host: v.HOST,
     databaseUrl: v.EXRATES_DATABASE_URL,
+    redisUrl: v.EXRATES_REDIS_URL,
     providers: Object.freeze(providers),
     ecbUrl: v.EXRATES_ECB_URL.replace(/\/+$/, ''),
     fileUrl: v.EXRATES_FILE_URL,

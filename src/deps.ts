@@ -1,6 +1,8 @@
 import type { Config } from './config.js';
 import { createBackfill } from './core/backfill.js';
-import type { Clock, KeyStore, Metrics, Provider, QuotaStore, RateStore } from './core/ports.js';
+import { guardDependency } from './core/errors.js';
+import { createLocalLock } from './core/local-lock.js';
+import type { Clock, KeyStore, Lock, Metrics, Provider, QuotaStore, RateStore } from './core/ports.js';
 import { createRateBook, type RateBook } from './core/rates.js';
 import { createRefresher, type Refresher } from './core/refresher.js';
 import { createLogger, type Logger } from './log.js';
@@ -13,6 +15,7 @@ import { migrateToLatest, openDatabase, type OpenDatabase } from './storage/data
 import { createKeyStore } from './storage/key-store.js';
 import { createQuotaStore } from './storage/quota-store.js';
 import { createRateStore } from './storage/rate-store.js';
+import { createRedisLock, createRedisQuotaStore, openRedis } from './storage/redis.js';
 
 export interface Deps {
   config: Config;
@@ -24,6 +27,7 @@ export interface Deps {
   keys: KeyStore;
   quotas: QuotaStore;
   providers: readonly Provider[];
+  lock: Lock;
   book: RateBook;
   refresher: Refresher;
   close(): Promise<void>;
@@ -94,7 +98,22 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     await database.close();
     throw error;
   }
-  const rates = createRateStore(database.db);
+  const rates = guardDependency(createRateStore(database.db), 'the database');
+  const keys = guardDependency(createKeyStore(database.db), 'the database');
+  const storedQuotas = createQuotaStore(database.db);
+  let quotas: QuotaStore = guardDependency(storedQuotas, 'the database');
+  let lock: Lock = createLocalLock();
+  let redis: Awaited<ReturnType<typeof openRedis>> | undefined;
+  if (config.redisUrl) {
+    try {
+      redis = await openRedis(config.redisUrl, log);
+    } catch (error) {
+      await database.close();
+      throw new Error(`cannot connect to Redis at ${config.redisUrl.replace(/\/\/[^@]*@/, '//***@')}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    quotas = guardDependency(createRedisQuotaStore({ redis, store: storedQuotas, log, clock }), 'the database');
+    lock = guardDependency(createRedisLock(redis), 'redis');
+  }
   const providers = createProviders(config, clock).map((p) => instrumentProvider(p, metrics));
   let backfill: ((code: string) => Promise<boolean>) | undefined;
   const book = createRateBook({
@@ -104,8 +123,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     metrics,
     backfill: (code) => backfill!(code),
   });
-  backfill = createBackfill({ providers, store: rates, book, clock, log, metrics, negativeCacheMs: config.negativeCacheSeconds * 1000 });
-  const refresher = createRefresher({ providers, store: rates, book, clock, log, metrics, intervalSeconds: config.refreshSeconds });
+  backfill = createBackfill({ providers, store: rates, book, clock, log, metrics, lock, negativeCacheMs: config.negativeCacheSeconds * 1000 });
+  const refresher = createRefresher({ providers, store: rates, book, clock, log, metrics, lock, intervalSeconds: config.refreshSeconds });
   return {
     config,
     log,
@@ -113,13 +132,16 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     metrics,
     database,
     rates,
-    keys: createKeyStore(database.db),
-    quotas: createQuotaStore(database.db),
+    keys,
+    quotas,
     providers,
+    lock,
     book,
     refresher,
     async close() {
       await refresher.stop();
+      await quotas.close?.();
+      redis?.disconnect();
       await database.close();
     },
   };

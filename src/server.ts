@@ -24,10 +24,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     await deps.close();
     throw error;
   }
-  const initialLoad = deps.refresher
-    .refreshAll()
-    .then(() => undefined)
-    .finally(() => deps.refresher.start());
+  const initialLoad = deps.refresher.refreshAllOnce().finally(() => deps.refresher.start());
 
   async function close(): Promise<void> {
     await app.close();

@@ -1,5 +1,5 @@
 import { DomainError } from './errors.js';
-import type { Clock, Metrics, Provider, RateStore } from './ports.js';
+import type { Clock, Lock, Metrics, Provider, RateStore } from './ports.js';
 import { retentionStart, storeDocument, type Logger } from './refresh.js';
 import type { RateBook } from './rates.js';
 import { utcDay } from './time.js';
@@ -16,7 +16,15 @@ export interface BackfillOptions {
   metrics: Metrics;
   /** How long a currency nobody quotes is remembered as such. */
   negativeCacheMs: number;
+  /** Shared by every instance on one store, so each currency is backfilled once across all of them. */
+  lock: Lock;
 }
+
+/** Longest a backfill may hold its lock; a holder that dies frees it after this. */
+const BACKFILL_LOCK_MS = 120_000;
+/** How long a request waits for another instance's backfill of the same currency. */
+const WAIT_FOR_OTHERS_MS = 60_000;
+const POLL_MS = 200;
 
 export type Backfill = (code: string) => Promise<boolean>;
 
@@ -41,7 +49,37 @@ export function createBackfill(options: BackfillOptions): Backfill {
     return codes;
   }
 
+  async function stored(code: string): Promise<boolean> {
+    options.book.invalidate();
+    const snapshot = await options.book.snapshot();
+    return [...snapshot.data.values()].some((d) => d.series.has(code) || d.base === code);
+  }
+
+  /** Runs the backfill under the shared lock, or waits for the instance that holds it. */
   async function run(code: string): Promise<boolean> {
+    const deadline = Date.now() + WAIT_FOR_OTHERS_MS;
+    for (;;) {
+      const release = await options.lock.tryAcquire(`backfill:${code}`, BACKFILL_LOCK_MS);
+      if (release) {
+        try {
+          // Another instance may have finished while this one waited for the lock.
+          if (await stored(code)) return true;
+          return await fetchAndStore(code);
+        } finally {
+          await release();
+        }
+      }
+      while (await options.lock.isHeld(`backfill:${code}`)) {
+        if (Date.now() > deadline) {
+          throw new DomainError('feed_unavailable', `${code} is being loaded; try again shortly.`, { retryAfterSeconds: 10 });
+        }
+        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      }
+      if (await stored(code)) return true;
+    }
+  }
+
+  async function fetchAndStore(code: string): Promise<boolean> {
     let upstreamFailure: unknown;
     for (const provider of wide) {
       const started = performance.now();

@@ -39,3 +39,37 @@ export class FeedError extends Error {
     this.name = 'FeedError';
   }
 }
+
+/** The store or Redis could not answer: the request fails fast with a 503 and may be retried. */
+export class UnavailableError extends Error {
+  constructor(readonly dependency: string, options?: { cause?: unknown }) {
+    super(`${dependency} is unavailable`, options);
+    this.name = 'UnavailableError';
+  }
+}
+
+/**
+ * Wraps every method of a store so a failure surfaces as UnavailableError: callers answer 503
+ * instead of a 500, and never see driver internals.
+ */
+export function guardDependency<T extends object>(target: T, dependency: string): T {
+  return new Proxy(target, {
+    get(object, property, receiver) {
+      const value = Reflect.get(object, property, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        try {
+          const result = (value as (...a: unknown[]) => unknown).apply(object, args);
+          if (result instanceof Promise) {
+            return result.catch((error: unknown) => {
+              throw error instanceof UnavailableError || error instanceof DomainError ? error : new UnavailableError(dependency, { cause: error });
+            });
+          }
+          return result;
+        } catch (error) {
+          throw error instanceof UnavailableError || error instanceof DomainError ? error : new UnavailableError(dependency, { cause: error });
+        }
+      };
+    },
+  });
+}

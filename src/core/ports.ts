@@ -112,6 +112,17 @@ export interface QuotaStore {
    */
   consume(keyId: string, day: Day, limit: number): Promise<{ allowed: boolean; used: number }>;
   used(keyId: string, day: Day): Promise<number>;
+  /** Raises a stored count to at least `used` (never lowers it); for counters kept elsewhere and flushed here. */
+  record?(keyId: string, day: Day, used: number): Promise<void>;
+  close?(): Promise<void>;
+}
+
+/** A mutual-exclusion lock, across processes when they share one (Redis), else within this process. */
+export interface Lock {
+  /** Takes the named lock for at most `ttlMs`; resolves a release function, or null when someone else holds it. */
+  tryAcquire(name: string, ttlMs: number): Promise<(() => Promise<void>) | null>;
+  /** True while someone holds the named lock. */
+  isHeld(name: string): Promise<boolean>;
 }
 
 /** What the core reports for /metrics; the adapter decides how it is exposed. */

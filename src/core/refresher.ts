@@ -1,4 +1,4 @@
-import type { Clock, Metrics, Provider, RateStore } from './ports.js';
+import type { Clock, Lock, Metrics, Provider, RateStore } from './ports.js';
 import type { RateBook } from './rates.js';
 import { syncProvider, type Logger, type SyncOutcome } from './refresh.js';
 
@@ -13,11 +13,15 @@ export interface RefresherOptions {
   log: Logger;
   metrics: Metrics;
   intervalSeconds: number;
+  /** Shared by every instance on one store, so each scheduled refresh runs once across all of them. */
+  lock: Lock;
 }
 
 export interface Refresher {
   /** Refreshes every provider at once (each on its own, so a slow or failing one blocks no other). */
   refreshAll(): Promise<SyncOutcome[]>;
+  /** The same, for the current tick, taking the shared lock: at start, when several instances start together. */
+  refreshAllOnce(): Promise<void>;
   refreshProvider(provider: Provider): Promise<SyncOutcome>;
   /** Schedules refreshes on wall-clock multiples of the interval, with backoff after failures. */
   start(): void;
@@ -66,13 +70,30 @@ export function createRefresher(options: RefresherOptions): Refresher {
     return pending;
   }
 
+  /**
+   * One attempt per provider, tick and retry across every instance: the instance that takes the
+   * lock named after them refreshes, the others skip and read the result from the store.
+   */
+  async function scheduledRefresh(provider: Provider, attempt: string): Promise<void> {
+    const release = await options.lock.tryAcquire(`refresh:${provider.id}:${attempt}`, intervalMs);
+    if (!release) {
+      options.book.invalidate();
+      return;
+    }
+    await refreshProvider(provider);
+  }
+
   function schedule(provider: Provider): void {
     if (stopped) return;
     const failed = failures.get(provider.id) ?? 0;
-    const delay =
-      failed > 0 ? Math.min(RETRY_AFTER_FAILURE_MS * 2 ** (failed - 1), untilNextTick(Date.now(), intervalMs)) : untilNextTick(Date.now(), intervalMs);
+    const now = Date.now();
+    const toTick = untilNextTick(now, intervalMs);
+    const retry = failed > 0 && RETRY_AFTER_FAILURE_MS * 2 ** (failed - 1) < toTick;
+    const delay = retry ? RETRY_AFTER_FAILURE_MS * 2 ** (failed - 1) : toTick;
+    const tick = Math.floor((now + delay) / intervalMs);
+    const attempt = retry ? `${tick - 1}:retry${failed}` : String(tick);
     const timer = setTimeout(() => {
-      refreshProvider(provider)
+      scheduledRefresh(provider, attempt)
         .catch((error: unknown) => options.log.error({ provider: provider.id, err: String(error) }, 'refresh crashed'))
         .finally(() => schedule(provider));
     }, delay);
@@ -82,6 +103,10 @@ export function createRefresher(options: RefresherOptions): Refresher {
 
   return {
     refreshAll: () => Promise.all(options.providers.map(refreshProvider)),
+    async refreshAllOnce() {
+      const tick = Math.floor(Date.now() / intervalMs);
+      await Promise.all(options.providers.map((p) => scheduledRefresh(p, `${tick}:start`)));
+    },
     refreshProvider,
     start() {
       stopped = false;

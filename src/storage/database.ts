@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, Migrator, SqliteDialect, PostgresDialect, type Migration, type MigrationResultSet } from 'kysely';
+import { Kysely, Migrator, PostgresAdapter, SqliteDialect, PostgresDialect, sql, type Migration, type MigrationResultSet } from 'kysely';
 import * as initial from './migrations/001-initial.js';
 import * as dataVersion from './migrations/002-data-version.js';
 import type { Database } from './schema.js';
@@ -38,7 +38,9 @@ export async function openDatabase(url: string): Promise<OpenDatabase> {
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     const { default: pg } = await import('pg');
-    const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
+    // Short timeouts: with PostgreSQL down or restarting, requests fail fast instead of queueing.
+    const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 2000, query_timeout: 5000 });
+    pool.on('error', () => undefined);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, engine: 'postgres', close: () => db.destroy() };
   }
@@ -46,11 +48,19 @@ export async function openDatabase(url: string): Promise<OpenDatabase> {
 }
 
 export async function migrateToLatest(db: Kysely<Database>): Promise<MigrationResultSet> {
+  // On PostgreSQL the migrator looks for its tables in every schema unless told which one: name
+  // the current schema, so two installations in one database (one per schema) never mix.
+  let migrationTableSchema: string | undefined;
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+    migrationTableSchema = rows[0]?.schema;
+  }
   const migrator = new Migrator({
     db,
     provider: { getMigrations: () => Promise.resolve(MIGRATIONS) },
     migrationTableName: 'exrates_migration',
     migrationLockTableName: 'exrates_migration_lock',
+    ...(migrationTableSchema ? { migrationTableSchema } : {}),
   });
   const result = await migrator.migrateToLatest();
   if (result.error) throw result.error instanceof Error ? result.error : new Error(String(result.error));

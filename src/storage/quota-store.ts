@@ -3,7 +3,7 @@ import type { QuotaStore } from '../core/ports.js';
 import type { Day } from '../core/time.js';
 import type { Database } from './schema.js';
 
-export function createQuotaStore(db: Kysely<Database>): QuotaStore {
+export function createQuotaStore(db: Kysely<Database>): QuotaStore & Required<Pick<QuotaStore, 'record'>> {
   return {
     /**
      * One statement, so the database serialises it: the conditional upsert only increments while
@@ -23,6 +23,19 @@ export function createQuotaStore(db: Kysely<Database>): QuotaStore {
         .executeTakeFirst();
       if (row) return { allowed: true, used: Number(row.used) };
       return { allowed: false, used: await this.used(keyId, day) };
+    },
+
+    async record(keyId: string, day: Day, used: number): Promise<void> {
+      // CASE rather than max()/GREATEST(): the one spelling both engines accept.
+      await db
+        .insertInto('quota_usage')
+        .values({ key_id: keyId, day, used })
+        .onConflict((oc) =>
+          oc.columns(['key_id', 'day']).doUpdateSet({
+            used: sql`CASE WHEN quota_usage.used < excluded.used THEN excluded.used ELSE quota_usage.used END`,
+          }),
+        )
+        .execute();
     },
 
     async used(keyId: string, day: Day): Promise<number> {

@@ -161,3 +161,29 @@ for (const engine of engines) {
     });
   });
 }
+
+describe('PostgreSQL installations side by side', () => {
+  test('migrations in one schema do not confuse another in the same database', async (t) => {
+    if (!(await postgresAvailable())) return t.skip('server not available');
+    const first = await createPostgresSchema();
+    const second = await createPostgresSchema();
+    try {
+      for (const schema of [first, second]) {
+        const database = await openDatabase(schema.url);
+        try {
+          const result = await migrateToLatest(database.db);
+          assert.deepEqual(
+            result.results?.map((r) => `${r.migrationName} ${r.status}`),
+            ['001-initial Success', '002-data-version Success'],
+          );
+          assert.equal(await createRateStore(database.db).countQuotes(), 0);
+        } finally {
+          await database.close();
+        }
+      }
+    } finally {
+      await first.drop();
+      await second.drop();
+    }
+  });
+});
