@@ -64,6 +64,23 @@ export const ConfigSchema = Type.Object({
   ),
   EXRATES_QUOTA_FREE: Type.Integer({ minimum: 1, default: 1000, description: 'Requests per UTC day for a free-tier key.' }),
   EXRATES_QUOTA_PRO: Type.Integer({ minimum: 1, default: 100000, description: 'Requests per UTC day for a pro-tier key.' }),
+  EXRATES_QUOTA_FLUSH_MS: Type.Integer({
+    minimum: 0,
+    maximum: 60000,
+    default: 1000,
+    description:
+      'Without Redis: quota counts are kept in memory and written to the store this often (and on shutdown); a killed process forgives at most this much of its requests. 0 writes every request through.',
+  }),
+  EXRATES_KEY_CACHE_MS: Type.Integer({
+    minimum: 0,
+    maximum: 60000,
+    default: 500,
+    description: 'How long a key lookup is cached in each process; a revoked key is refused everywhere within this time. 0 disables the cache.',
+  }),
+  EXRATES_LOG_REQUESTS: Type.Boolean({
+    default: false,
+    description: 'Log a line per request (method, redacted URL, status, time). Off by default: at tens of thousands of requests per second the access log belongs to the load balancer.',
+  }),
   EXRATES_LOG_LEVEL: Type.Union(
     LOG_LEVELS.map((l) => Type.Literal(l)),
     { default: 'info', description: `Log level: ${LOG_LEVELS.join(', ')}.` },
@@ -98,6 +115,9 @@ export interface Config {
   /** A fixed clock, or undefined for the real one. */
   now: Date | undefined;
   quota: { free: number; pro: number };
+  quotaFlushMs: number;
+  keyCacheMs: number;
+  logRequests: boolean;
   logLevel: (typeof LOG_LEVELS)[number];
   contactEmail: string;
   upstreamTimeoutMs: number;
@@ -113,6 +133,7 @@ export class ConfigError extends Error {
 
 function expectation(schema: TSchema & Record<string, unknown>): string {
   if (Array.isArray(schema.anyOf)) return `one of ${(schema.anyOf as Array<{ const: string }>).map((s) => s.const).join(', ')}`;
+  if (schema.type === 'boolean') return 'true or false';
   if (schema.type === 'integer') return `a whole number from ${String(schema.minimum)} to ${String(schema.maximum ?? '∞')}`;
   if (typeof schema.pattern === 'string') return `a value matching ${schema.pattern}`;
   return 'a non-empty string';
@@ -146,7 +167,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const v = values as {
     PORT: number; HOST: string; EXRATES_DATABASE_URL: string; EXRATES_REDIS_URL?: string; EXRATES_PROVIDERS: string; EXRATES_ECB_URL: string;
     EXRATES_FILE_URL?: string; EXRATES_NOW?: string; EXRATES_FRANKFURTER_URL: string; EXRATES_OXR_APP_ID?: string; EXRATES_OXR_URL: string;
-    EXRATES_NEGATIVE_CACHE_SECONDS: number; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
+    EXRATES_NEGATIVE_CACHE_SECONDS: number; EXRATES_QUOTA_FLUSH_MS: number; EXRATES_KEY_CACHE_MS: number; EXRATES_LOG_REQUESTS: boolean; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
     EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_CONTACT_EMAIL: string; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
   };
   const list: string[] = [];
@@ -177,6 +198,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     negativeCacheSeconds: v.EXRATES_NEGATIVE_CACHE_SECONDS,
     now,
     quota: Object.freeze({ free: v.EXRATES_QUOTA_FREE, pro: v.EXRATES_QUOTA_PRO }),
+    quotaFlushMs: v.EXRATES_QUOTA_FLUSH_MS,
+    keyCacheMs: v.EXRATES_KEY_CACHE_MS,
+    logRequests: v.EXRATES_LOG_REQUESTS,
     logLevel: v.EXRATES_LOG_LEVEL,
     contactEmail: v.EXRATES_CONTACT_EMAIL,
     upstreamTimeoutMs: v.EXRATES_UPSTREAM_TIMEOUT_MS,

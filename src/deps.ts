@@ -1,6 +1,7 @@
 import type { Config } from './config.js';
 import { createBackfill } from './core/backfill.js';
 import { guardDependency } from './core/errors.js';
+import { createBufferedQuotaStore, createCachedKeyStore } from './core/caches.js';
 import { createLocalLock } from './core/local-lock.js';
 import type { Clock, KeyStore, Lock, Metrics, Provider, QuotaStore, RateStore } from './core/ports.js';
 import { createRateBook, type RateBook } from './core/rates.js';
@@ -99,9 +100,11 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     throw error;
   }
   const rates = guardDependency(createRateStore(database.db), 'the database');
-  const keys = guardDependency(createKeyStore(database.db), 'the database');
-  const storedQuotas = createQuotaStore(database.db);
-  let quotas: QuotaStore = guardDependency(storedQuotas, 'the database');
+  const storedKeys = guardDependency(createKeyStore(database.db), 'the database');
+  const keys = config.keyCacheMs > 0 ? createCachedKeyStore(storedKeys, { ttlMs: config.keyCacheMs }) : storedKeys;
+  const storedQuotas = guardDependency(createQuotaStore(database.db), 'the database');
+  let quotas: QuotaStore =
+    config.quotaFlushMs > 0 ? createBufferedQuotaStore(storedQuotas, { flushMs: config.quotaFlushMs, log, clock }) : storedQuotas;
   let lock: Lock = createLocalLock();
   let redis: Awaited<ReturnType<typeof openRedis>> | undefined;
   if (config.redisUrl) {

@@ -17,7 +17,7 @@ export interface RunningServer {
  */
 export async function startServer(config: Config): Promise<RunningServer> {
   const deps = await createDeps(config);
-  const app = await buildApp(deps, { logRequests: true });
+  const app = await buildApp(deps, { logRequests: config.logRequests });
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {

@@ -1,4 +1,4 @@
-import { DomainError } from './errors.js';
+import { DomainError, FeedError } from './errors.js';
 import type { Clock, Lock, Metrics, Provider, RateStore } from './ports.js';
 import { retentionStart, storeDocument, type Logger } from './refresh.js';
 import type { RateBook } from './rates.js';
@@ -88,7 +88,8 @@ export function createBackfill(options: BackfillOptions): Backfill {
         const today = utcDay(options.clock.now());
         options.log.info({ provider: provider.id, currency: code }, 'backfilling a currency on first request');
         const document = await provider.series({ from: retentionStart(options.clock), to: today }, { currencies: [code] });
-        if (document.days.length === 0) continue;
+        // The provider lists the currency but sent no rates: a feed failure, not an unsupported currency.
+        if (document.days.length === 0) throw new FeedError(`${provider.id} lists ${code} but returned no rates for it`);
         const outcome = await storeDocument(document, options.store, options.clock, options.log);
         await options.book.apply(outcome.stored);
         const seconds = (performance.now() - started) / 1000;

@@ -1,7 +1,7 @@
 import { parseCurrency } from './currencies.js';
 import { compare, divide, mean, ONE, parseDecimal, roundSignificant, roundToScale, subtract, fromInteger, multiply, type Rational } from './decimal.js';
 import { DomainError } from './errors.js';
-import { bridgeCurrency, formatRate, RATE_DIGITS, rateOn, today, type RateBook } from './rates.js';
+import { bridgeCurrency, formatRate, RATE_DIGITS, rateOn, sameProviderWhenPossible, today, type RateBook } from './rates.js';
 import { daysOf, lowerBound } from './rate-index.js';
 import { subtractMonths, type Day } from './time.js';
 
@@ -85,15 +85,37 @@ export function historyCsv(points: readonly HistoryPoint[]): string {
   return out;
 }
 
+const HISTORY_CACHE_ENTRIES = 2_000;
+const historyCaches = new WeakMap<RateBook, Map<string, { generation: number; history: History }>>();
+
+/**
+ * A pair's history for a range. Answers are cached per book generation and day: a history only
+ * changes when the stored rates do, or when the day (and so the range) moves.
+ */
 export async function pairHistory(book: RateBook, fromInput: string, toInput: string, rangeInput: string | undefined): Promise<History> {
   const from = parseCurrency(fromInput, 'from');
   const to = parseCurrency(toInput, 'to');
   const range = parseRange(rangeInput);
   const end = today(book.clock);
+  await book.snapshot();
+  let cache = historyCaches.get(book);
+  if (!cache) historyCaches.set(book, (cache = new Map()));
+  const key = `${from}${to}:${range}:${end}`;
+  const hit = cache.get(key);
+  const generation = book.generation();
+  if (hit && hit.generation === generation) return hit.history;
+  const history = await computeHistory(book, from, to, range, end);
+  if (cache.size >= HISTORY_CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
+  cache.set(key, { generation: book.generation(), history });
+  return history;
+}
+
+async function computeHistory(book: RateBook, from: string, to: string, range: HistoryRange, end: Day): Promise<History> {
   const start = rangeStart(range, end);
 
-  const fromData = (await book.sourceFor(from, 'from', 'history')).data;
-  const toData = (await book.sourceFor(to, 'to', 'history')).data;
+  let fromData = (await book.sourceFor(from, 'from', 'history')).data;
+  let toData = (await book.sourceFor(to, 'to', 'history')).data;
+  ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to));
 
   const bridge = bridgeCurrency(fromData, toData);
   const days = daysOf(fromData, from);

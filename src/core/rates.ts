@@ -86,6 +86,8 @@ export interface RateBook {
   apply(document: RateDocument): Promise<void>;
   /** Forgets what was read, so the next request reads the store again. */
   invalidate(): void;
+  /** Changes whenever the answers may change: a key for caches of computed responses. */
+  generation(): number;
   readonly providers: readonly string[];
   readonly store: RateStore;
   readonly clock: Clock;
@@ -173,6 +175,23 @@ export function rateOn(fromData: ProviderRates, from: string, toData: ProviderRa
   return multiply(divide(bFrom, vFrom), divide(vTo, bTo));
 }
 
+/**
+ * A pair both of whose currencies one provider quotes now is served by that provider alone
+ * (EUR→NGN by the provider that quotes NGN per EUR), so its date, freshness and staleness are
+ * that provider's, not those of a provider preferred for one side only.
+ */
+export function sameProviderWhenPossible(
+  fromData: ProviderRates,
+  from: string,
+  toData: ProviderRates,
+  to: string,
+): { fromData: ProviderRates; toData: ProviderRates } {
+  if (fromData === toData) return { fromData, toData };
+  if (quotesNow(toData, from)) return { fromData: toData, toData };
+  if (quotesNow(fromData, to)) return { fromData, toData: fromData };
+  return { fromData, toData };
+}
+
 function feedUnavailable(detail: string): DomainError {
   return new DomainError('feed_unavailable', detail, { retryAfterSeconds: 60 });
 }
@@ -183,6 +202,9 @@ export function createRateBook(options: RateBookOptions): RateBook {
   let state: { data: Map<string, ProviderRates>; versions: Map<string, number>; failing: Map<string, boolean>; checkedAt: number } | undefined;
   let syncing: Promise<void> | undefined;
   let dirty = true;
+  /** Bumped whenever what is served may change; cached answers of an older generation are dropped. */
+  let generation = 0;
+  const quoteCache = new Map<string, { generation: number; quote: RateQuote }>();
 
   async function sync(): Promise<void> {
     const versions = await store.dataVersions();
@@ -199,7 +221,10 @@ export function createRateBook(options: RateBookOptions): RateBook {
       else data.delete(provider);
       known.set(provider, version);
     }
+    const changed =
+      !state || data.size !== state.data.size || [...data].some(([id, d]) => state!.data.get(id) !== d) || [...failing].some(([id, f]) => state!.failing.get(id) !== f);
     state = { data, versions: known, failing, checkedAt: Date.now() };
+    if (changed) generation += 1;
   }
 
   function startSync(): Promise<void> {
@@ -250,8 +275,24 @@ export function createRateBook(options: RateBookOptions): RateBook {
   async function liveRate(fromInput: string, toInput: string): Promise<RateQuote> {
     const from = parseCurrency(fromInput, 'from');
     const to = parseCurrency(toInput, 'to');
-    const fromData = (await sourceFor(from, 'from', 'live')).data;
-    const { snapshot: s, data: toData } = await sourceFor(to, 'to', 'live');
+    await snapshot();
+    // The same pair is asked for again and again between refreshes: compute it once per generation.
+    const key = from + to;
+    const cached = quoteCache.get(key);
+    if (cached && cached.generation === generation) {
+      if (cached.quote.stale) options.metrics?.staleServed();
+      return cached.quote;
+    }
+    const quote = await computeRate(from, to);
+    if (quoteCache.size > 100_000) quoteCache.clear();
+    quoteCache.set(key, { generation, quote });
+    return quote;
+  }
+
+  async function computeRate(from: string, to: string): Promise<RateQuote> {
+    let fromData = (await sourceFor(from, 'from', 'live')).data;
+    let { snapshot: s, data: toData } = await sourceFor(to, 'to', 'live');
+    ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to));
     const stale = (s.failing.get(fromData.provider) ?? false) || (s.failing.get(toData.provider) ?? false);
     if (stale) options.metrics?.staleServed();
     if (from === to) {
@@ -288,6 +329,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     applyDocument(data, document);
     pruneProviderRates(data, retentionStart(clock));
     state.data.set(document.provider, data);
+    generation += 1;
     // Our own write moved the version by one; any other change means someone else wrote too.
     const versions = await store.dataVersions();
     const version = versions.get(document.provider);
@@ -306,6 +348,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     invalidate() {
       dirty = true;
     },
+    generation: () => generation,
     providers,
     store,
     clock,

@@ -40,6 +40,8 @@ function compressed(body: string, etag: string, encoding: 'br' | 'gzip'): Buffer
 
 export interface CacheableBody {
   body: string;
+  /** The body's strong ETag, when the caller already knows it. */
+  etag?: string;
   contentType: string;
   cacheControl: string;
   lastModified?: string;
@@ -53,7 +55,7 @@ export interface CacheableBody {
  * when the client already holds it.
  */
 export function sendCacheable(request: FastifyRequest, reply: FastifyReply, response: CacheableBody): FastifyReply {
-  const baseTag = strongEtag(response.body);
+  const baseTag = response.etag ?? strongEtag(response.body);
   let encoding: Encoding = 'identity';
   if (response.compressible) {
     reply.header('Vary', 'Accept-Encoding');

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { historyCsv, pairHistory } from '../../core/history.js';
 import type { RateBook } from '../../core/rates.js';
-import { sendCacheable } from '../caching.js';
+import { sendCacheable, strongEtag } from '../caching.js';
 import { PROBLEMS, problemOf, sendProblem } from '../problem.js';
 import {
   badRequest,
@@ -32,6 +32,10 @@ const RATE_LIMIT_HEADERS = {
 };
 
 export const API_PATHS = ['/api/v1/rate', '/api/v1/convert', '/api/v1/history'] as const;
+
+/** Rendered bodies of cached answers, dropped with them. */
+const renderedQuotes = new WeakMap<object, { body: string; etag: string }>();
+const renderedHistories = new WeakMap<object, { json: string; jsonEtag: string; csv: string; csvEtag: string }>();
 
 export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -65,8 +69,16 @@ export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions
     },
     async (request, reply) => {
       const quote = await book.liveRate(request.query.from, request.query.to);
+      // The book hands out the same quote object until the rates change: render it once.
+      let rendered = renderedQuotes.get(quote);
+      if (!rendered) {
+        const body = reply.serialize(quote) as string;
+        rendered = { body, etag: strongEtag(body) };
+        renderedQuotes.set(quote, rendered);
+      }
       return sendCacheable(request, reply, {
-        body: reply.serialize(quote) as string,
+        body: rendered.body,
+        etag: rendered.etag,
         contentType: 'application/json; charset=utf-8',
         cacheControl: liveCacheControl(),
         lastModified: quote.asOf,
@@ -136,18 +148,27 @@ export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions
     async (request, reply) => {
       const history = await pairHistory(book, request.query.from, request.query.to, request.query.range);
       const cacheControl = `private, max-age=${HISTORY_MAX_AGE}`;
+      let rendered = renderedHistories.get(history);
+      if (!rendered) {
+        const { from: _from, to: _to, ...fields } = history;
+        const json = JSON.stringify(fields);
+        const csv = historyCsv(history.points);
+        rendered = { json, jsonEtag: strongEtag(json), csv, csvEtag: strongEtag(csv) };
+        renderedHistories.set(history, rendered);
+      }
       if (request.query.format === 'csv') {
         return sendCacheable(request, reply, {
-          body: historyCsv(history.points),
+          body: rendered.csv,
+          etag: rendered.csvEtag,
           contentType: 'text/csv; charset=utf-8',
           cacheControl,
           compressible: true,
           extraHeaders: { 'Content-Disposition': `attachment; filename="${history.pair}_${history.range}.csv"` },
         });
       }
-      const { from: _from, to: _to, ...body } = history;
       return sendCacheable(request, reply, {
-        body: JSON.stringify(body),
+        body: rendered.json,
+        etag: rendered.jsonEtag,
         contentType: 'application/json; charset=utf-8',
         cacheControl,
         compressible: true,

@@ -1,0 +1,67 @@
+# syntax=docker/dockerfile:1
+#
+# exrates: a small, non-root image of the HTTP service and its CLI.
+#
+#   docker build -t exrates .
+#   docker run -p 8080:8080 -v exrates-data:/data -e EXRATES_CONTACT_EMAIL=keys@example.com exrates
+#   docker run --rm -v exrates-data:/data exrates keys create --tier free --owner you@example.com
+#
+# Written to the specification in docs/operations.md; see the note there: it has not been built
+# in the environment where it was written (no container engine there).
+
+ARG NODE_IMAGE=node:22-bookworm-slim
+
+# --- build: dev dependencies, TypeScript compile, then prune to production dependencies --------
+FROM ${NODE_IMAGE} AS build
+# better-sqlite3 installs a prebuilt binary when one matches; otherwise it compiles with these.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+
+COPY package.json package-lock.json ./
+# --ignore-scripts: the package's own `prepare` script runs tsc, and the sources are not copied
+# yet (this layer is cached until the lockfile changes). better-sqlite3's native install step is
+# then run on its own.
+RUN npm ci --ignore-scripts \
+ && npm rebuild better-sqlite3
+
+COPY tsconfig.json ./
+COPY src ./src
+# Compile, drop the dev dependencies, keep only better-sqlite3's compiled addon (its SQLite
+# sources and object files are ~25 MB), and check that the addon still loads.
+RUN npm run build \
+ && npm prune --omit=dev --ignore-scripts \
+ && cd node_modules/better-sqlite3 \
+ && mv build/Release/better_sqlite3.node /tmp/better_sqlite3.node \
+ && rm -rf build deps src \
+ && mkdir -p build/Release \
+ && mv /tmp/better_sqlite3.node build/Release/better_sqlite3.node \
+ && cd /app \
+ && node -e "const D = require('better-sqlite3'); new D(':memory:').close()"
+
+# --- runtime ---------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production \
+    PORT=8080 \
+    HOST=0.0.0.0 \
+    EXRATES_DATABASE_URL=sqlite:/data/exrates.db
+WORKDIR /app
+# The application files stay owned by root (read-only to the service); only /data is writable.
+RUN mkdir -p /data && chown node:node /data
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+
+USER node
+VOLUME ["/data"]
+EXPOSE 8080
+
+# Liveness only (/healthz answers while the process runs); load balancers should use /readyz.
+# The slim image has no curl: Node's fetch does the request.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+
+# node is PID 1 and receives SIGTERM itself: `serve` drains in-flight requests and exits.
+ENTRYPOINT ["node", "dist/cli/main.js"]
+CMD ["serve"]
