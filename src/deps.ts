@@ -103,8 +103,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const storedKeys = guardDependency(createKeyStore(database.db), 'the database');
   const keys = config.keyCacheMs > 0 ? createCachedKeyStore(storedKeys, { ttlMs: config.keyCacheMs }) : storedKeys;
   const storedQuotas = guardDependency(createQuotaStore(database.db), 'the database');
-  let quotas: QuotaStore =
-    config.quotaFlushMs > 0 ? createBufferedQuotaStore(storedQuotas, { flushMs: config.quotaFlushMs, log, clock }) : storedQuotas;
+  let quotas: QuotaStore = storedQuotas;
   let lock: Lock = createLocalLock();
   let redis: Awaited<ReturnType<typeof openRedis>> | undefined;
   if (config.redisUrl) {
@@ -116,6 +115,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     }
     quotas = guardDependency(createRedisQuotaStore({ redis, store: storedQuotas, log, clock }), 'the database');
     lock = guardDependency(createRedisLock(redis), 'redis');
+  } else if (config.quotaFlushMs > 0) {
+    quotas = createBufferedQuotaStore(storedQuotas, { flushMs: config.quotaFlushMs, log, clock });
   }
   const providers = createProviders(config, clock).map((p) => instrumentProvider(p, metrics));
   let backfill: ((code: string) => Promise<boolean>) | undefined;

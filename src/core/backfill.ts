@@ -59,7 +59,13 @@ export function createBackfill(options: BackfillOptions): Backfill {
   async function run(code: string): Promise<boolean> {
     const deadline = Date.now() + WAIT_FOR_OTHERS_MS;
     for (;;) {
-      const release = await options.lock.tryAcquire(`backfill:${code}`, BACKFILL_LOCK_MS);
+      let release: (() => Promise<void>) | null;
+      try {
+        release = await options.lock.tryAcquire(`backfill:${code}`, BACKFILL_LOCK_MS);
+      } catch {
+        // Without the shared lock, this instance backfills alone: at worst the same series is fetched twice.
+        return fetchAndStore(code);
+      }
       if (release) {
         try {
           // Another instance may have finished while this one waited for the lock.
@@ -69,7 +75,7 @@ export function createBackfill(options: BackfillOptions): Backfill {
           await release();
         }
       }
-      while (await options.lock.isHeld(`backfill:${code}`)) {
+      while (await options.lock.isHeld(`backfill:${code}`).catch(() => false)) {
         if (Date.now() > deadline) {
           throw new DomainError('feed_unavailable', `${code} is being loaded; try again shortly.`, { retryAfterSeconds: 10 });
         }

@@ -75,7 +75,14 @@ export function createRefresher(options: RefresherOptions): Refresher {
    * lock named after them refreshes, the others skip and read the result from the store.
    */
   async function scheduledRefresh(provider: Provider, attempt: string): Promise<void> {
-    const release = await options.lock.tryAcquire(`refresh:${provider.id}:${attempt}`, intervalMs);
+    let release: (() => Promise<void>) | null;
+    try {
+      release = await options.lock.tryAcquire(`refresh:${provider.id}:${attempt}`, intervalMs);
+    } catch (error) {
+      // Without the shared lock, refreshing here too is harmless; not refreshing would let rates age unseen.
+      options.log.warn({ provider: provider.id, err: error instanceof Error ? error.message : String(error) }, 'refresh lock unavailable; refreshing anyway');
+      release = async () => undefined;
+    }
     if (!release) {
       options.book.invalidate();
       return;
