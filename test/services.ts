@@ -41,3 +41,45 @@ export async function createPostgresSchema(): Promise<{ url: string; drop(): Pro
     },
   };
 }
+
+/** Where the Redis test server is; the default matches the development and CI machines. */
+export const REDIS_URL = process.env.EXRATES_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export async function redisAvailable(): Promise<boolean> {
+  const { Redis } = await import('ioredis');
+  // One attempt, no reconnects: a missing server must answer "no" quickly, not be retried forever.
+  const client = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.ping();
+    return true;
+  } catch (error) {
+    if (SERVICES_REQUIRED) throw new Error(`Redis is required here but unreachable at ${REDIS_URL}: ${String(error)}`);
+    console.log(`# SKIPPING Redis suites: no server at ${REDIS_URL} (set EXRATES_TEST_REDIS_URL)`);
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** Deletes every Redis key matching a glob pattern; SCAN, so a busy shared server is not blocked. */
+export async function deleteRedisKeys(pattern: string): Promise<number> {
+  const { Redis } = await import('ioredis');
+  const client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, retryStrategy: () => null });
+  client.on('error', () => undefined);
+  let deleted = 0;
+  try {
+    let cursor = '0';
+    // Bounded: a keyspace that kept growing under us must not loop forever.
+    for (let round = 0; round < 10_000; round += 1) {
+      const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+      if (keys.length > 0) deleted += await client.del(...keys);
+      cursor = next;
+      if (cursor === '0') break;
+    }
+  } finally {
+    client.disconnect();
+  }
+  return deleted;
+}

@@ -114,6 +114,8 @@ export interface QuotaStore {
   used(keyId: string, day: Day): Promise<number>;
   /** Raises a stored count to at least `used` (never lowers it); for counters kept elsewhere and flushed here. */
   record?(keyId: string, day: Day, used: number): Promise<void>;
+  /** Adds requests counted elsewhere (in Redis, by this instance) to the stored count. */
+  add?(keyId: string, day: Day, count: number): Promise<void>;
   close?(): Promise<void>;
 }
 

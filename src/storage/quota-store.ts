@@ -3,7 +3,7 @@ import type { QuotaStore } from '../core/ports.js';
 import type { Day } from '../core/time.js';
 import type { Database } from './schema.js';
 
-export function createQuotaStore(db: Kysely<Database>): QuotaStore & Required<Pick<QuotaStore, 'record'>> {
+export function createQuotaStore(db: Kysely<Database>): QuotaStore & Required<Pick<QuotaStore, 'record' | 'add'>> {
   return {
     /**
      * One statement, so the database serialises it: the conditional upsert only increments while
@@ -23,6 +23,15 @@ export function createQuotaStore(db: Kysely<Database>): QuotaStore & Required<Pi
         .executeTakeFirst();
       if (row) return { allowed: true, used: Number(row.used) };
       return { allowed: false, used: await this.used(keyId, day) };
+    },
+
+    async add(keyId: string, day: Day, count: number): Promise<void> {
+      if (count <= 0) return;
+      await db
+        .insertInto('quota_usage')
+        .values({ key_id: keyId, day, used: count })
+        .onConflict((oc) => oc.columns(['key_id', 'day']).doUpdateSet({ used: sql`quota_usage.used + ${count}` }))
+        .execute();
     },
 
     async record(keyId: string, day: Day, used: number): Promise<void> {

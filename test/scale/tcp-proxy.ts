@@ -1,0 +1,160 @@
+/**
+ * A loopback TCP proxy in front of PostgreSQL or Redis, so a test can take the engine away from
+ * the service without touching the shared engine itself:
+ *  - cut('refuse'): open connections are reset and new ones refused (the engine's process died);
+ *  - cut('blackhole'): open connections are reset and new ones accepted but never answered (a
+ *    host that vanished from the network, a firewall dropping packets);
+ *  - stall(): open connections stay up but nothing passes either way (a partition with no
+ *    reset); the bytes are held, not dropped, so protocol streams are intact afterwards;
+ *  - restore(): back to forwarding. Held connections of a black hole are reset, as a client's
+ *    retransmitted SYN would finally be answered by a fresh connection, not the old one.
+ */
+import net from 'node:net';
+
+export type ProxyState = 'open' | 'refuse' | 'blackhole' | 'stalled';
+
+export interface TcpProxy {
+  readonly port: number;
+  readonly state: ProxyState;
+  /** Connections accepted since the proxy started. */
+  readonly accepted: number;
+  cut(mode: 'refuse' | 'blackhole'): Promise<void>;
+  stall(): void;
+  restore(): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface Pair {
+  client: net.Socket;
+  upstream: net.Socket;
+}
+
+function listen(server: net.Server, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve((server.address() as net.AddressInfo).port);
+    });
+  });
+}
+
+export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+  const pairs = new Set<Pair>();
+  const held = new Set<net.Socket>();
+  let state: ProxyState = 'open';
+  let accepted = 0;
+  let closed = false;
+
+  function forward(client: net.Socket): void {
+    const upstream = net.connect(target.port, target.host);
+    const pair = { client, upstream };
+    pairs.add(pair);
+    const end = () => {
+      pairs.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+    // Plain data listeners rather than pipe(): pipe() may resume a source on 'drain', which would
+    // let bytes through a stall.
+    client.on('data', (chunk: Buffer) => upstream.write(chunk));
+    upstream.on('data', (chunk: Buffer) => client.write(chunk));
+    client.on('end', () => upstream.end());
+    upstream.on('end', () => client.end());
+    if (state === 'stalled') {
+      client.pause();
+      upstream.pause();
+    }
+  }
+
+  function onConnection(client: net.Socket): void {
+    accepted += 1;
+    client.setNoDelay(true);
+    if (state === 'blackhole') {
+      held.add(client);
+      client.on('error', () => undefined);
+      client.on('close', () => held.delete(client));
+      // Read and discard, so the client's writes never block on a full buffer.
+      client.on('data', () => undefined);
+      return;
+    }
+    forward(client);
+  }
+
+  let server = net.createServer(onConnection);
+  const port = await listen(server, 0);
+
+  function resetAll(): void {
+    for (const { client, upstream } of pairs) {
+      client.resetAndDestroy();
+      upstream.destroy();
+    }
+    pairs.clear();
+  }
+
+  function closeListener(): Promise<void> {
+    return new Promise((resolve) => server.close(() => resolve()));
+  }
+
+  return {
+    port,
+    get state() {
+      return state;
+    },
+    get accepted() {
+      return accepted;
+    },
+    async cut(mode) {
+      state = mode;
+      resetAll();
+      if (mode === 'refuse') await closeListener();
+    },
+    stall() {
+      state = 'stalled';
+      for (const { client, upstream } of pairs) {
+        client.pause();
+        upstream.pause();
+      }
+    },
+    async restore() {
+      const previous = state;
+      state = 'open';
+      if (previous === 'refuse' && !closed) {
+        server = net.createServer(onConnection);
+        await listen(server, port);
+      }
+      for (const socket of held) socket.resetAndDestroy();
+      held.clear();
+      if (previous === 'stalled') {
+        for (const { client, upstream } of pairs) {
+          client.resume();
+          upstream.resume();
+        }
+      }
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      resetAll();
+      for (const socket of held) socket.destroy();
+      held.clear();
+      if (server.listening) await closeListener();
+    },
+  };
+}
+
+/** host and port of a postgres:// or redis:// URL. */
+export function endpointOf(url: string, defaultPort: number): { host: string; port: number } {
+  const parsed = new URL(url);
+  return { host: parsed.hostname || '127.0.0.1', port: parsed.port ? Number(parsed.port) : defaultPort };
+}
+
+/** The same URL with its host and port replaced by the proxy's. */
+export function throughProxy(url: string, proxy: TcpProxy): string {
+  const parsed = new URL(url);
+  parsed.hostname = '127.0.0.1';
+  parsed.port = String(proxy.port);
+  return parsed.toString();
+}
