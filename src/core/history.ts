@@ -85,29 +85,15 @@ export function historyCsv(points: readonly HistoryPoint[]): string {
   return out;
 }
 
-const HISTORY_CACHE_ENTRIES = 2_000;
-const historyCaches = new WeakMap<RateBook, Map<string, { generation: number; history: History }>>();
-
 /**
- * A pair's history for a range. Answers are cached per book generation and day: a history only
- * changes when the stored rates do, or when the day (and so the range) moves.
+ * A pair's history for a range. Not cached here: the HTTP layer caches the rendered bodies, which
+ * are what is worth keeping (a few tens of kilobytes each, against the points' objects).
  */
 export async function pairHistory(book: RateBook, fromInput: string, toInput: string, rangeInput: string | undefined): Promise<History> {
   const from = parseCurrency(fromInput, 'from');
   const to = parseCurrency(toInput, 'to');
   const range = parseRange(rangeInput);
-  const end = today(book.clock);
-  await book.snapshot();
-  let cache = historyCaches.get(book);
-  if (!cache) historyCaches.set(book, (cache = new Map()));
-  const key = `${from}${to}:${range}:${end}`;
-  const hit = cache.get(key);
-  const generation = book.generation();
-  if (hit && hit.generation === generation) return hit.history;
-  const history = await computeHistory(book, from, to, range, end);
-  if (cache.size >= HISTORY_CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
-  cache.set(key, { generation: book.generation(), history });
-  return history;
+  return computeHistory(book, from, to, range, today(book.clock));
 }
 
 async function computeHistory(book: RateBook, from: string, to: string, range: HistoryRange, end: Day): Promise<History> {

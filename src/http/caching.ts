@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
 import { negotiate } from '@fastify/accept-negotiator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { createByteLru } from './byte-lru.js';
 
 export function strongEtag(body: string): string {
   return `"${createHash('sha1').update(body).digest('base64url')}"`;
@@ -17,12 +18,11 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
 
 export type Encoding = 'br' | 'gzip' | 'identity';
 
-const COMPRESSED_CACHE_LIMIT = 256;
 /**
  * Compressed bodies by ETag and encoding. A history body changes only when the stored rates do,
  * so compressing it once serves every repeat of the same request.
  */
-const compressedCache = new Map<string, Buffer>();
+const compressedCache = createByteLru<Buffer>(24 * 1024 * 1024);
 
 function compressed(body: string, etag: string, encoding: 'br' | 'gzip'): Buffer {
   const key = `${encoding}:${etag}`;
@@ -32,8 +32,7 @@ function compressed(body: string, etag: string, encoding: 'br' | 'gzip'): Buffer
       encoding === 'br'
         ? brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 5 } })
         : gzipSync(body, { level: 6 });
-    if (compressedCache.size >= COMPRESSED_CACHE_LIMIT) compressedCache.delete(compressedCache.keys().next().value!);
-    compressedCache.set(key, buffer);
+    compressedCache.set(key, buffer, buffer.length);
   }
   return buffer;
 }

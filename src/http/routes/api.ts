@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { historyCsv, pairHistory } from '../../core/history.js';
 import type { RateBook } from '../../core/rates.js';
+import { createByteLru } from '../byte-lru.js';
 import { sendCacheable, strongEtag } from '../caching.js';
 import { PROBLEMS, problemOf, sendProblem } from '../problem.js';
 import {
@@ -35,11 +36,13 @@ export const API_PATHS = ['/api/v1/rate', '/api/v1/convert', '/api/v1/history'] 
 
 /** Rendered bodies of cached answers, dropped with them. */
 const renderedQuotes = new WeakMap<object, { body: string; etag: string }>();
-const renderedHistories = new WeakMap<object, { json: string; jsonEtag: string; csv: string; csvEtag: string }>();
+
 
 export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const { book } = options;
+  /** Rendered history bodies of this app's book; strings count two bytes a character. */
+  const renderedHistories = createByteLru<{ body: string; etag: string; name: string }>(32 * 1024 * 1024);
 
   /** Live responses may be cached until the next scheduled refresh; refreshes run on wall-clock multiples of the interval. */
   function liveCacheControl(): string {
@@ -146,29 +149,38 @@ export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions
       },
     },
     async (request, reply) => {
-      const history = await pairHistory(book, request.query.from, request.query.to, request.query.range);
+      const { from, to, range, format } = request.query;
       const cacheControl = `private, max-age=${HISTORY_MAX_AGE}`;
-      let rendered = renderedHistories.get(history);
+      const csv = format === 'csv';
+      // Rendered bodies are cached per pair, range, day and generation of the rates: the same
+      // history is asked for again and again between refreshes.
+      const key = `${from.toUpperCase()}${to.toUpperCase()}:${range ?? ''}:${csv ? 'csv' : 'json'}:${book.clock.now().toISOString().slice(0, 10)}:${book.generation()}`;
+      let rendered = renderedHistories.get(key);
       if (!rendered) {
-        const { from: _from, to: _to, ...fields } = history;
-        const json = JSON.stringify(fields);
-        const csv = historyCsv(history.points);
-        rendered = { json, jsonEtag: strongEtag(json), csv, csvEtag: strongEtag(csv) };
-        renderedHistories.set(history, rendered);
+        const history = await pairHistory(book, from, to, range);
+        let body: string;
+        if (csv) body = historyCsv(history.points);
+        else {
+          const { from: _from, to: _to, ...fields } = history;
+          body = JSON.stringify(fields);
+        }
+        rendered = { body, etag: strongEtag(body), name: `${history.pair}_${history.range}.csv` };
+        // The generation may have moved while computing: key by the one the answer was built from.
+        renderedHistories.set(key, rendered, body.length * 2);
       }
-      if (request.query.format === 'csv') {
+      if (csv) {
         return sendCacheable(request, reply, {
-          body: rendered.csv,
-          etag: rendered.csvEtag,
+          body: rendered.body,
+          etag: rendered.etag,
           contentType: 'text/csv; charset=utf-8',
           cacheControl,
           compressible: true,
-          extraHeaders: { 'Content-Disposition': `attachment; filename="${history.pair}_${history.range}.csv"` },
+          extraHeaders: { 'Content-Disposition': `attachment; filename="${rendered.name}"` },
         });
       }
       return sendCacheable(request, reply, {
-        body: rendered.json,
-        etag: rendered.jsonEtag,
+        body: rendered.body,
+        etag: rendered.etag,
         contentType: 'application/json; charset=utf-8',
         cacheControl,
         compressible: true,
