@@ -73,9 +73,16 @@ export const ConfigSchema = Type.Object({
   }),
   EXRATES_KEY_CACHE_MS: Type.Integer({
     minimum: 0,
+    maximum: 3600000,
+    default: 60000,
+    description:
+      'How long a known key is cached in each process. Revocations, by any process, are noticed within EXRATES_REVOCATION_POLL_MS whatever this is. 0 disables the cache.',
+  }),
+  EXRATES_REVOCATION_POLL_MS: Type.Integer({
+    minimum: 50,
     maximum: 60000,
     default: 500,
-    description: 'How long a key lookup is cached in each process; a revoked key is refused everywhere within this time. 0 disables the cache.',
+    description: 'How often each process checks the store for revoked keys: a revoked key is refused everywhere within this time.',
   }),
   EXRATES_LOG_REQUESTS: Type.Boolean({
     default: false,
@@ -117,6 +124,7 @@ export interface Config {
   quota: { free: number; pro: number };
   quotaFlushMs: number;
   keyCacheMs: number;
+  revocationPollMs: number;
   logRequests: boolean;
   logLevel: (typeof LOG_LEVELS)[number];
   contactEmail: string;
@@ -167,7 +175,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const v = values as {
     PORT: number; HOST: string; EXRATES_DATABASE_URL: string; EXRATES_REDIS_URL?: string; EXRATES_PROVIDERS: string; EXRATES_ECB_URL: string;
     EXRATES_FILE_URL?: string; EXRATES_NOW?: string; EXRATES_FRANKFURTER_URL: string; EXRATES_OXR_APP_ID?: string; EXRATES_OXR_URL: string;
-    EXRATES_NEGATIVE_CACHE_SECONDS: number; EXRATES_QUOTA_FLUSH_MS: number; EXRATES_KEY_CACHE_MS: number; EXRATES_LOG_REQUESTS: boolean; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
+    EXRATES_NEGATIVE_CACHE_SECONDS: number; EXRATES_QUOTA_FLUSH_MS: number; EXRATES_KEY_CACHE_MS: number; EXRATES_REVOCATION_POLL_MS: number; EXRATES_LOG_REQUESTS: boolean; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
     EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_CONTACT_EMAIL: string; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
   };
   const list: string[] = [];
@@ -200,6 +208,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     quota: Object.freeze({ free: v.EXRATES_QUOTA_FREE, pro: v.EXRATES_QUOTA_PRO }),
     quotaFlushMs: v.EXRATES_QUOTA_FLUSH_MS,
     keyCacheMs: v.EXRATES_KEY_CACHE_MS,
+    revocationPollMs: v.EXRATES_REVOCATION_POLL_MS,
     logRequests: v.EXRATES_LOG_REQUESTS,
     logLevel: v.EXRATES_LOG_LEVEL,
     contactEmail: v.EXRATES_CONTACT_EMAIL,

@@ -101,7 +101,9 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   }
   const rates = guardDependency(createRateStore(database.db), 'the database');
   const storedKeys = guardDependency(createKeyStore(database.db), 'the database');
-  const keys = config.keyCacheMs > 0 ? createCachedKeyStore(storedKeys, { ttlMs: config.keyCacheMs }) : storedKeys;
+  const cachedKeys =
+    config.keyCacheMs > 0 ? createCachedKeyStore(storedKeys, { ttlMs: config.keyCacheMs, revocationPollMs: config.revocationPollMs, log }) : undefined;
+  const keys = cachedKeys ?? storedKeys;
   const storedQuotas = guardDependency(createQuotaStore(database.db), 'the database');
   let quotas: QuotaStore = storedQuotas;
   let lock: Lock = createLocalLock();
@@ -143,6 +145,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     book,
     refresher,
     async close() {
+      cachedKeys?.close();
       await refresher.stop();
       await quotas.close?.();
       redis?.disconnect();

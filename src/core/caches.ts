@@ -3,16 +3,43 @@ import type { Logger } from './refresh.js';
 import type { Day } from './time.js';
 
 /**
- * Key lookups cached for a short time: a request costs one hash and one map lookup instead of a
- * query. Revocations are seen once the entry expires, so the TTL bounds how long a revoked key
- * still works on an instance.
+ * Key lookups cached, so a request costs one hash and one map lookup instead of a query. Known
+ * keys are kept for `ttlMs`; unknown ones only briefly (a key created a moment ago must work).
+ * Revocations, also those made by another process (the CLI, another instance), are noticed by
+ * polling a revocation mark every `revocationPollMs`, which empties the cache.
  */
-export function createCachedKeyStore(keys: KeyStore, options: { ttlMs: number; maxEntries?: number }): KeyStore {
+export function createCachedKeyStore(
+  keys: KeyStore,
+  options: { ttlMs: number; unknownTtlMs?: number; revocationPollMs: number; log: Logger; maxEntries?: number },
+): KeyStore & { close(): void } {
   const max = options.maxEntries ?? 50_000;
-  const cache = new Map<string, { at: number; record: Promise<ApiKeyRecord | null> }>();
+  const unknownTtl = options.unknownTtlMs ?? 1_000;
+  const cache = new Map<string, { until: number; record: Promise<ApiKeyRecord | null> }>();
+  let mark: string | undefined;
+  let polling = false;
+  const timer = setInterval(() => {
+    if (polling || !keys.revocationMark) return;
+    polling = true;
+    keys
+      .revocationMark()
+      .then((current) => {
+        if (mark !== undefined && current !== mark) cache.clear();
+        mark = current;
+      })
+      .catch((error: unknown) => {
+        // Without the mark, cached keys cannot be trusted to be unrevoked.
+        cache.clear();
+        options.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not check for revoked keys');
+      })
+      .finally(() => {
+        polling = false;
+      });
+  }, options.revocationPollMs);
+  timer.unref();
   return {
     insert: (record) => keys.insert(record),
     list: () => keys.list(),
+    revocationMark: () => keys.revocationMark?.() ?? Promise.resolve(''),
     revokeByPrefix: async (prefix, at) => {
       const revoked = await keys.revokeByPrefix(prefix, at);
       cache.clear();
@@ -21,12 +48,21 @@ export function createCachedKeyStore(keys: KeyStore, options: { ttlMs: number; m
     findByHash(hash) {
       const now = Date.now();
       const hit = cache.get(hash);
-      if (hit && now - hit.at < options.ttlMs) return hit.record;
+      if (hit && now < hit.until) return hit.record;
       const record = keys.findByHash(hash);
       if (cache.size >= max) cache.delete(cache.keys().next().value!);
-      cache.set(hash, { at: now, record });
-      record.catch(() => cache.delete(hash));
+      const entry = { until: now + unknownTtl, record };
+      cache.set(hash, entry);
+      record.then(
+        (found) => {
+          if (found) entry.until = now + options.ttlMs;
+        },
+        () => cache.delete(hash),
+      );
       return record;
+    },
+    close() {
+      clearInterval(timer);
     },
   };
 }
@@ -38,7 +74,7 @@ export function createCachedKeyStore(keys: KeyStore, options: { ttlMs: number; m
  * store, use Redis (EXRATES_REDIS_URL) instead.
  */
 export function createBufferedQuotaStore(
-  store: QuotaStore & Required<Pick<QuotaStore, 'record'>>,
+  store: QuotaStore & Required<Pick<QuotaStore, 'record' | 'recordMany'>>,
   options: { flushMs: number; log: Logger; clock: Clock },
 ): QuotaStore {
   const counters = new Map<string, { keyId: string; day: Day; used: number; loading?: Promise<void> }>();
@@ -47,16 +83,14 @@ export function createBufferedQuotaStore(
   async function flush(): Promise<void> {
     const names = [...dirty];
     dirty.clear();
-    for (const name of names) {
-      const c = counters.get(name);
-      if (!c) continue;
-      try {
-        await store.record(c.keyId, c.day, c.used);
-      } catch (error) {
-        dirty.add(name);
-        options.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not write quota counters; will retry');
-        return;
-      }
+    const entries = names.map((name) => counters.get(name)).filter((c) => c !== undefined);
+    try {
+      // One transaction for the whole batch: a thousand keys cost one write, not a thousand.
+      await store.recordMany(entries.map((c) => ({ keyId: c.keyId, day: c.day, used: c.used })));
+    } catch (error) {
+      for (const name of names) dirty.add(name);
+      options.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not write quota counters; will retry');
+      return;
     }
     // Yesterday's counters are done once written.
     const today = options.clock.now().toISOString().slice(0, 10);

@@ -67,6 +67,19 @@ export function divide(a: Rational, b: Rational): Rational {
   return reduce(a.num * b.den, a.den * b.num);
 }
 
+/**
+ * a / b without reducing to lowest terms: for a value that is rounded right away (a rate), the
+ * greatest-common-divisor step costs more than everything else.
+ */
+export function divideUnreduced(a: Rational, b: Rational): Rational {
+  if (b.num === 0n) throw new RangeError('division by zero');
+  return b.num < 0n ? { num: -a.num * b.den, den: a.den * -b.num } : { num: a.num * b.den, den: a.den * b.num };
+}
+
+export function multiplyUnreduced(a: Rational, b: Rational): Rational {
+  return { num: a.num * b.num, den: a.den * b.den };
+}
+
 export function add(a: Rational, b: Rational): Rational {
   return reduce(a.num * b.den + b.num * a.den, a.den * b.den);
 }
@@ -160,8 +173,18 @@ export function stripLeadingZeros(text: string): string {
 /** Mean of a non-empty list of rationals, exact. */
 export function mean(values: readonly Rational[]): Rational {
   if (values.length === 0) throw new RangeError('mean of no values');
-  // Summing over a common denominator keeps each step cheap for decimal inputs.
-  let sum: Rational = ZERO;
-  for (const v of values) sum = add(sum, v);
-  return divide(sum, fromInteger(values.length));
+  // Decimal inputs share a denominator (the largest power of ten among them): sum over it in one
+  // pass of integer additions instead of reducing a fraction at every step.
+  let common = 1n;
+  for (const v of values) if (v.den > common) common = v.den;
+  let sum = 0n;
+  for (const v of values) {
+    if (common % v.den !== 0n) {
+      let exact: Rational = ZERO;
+      for (const w of values) exact = add(exact, w);
+      return divide(exact, fromInteger(values.length));
+    }
+    sum += v.num * (common / v.den);
+  }
+  return reduce(sum, common * BigInt(values.length));
 }

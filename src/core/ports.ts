@@ -103,6 +103,8 @@ export interface KeyStore {
   list(): Promise<ApiKeyRecord[]>;
   /** Revokes every active key whose prefix starts with the given text; returns the revoked records. */
   revokeByPrefix(prefix: string, at: string): Promise<ApiKeyRecord[]>;
+  /** Changes whenever a key is revoked: a cheap way for caches to notice revocations by other processes. */
+  revocationMark?(): Promise<string>;
 }
 
 export interface QuotaStore {
@@ -116,6 +118,8 @@ export interface QuotaStore {
   record?(keyId: string, day: Day, used: number): Promise<void>;
   /** Adds requests counted elsewhere (in Redis, by this instance) to the stored count. */
   add?(keyId: string, day: Day, count: number): Promise<void>;
+  /** Raises many stored counts at once (one transaction). */
+  recordMany?(entries: ReadonlyArray<{ keyId: string; day: Day; used: number }>): Promise<void>;
   close?(): Promise<void>;
 }
 

@@ -1,5 +1,5 @@
 import { isIsoCurrency, parseCurrency, resultDecimals } from './currencies.js';
-import { divide, multiply, ONE, parseDecimal, roundSignificant, roundToScale, stripLeadingZeros, type Rational } from './decimal.js';
+import { divide, divideUnreduced, multiply, multiplyUnreduced, ONE, parseDecimal, roundSignificant, roundToScale, stripLeadingZeros, type Rational } from './decimal.js';
 import { DomainError } from './errors.js';
 import type { Clock, Metrics, RateDocument, RateStore, StoredQuote } from './ports.js';
 import {
@@ -167,12 +167,13 @@ export function rateOn(fromData: ProviderRates, from: string, toData: ProviderRa
   const vFrom = valueOn(fromData, from, day);
   const vTo = valueOn(toData, to, day);
   if (!vFrom || !vTo) return undefined;
-  if (fromData === toData) return divide(vTo, vFrom);
+  // Unreduced: the value is rounded at once, and reducing would cost more than the rest.
+  if (fromData === toData) return divideUnreduced(vTo, vFrom);
   if (bridge === undefined) return undefined;
   const bFrom = valueOn(fromData, bridge, day);
   const bTo = valueOn(toData, bridge, day);
   if (!bFrom || !bTo) return undefined;
-  return multiply(divide(bFrom, vFrom), divide(vTo, bTo));
+  return multiplyUnreduced(divideUnreduced(bFrom, vFrom), divideUnreduced(vTo, bTo));
 }
 
 /**

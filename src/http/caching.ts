@@ -22,7 +22,7 @@ export type Encoding = 'br' | 'gzip' | 'identity';
  * Compressed bodies by ETag and encoding. A history body changes only when the stored rates do,
  * so compressing it once serves every repeat of the same request.
  */
-const compressedCache = createByteLru<Buffer>(24 * 1024 * 1024);
+const compressedCache = createByteLru<Buffer>(16 * 1024 * 1024);
 
 function compressed(body: string, etag: string, encoding: 'br' | 'gzip'): Buffer {
   const key = `${encoding}:${etag}`;

@@ -40,6 +40,14 @@ export function createKeyStore(db: Kysely<Database>): KeyStore {
       return rows.map(toRecord);
     },
 
+    async revocationMark(): Promise<string> {
+      const row = await db
+        .selectFrom('api_keys')
+        .select((eb) => [eb.fn.max('revoked_at').as('last'), eb.fn.count<number | string | bigint>('revoked_at').as('n')])
+        .executeTakeFirst();
+      return `${String(row?.n ?? 0)}:${row?.last ?? ''}`;
+    },
+
     async revokeByPrefix(prefix: string, at: string): Promise<ApiKeyRecord[]> {
       return db.transaction().execute(async (trx) => {
         // substr rather than LIKE: '_' in every key is a LIKE wildcard, and escaping differs by engine.

@@ -3,7 +3,7 @@ import type { QuotaStore } from '../core/ports.js';
 import type { Day } from '../core/time.js';
 import type { Database } from './schema.js';
 
-export function createQuotaStore(db: Kysely<Database>): QuotaStore & Required<Pick<QuotaStore, 'record' | 'add'>> {
+export function createQuotaStore(db: Kysely<Database>): QuotaStore & Required<Pick<QuotaStore, 'record' | 'add' | 'recordMany'>> {
   return {
     /**
      * One statement, so the database serialises it: the conditional upsert only increments while
@@ -32,6 +32,23 @@ export function createQuotaStore(db: Kysely<Database>): QuotaStore & Required<Pi
         .values({ key_id: keyId, day, used: count })
         .onConflict((oc) => oc.columns(['key_id', 'day']).doUpdateSet({ used: sql`quota_usage.used + ${count}` }))
         .execute();
+    },
+
+    async recordMany(entries): Promise<void> {
+      if (entries.length === 0) return;
+      await db.transaction().execute(async (trx) => {
+        for (let i = 0; i < entries.length; i += 300) {
+          await trx
+            .insertInto('quota_usage')
+            .values(entries.slice(i, i + 300).map((e) => ({ key_id: e.keyId, day: e.day, used: e.used })))
+            .onConflict((oc) =>
+              oc.columns(['key_id', 'day']).doUpdateSet({
+                used: sql`CASE WHEN quota_usage.used < excluded.used THEN excluded.used ELSE quota_usage.used END`,
+              }),
+            )
+            .execute();
+        }
+      });
     },
 
     async record(keyId: string, day: Day, used: number): Promise<void> {

@@ -41,8 +41,8 @@ const renderedQuotes = new WeakMap<object, { body: string; etag: string }>();
 export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const { book } = options;
-  /** Rendered history bodies of this app's book; strings count two bytes a character. */
-  const renderedHistories = createByteLru<{ body: string; etag: string; name: string }>(32 * 1024 * 1024);
+  /** Rendered history bodies of this app's book (ASCII: one byte a character). */
+  const renderedHistories = createByteLru<{ body: string; etag: string; name: string }>(48 * 1024 * 1024);
 
   /** Live responses may be cached until the next scheduled refresh; refreshes run on wall-clock multiples of the interval. */
   function liveCacheControl(): string {
@@ -166,7 +166,7 @@ export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions
         }
         rendered = { body, etag: strongEtag(body), name: `${history.pair}_${history.range}.csv` };
         // The generation may have moved while computing: key by the one the answer was built from.
-        renderedHistories.set(key, rendered, body.length * 2);
+        renderedHistories.set(key, rendered, body.length);
       }
       if (csv) {
         return sendCacheable(request, reply, {
