@@ -11,6 +11,14 @@ function toQuote(row: RatesTable): StoredQuote {
 }
 
 export function createRateStore(db: Kysely<Database>): RateStore {
+  /** A provider's quotes between two days inclusive, optionally of some currencies only, ascending by day. */
+  async function quotesBetween(provider: string, range: DayRange, currencies?: readonly string[]): Promise<StoredQuote[]> {
+    let query = db.selectFrom('rates').selectAll().where('provider', '=', provider).where('day', '>=', range.from).where('day', '<=', range.to);
+    if (currencies) query = query.where('quote', 'in', [...currencies]);
+    const rows = await query.orderBy('day').orderBy('quote').execute();
+    return rows.map(toQuote);
+  }
+
   return {
     async saveDocument(document: RateDocument): Promise<number> {
       const rows: RatesTable[] = [];
@@ -59,30 +67,11 @@ export function createRateStore(db: Kysely<Database>): RateStore {
 
     async series(provider: string, currencies: readonly string[], range: DayRange): Promise<StoredQuote[]> {
       if (currencies.length === 0) return [];
-      const rows = await db
-        .selectFrom('rates')
-        .selectAll()
-        .where('provider', '=', provider)
-        .where('quote', 'in', [...currencies])
-        .where('day', '>=', range.from)
-        .where('day', '<=', range.to)
-        .orderBy('day')
-        .orderBy('quote')
-        .execute();
-      return rows.map(toQuote);
+      return quotesBetween(provider, range, currencies);
     },
 
-    async allQuotes(provider: string, range: DayRange): Promise<StoredQuote[]> {
-      const rows = await db
-        .selectFrom('rates')
-        .selectAll()
-        .where('provider', '=', provider)
-        .where('day', '>=', range.from)
-        .where('day', '<=', range.to)
-        .orderBy('day')
-        .orderBy('quote')
-        .execute();
-      return rows.map(toQuote);
+    allQuotes(provider: string, range: DayRange): Promise<StoredQuote[]> {
+      return quotesBetween(provider, range);
     },
 
     async dataVersions(): Promise<Map<string, number>> {
