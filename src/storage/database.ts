@@ -40,7 +40,13 @@ export async function openDatabase(url: string): Promise<OpenDatabase> {
     const { default: pg } = await import('pg');
     // Short timeouts: with PostgreSQL down or restarting, requests fail fast instead of queueing.
     const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 2000, query_timeout: 5000 });
+    // A connection reset while a client is idle in the pool, or checked out between two queries,
+    // is emitted as an 'error' event that would end the process when nobody listens; the query
+    // that needed the client fails on its own and answers 503.
     pool.on('error', () => undefined);
+    pool.on('connect', (client) => {
+      client.on('error', () => undefined);
+    });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, engine: 'postgres', close: () => db.destroy() };
   }
