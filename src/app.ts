@@ -72,13 +72,15 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     maxAge: 86400,
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  // Callback-style hooks: on every response, a promise per hook is measurable.
+  app.addHook('onResponse', (request, reply, done) => {
     deps.metrics.httpRequest(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
 
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     reply.header('X-Content-Type-Options', 'nosniff');
-    return payload;
+    done(null, payload);
   });
 
   app.setErrorHandler((error: FastifyError | DomainError, request, reply) => {

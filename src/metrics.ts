@@ -51,11 +51,20 @@ export function createMetrics(): ServiceMetrics {
   });
   const stale = new Counter({ name: 'exrates_stale_responses_total', help: 'Rates served with stale: true.', registers: [registry] });
   const quota = new Counter({ name: 'exrates_quota_rejections_total', help: 'Requests refused with 429.', registers: [registry] });
+  // Label children looked up once per route, method and status: resolving labels on every
+  // request costs more than the observation itself.
+  const requestChildren = new Map<string, { inc(): void }>();
+  const latencyChildren = new Map<string, { observe(value: number): void }>();
   return {
     registry,
     httpRequest(route, method, status, seconds) {
-      requests.inc({ route, method, status: String(status) });
-      latency.observe({ route }, seconds);
+      const key = `${route} ${method} ${status}`;
+      let counter = requestChildren.get(key);
+      if (!counter) requestChildren.set(key, (counter = requests.labels(route, method, String(status))));
+      counter.inc();
+      let histogram = latencyChildren.get(route);
+      if (!histogram) latencyChildren.set(route, (histogram = latency.labels(route)));
+      histogram.observe(seconds);
     },
     refresh(provider, outcome, seconds) {
       refreshes.inc({ provider, outcome });

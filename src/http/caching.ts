@@ -37,6 +37,18 @@ function compressed(body: string, etag: string, encoding: 'br' | 'gzip'): Buffer
   return buffer;
 }
 
+const httpDates = new Map<string, string>();
+/** asOf values repeat across requests until the next refresh: format each once. */
+function httpDate(iso: string): string {
+  let date = httpDates.get(iso);
+  if (date === undefined) {
+    if (httpDates.size > 10_000) httpDates.clear();
+    date = new Date(iso).toUTCString();
+    httpDates.set(iso, date);
+  }
+  return date;
+}
+
 export interface CacheableBody {
   body: string;
   /** The body's strong ETag, when the caller already knows it. */
@@ -66,7 +78,7 @@ export function sendCacheable(request: FastifyRequest, reply: FastifyReply, resp
   const etag = encoding === 'identity' ? baseTag : `${baseTag.slice(0, -1)}-${encoding}"`;
   reply.header('ETag', etag);
   reply.header('Cache-Control', response.cacheControl);
-  if (response.lastModified) reply.header('Last-Modified', new Date(response.lastModified).toUTCString());
+  if (response.lastModified) reply.header('Last-Modified', httpDate(response.lastModified));
   for (const [name, value] of Object.entries(response.extraHeaders ?? {})) reply.header(name, value);
   if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) {
     return reply.code(304).send();
