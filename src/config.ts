@@ -27,6 +27,11 @@ export const ConfigSchema = Type.Object({
         'Redis for several instances sharing one store: quota counters, refresh and backfill locks. Unset: counters and locks stay in the store and in-process.',
     }),
   ),
+  EXRATES_REDIS_PREFIX: Type.String({
+    pattern: '^[A-Za-z0-9_.:-]{1,64}$',
+    default: 'exrates:',
+    description: 'Namespace of every Redis key the service writes (counters, locks): give each installation sharing one Redis its own.',
+  }),
   EXRATES_PROVIDERS: Type.String({
     pattern: `^(${PROVIDER_IDS.join('|')})(,(${PROVIDER_IDS.join('|')}))*$`,
     default: 'ecb,frankfurter',
@@ -112,6 +117,7 @@ export interface Config {
   host: string;
   databaseUrl: string;
   redisUrl: string | undefined;
+  redisPrefix: string;
   providers: readonly ProviderId[];
   ecbUrl: string;
   fileUrl: string | undefined;
@@ -173,7 +179,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (problems.size > 0) throw new ConfigError([...problems.values()]);
 
   const v = values as {
-    PORT: number; HOST: string; EXRATES_DATABASE_URL: string; EXRATES_REDIS_URL?: string; EXRATES_PROVIDERS: string; EXRATES_ECB_URL: string;
+    PORT: number; HOST: string; EXRATES_DATABASE_URL: string; EXRATES_REDIS_URL?: string; EXRATES_REDIS_PREFIX: string; EXRATES_PROVIDERS: string; EXRATES_ECB_URL: string;
     EXRATES_FILE_URL?: string; EXRATES_NOW?: string; EXRATES_FRANKFURTER_URL: string; EXRATES_OXR_APP_ID?: string; EXRATES_OXR_URL: string;
     EXRATES_NEGATIVE_CACHE_SECONDS: number; EXRATES_QUOTA_FLUSH_MS: number; EXRATES_KEY_CACHE_MS: number; EXRATES_REVOCATION_POLL_MS: number; EXRATES_LOG_REQUESTS: boolean; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
     EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_CONTACT_EMAIL: string; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
@@ -197,6 +203,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     host: v.HOST,
     databaseUrl: v.EXRATES_DATABASE_URL,
     redisUrl: v.EXRATES_REDIS_URL,
+    redisPrefix: v.EXRATES_REDIS_PREFIX,
     providers: Object.freeze(providers),
     ecbUrl: v.EXRATES_ECB_URL.replace(/\/+$/, ''),
     fileUrl: v.EXRATES_FILE_URL,

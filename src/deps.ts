@@ -115,8 +115,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       await database.close();
       throw new Error(`cannot connect to Redis at ${config.redisUrl.replace(/\/\/[^@]*@/, '//***@')}: ${error instanceof Error ? error.message : String(error)}`);
     }
-    quotas = guardDependency(createRedisQuotaStore({ redis, store: storedQuotas, log, clock }), 'the database');
-    lock = guardDependency(createRedisLock(redis), 'redis');
+    quotas = guardDependency(createRedisQuotaStore({ redis, store: storedQuotas, log, clock, prefix: config.redisPrefix }), 'the database');
+    lock = guardDependency(createRedisLock(redis, config.redisPrefix), 'redis');
   } else if (config.quotaFlushMs > 0) {
     quotas = createBufferedQuotaStore(storedQuotas, { flushMs: config.quotaFlushMs, log, clock });
   }

@@ -4,7 +4,8 @@ import type { Clock, Lock, QuotaStore } from '../core/ports.js';
 import type { Logger } from '../core/refresh.js';
 import { addDays, type Day } from '../core/time.js';
 
-const PREFIX = 'exrates:';
+/** Namespace of every key this service writes; one per installation sharing a Redis. */
+export const DEFAULT_REDIS_PREFIX = 'exrates:';
 
 /**
  * A Redis connection that fails fast: no offline queue, one retry per command and a short
@@ -85,8 +86,8 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `;
 
-function counterKey(keyId: string, day: Day): string {
-  return `${PREFIX}quota:${keyId}:${day}`;
+function counterKey(prefix: string, keyId: string, day: Day): string {
+  return `${prefix}quota:${keyId}:${day}`;
 }
 
 /**
@@ -109,6 +110,8 @@ export interface RedisQuotaOptions {
   log: Logger;
   clock: Clock;
   flushIntervalMs?: number;
+  /** Key namespace (default `exrates:`). */
+  prefix?: string;
 }
 
 interface Batch {
@@ -146,8 +149,9 @@ interface Counter {
  */
 export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
   const { redis, store, log, clock } = options;
+  const prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
   const instance = randomUUID();
-  const sequenceKey = `${PREFIX}seq:${instance}`;
+  const sequenceKey = `${prefix}seq:${instance}`;
   const counters = new Map<string, Counter>();
   let sequence = 0;
   let degraded = false;
@@ -197,7 +201,7 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
     for (const c of counters.values()) {
       if (!c.batch) {
         if (c.offline === 0 && c.uncertain.length === 0) continue;
-        c.batch = { marker: `${PREFIX}reconciled:${randomUUID()}`, count: c.offline, uncertain: c.uncertain };
+        c.batch = { marker: `${prefix}reconciled:${randomUUID()}`, count: c.offline, uncertain: c.uncertain };
         c.offline = 0;
         c.uncertain = [];
       }
@@ -207,7 +211,7 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
         await redis.eval(
           RECONCILE,
           3,
-          counterKey(c.keyId, c.day),
+          counterKey(prefix, c.keyId, c.day),
           sequenceKey,
           batch.marker,
           batch.count,
@@ -294,7 +298,7 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
       const c = counter(keyId, day);
       if (degraded && redisUsable()) await startReconcile();
       if (degraded || !redisUsable()) return consumeInStore(c, limit);
-      const key = counterKey(keyId, day);
+      const key = counterKey(prefix, keyId, day);
       const seq = ++sequence;
       try {
         let [allowed, used] = (await redis.eval(CONSUME, 2, key, sequenceKey, limit, seq, lifetimeOf(day, clock))) as [number, number];
@@ -318,7 +322,7 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
     async used(keyId, day) {
       const stored = await store.used(keyId, day);
       try {
-        const live = await redis.get(counterKey(keyId, day));
+        const live = await redis.get(counterKey(prefix, keyId, day));
         return Math.max(stored, live === null ? 0 : Number(live));
       } catch {
         return stored;
@@ -335,10 +339,10 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
 }
 
 /** A lock shared by every instance on one Redis: SET NX PX with a token, released only by its holder. */
-export function createRedisLock(redis: Redis): Lock {
+export function createRedisLock(redis: Redis, prefix = DEFAULT_REDIS_PREFIX): Lock {
   return {
     async tryAcquire(name, ttlMs) {
-      const key = `${PREFIX}lock:${name}`;
+      const key = `${prefix}lock:${name}`;
       const token = randomUUID();
       const ok = await redis.set(key, token, 'PX', ttlMs, 'NX');
       if (ok !== 'OK') return null;
@@ -347,7 +351,7 @@ export function createRedisLock(redis: Redis): Lock {
       };
     },
     async isHeld(name) {
-      return (await redis.exists(`${PREFIX}lock:${name}`)) === 1;
+      return (await redis.exists(`${prefix}lock:${name}`)) === 1;
     },
   };
 }

@@ -550,4 +550,24 @@ describe('Redis lock', () => {
     await holder();
     assert.equal(await a.isHeld(name), false);
   });
+
+  test('installations with their own prefixes never share a lock', async (t) => {
+    if (skip) return t.skip(skip);
+    const name = lockName();
+    const redis = await connect();
+    const first = createRedisLock(redis, 'exrates-test-a:');
+    const second = createRedisLock(redis, 'exrates-test-b:');
+    const releaseFirst = await first.tryAcquire(name, 5_000);
+    const releaseSecond = await second.tryAcquire(name, 5_000);
+    try {
+      assert.ok(releaseFirst);
+      assert.ok(releaseSecond, 'the other installation takes its own lock of the same name');
+      assert.equal(await admin!.exists(`exrates-test-a:lock:${name}`), 1);
+      assert.equal(await admin!.exists(`exrates-test-b:lock:${name}`), 1);
+    } finally {
+      await releaseFirst?.();
+      await releaseSecond?.();
+    }
+    assert.equal(await first.isHeld(name), false);
+  });
 });
