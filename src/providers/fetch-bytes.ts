@@ -20,7 +20,8 @@ export class FeedHttpError extends FeedError {
   }
 }
 
-function describeCause(error: unknown): string {
+/** The useful part of a fetch failure, for messages. */
+export function describeCause(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   // undici reports network failures as a bare "fetch failed" with the useful part in `cause`.
   const cause = error.cause;

@@ -8,7 +8,7 @@
 import { FeedError } from '../core/errors.js';
 import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
 import { addDays, isDay, utcDay, type Day } from '../core/time.js';
-import { FeedHttpError } from './fetch-bytes.js';
+import { describeCause, FeedHttpError } from './fetch-bytes.js';
 import {
   decodeUtf8,
   describeJsonValue,
@@ -82,17 +82,6 @@ export function parseOpenExchangeRates(text: string): RateDocument {
 
   const day: DailyQuotes = { day: utcDay(instant), asOf: instant.toISOString().replace('.000Z', 'Z'), rates };
   return { provider: PROVIDER, base, days: [day] };
-}
-
-function describeCause(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  // undici reports network failures as a bare "fetch failed" with the useful part in `cause`.
-  const cause = error.cause;
-  if (cause instanceof Error) {
-    const code = (cause as NodeJS.ErrnoException).code;
-    return `${error.message}: ${code ? `${code} ` : ''}${cause.message}`;
-  }
-  return error.message;
 }
 
 /** Every day of a range, inclusive. */

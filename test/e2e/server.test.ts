@@ -7,14 +7,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { ECB_CSV, FIXED_NOW, tempDir } from '../helper.js';
+import { CLI, staleSources } from '../scale/cluster.js';
 import {
   convertResult,
   crossRate,
@@ -25,8 +24,6 @@ import {
   type EcbTable,
 } from './independent.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = join(ROOT, 'dist', 'cli', 'main.js');
 const TODAY = FIXED_NOW.slice(0, 10);
 const LATEST_DAY = '2026-03-05';
 // 16:00 Frankfurt is 15:00 UTC in March (CET, before the switch to summer time).
@@ -159,20 +156,7 @@ async function inBatches<T, R>(items: T[], size: number, run: (item: T) => Promi
 
 /** These tests run the compiled CLI, so an out-of-date dist/ would test code that no longer exists. */
 function assertBuildCurrent(): void {
-  assert.ok(existsSync(CLI), `${CLI} is missing: run npm run build`);
-  const stale: string[] = [];
-  const walk = (dir: string): void => {
-    for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
-      const relative = join(dir, entry.name);
-      if (entry.isDirectory()) walk(relative);
-      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
-        const built = join(ROOT, 'dist', relative.slice('src/'.length).replace(/\.ts$/, '.js'));
-        if (!existsSync(built) || statSync(built).mtimeMs < statSync(join(ROOT, relative)).mtimeMs) stale.push(relative);
-      }
-    }
-  };
-  walk('src');
-  assert.deepEqual(stale, [], 'dist/ is older than these sources: run npm run build');
+  assert.deepEqual(staleSources(), [], 'dist/ is older than these sources: run npm run build');
 }
 
 const table: EcbTable = parseEcbCsv(ECB_CSV);

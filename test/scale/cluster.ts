@@ -15,7 +15,8 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CLI = join(ROOT, 'dist', 'cli', 'main.js');
 const execFileAsync = promisify(execFile);
 
-function staleSources(): string[] {
+/** Sources newer than their compiled output (or a missing CLI): what a build would change. */
+export function staleSources(): string[] {
   if (!existsSync(CLI)) return ['dist/cli/main.js (missing)'];
   const stale: string[] = [];
   const walk = (dir: string): void => {
