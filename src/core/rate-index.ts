@@ -155,10 +155,3 @@ export function quotesNow(data: ProviderRates, code: string): boolean {
 export function hasCurrency(data: ProviderRates, code: string): boolean {
   return code === data.base ? data.days.length > 0 : data.series.has(code);
 }
-
-/** Currencies the provider quotes now, base included. */
-export function currentCurrencies(data: ProviderRates): string[] {
-  const codes = [...data.series.keys()].filter((c) => quotesNow(data, c));
-  if (data.days.length > 0) codes.push(data.base);
-  return codes.sort();
-}

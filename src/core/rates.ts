@@ -1,4 +1,4 @@
-import { isIsoCurrency, parseCurrency, resultDecimals } from './currencies.js';
+import { parseCurrency, resultDecimals } from './currencies.js';
 import { divide, divideUnreduced, multiply, multiplyUnreduced, ONE, parseDecimal, roundSignificant, roundToScale, stripLeadingZeros, type Rational } from './decimal.js';
 import { DomainError } from './errors.js';
 import type { Clock, Metrics, RateDocument, RateStore, StoredQuote } from './ports.js';
@@ -361,4 +361,3 @@ export function today(clock: Clock): Day {
   return utcDay(clock.now());
 }
 
-export { isIsoCurrency };
