@@ -8,6 +8,7 @@ import { createAuthHook } from './http/auth.js';
 import { problemFromDomainError, problemOf, sendProblem } from './http/problem.js';
 import { registerApiRoutes } from './http/routes/api.js';
 import { registerOpsRoutes } from './http/routes/ops.js';
+import { registerPortalRoutes } from './http/routes/portal.js';
 import { openApiOptions, registerDocumentRoutes } from './http/routes/documents.js';
 import { PARAM_CODES } from './http/schemas.js';
 
@@ -131,5 +132,11 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   registerApiRoutes(app, { book: deps.book, refreshSeconds: deps.config.refreshSeconds });
   registerDocumentRoutes(app);
   registerOpsRoutes(app, deps);
+  registerPortalRoutes(app, {
+    book: deps.book,
+    contactEmail: deps.config.contactEmail,
+    quota: deps.config.quota,
+    wideCoverage: deps.providers.some((p) => p.listCurrencies !== undefined),
+  });
   return app;
 }

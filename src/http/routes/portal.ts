@@ -1,0 +1,140 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { RateBook } from '../../core/rates.js';
+import { currencyCatalogue } from '../../core/served-currencies.js';
+import { sendCacheable } from '../caching.js';
+import { problemOf, sendProblem } from '../problem.js';
+
+/**
+ * The developer portal: one page at `/` that converts, charts history and shows code, calling the
+ * public API from the browser. Its assets are files beside this module (`src/portal/`, copied to
+ * `dist/portal/` by the build) and Chart.js from the installed package: nothing comes from a CDN.
+ */
+
+export interface PortalOptions {
+  book: RateBook;
+  contactEmail: string;
+  quota: { free: number; pro: number };
+  /** A provider that loads currencies nobody stores yet on first request (Frankfurter, Open Exchange Rates). */
+  wideCoverage: boolean;
+  /** The demo key handed to the page, and the requests a visitor may make with it a day; unset when disabled. */
+  demo?: { key: string; perAddress: number } | undefined;
+}
+
+interface Asset {
+  /** Versioned path: the content hash is in the name, so it can be cached for a year. */
+  path: string;
+  body: string;
+  etag: string;
+  contentType: string;
+}
+
+const PORTAL_DIR = fileURLToPath(new URL('../../portal/', import.meta.url));
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+/**
+ * Scripts, styles, images and API calls from this origin only; no inline script or style, no
+ * framing, no plugins. Chart.js sets canvas sizes through the CSSOM, which style-src allows.
+ */
+export const PORTAL_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  "connect-src 'self'",
+  "font-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+function loadAsset(file: string, name: string, contentType: string): Asset {
+  const body = readFileSync(file, 'utf8');
+  const hash = createHash('sha256').update(body).digest('base64url').slice(0, 12);
+  const dot = name.lastIndexOf('.');
+  return { path: `/portal/${name.slice(0, dot)}.${hash}${name.slice(dot)}`, body, etag: `"${hash}"`, contentType };
+}
+
+function loadAssets(): Record<'script' | 'style' | 'icon' | 'chart', Asset> {
+  const require = createRequire(import.meta.url);
+  return {
+    script: loadAsset(`${PORTAL_DIR}portal.js`, 'portal.js', 'text/javascript; charset=utf-8'),
+    style: loadAsset(`${PORTAL_DIR}portal.css`, 'portal.css', 'text/css; charset=utf-8'),
+    icon: loadAsset(`${PORTAL_DIR}icon.svg`, 'icon.svg', 'image/svg+xml'),
+    // The package exports no path to its browser build: it sits beside the CommonJS entry, in dist/.
+    chart: loadAsset(join(dirname(require.resolve('chart.js')), 'chart.umd.min.js'), 'chart.umd.min.js', 'text/javascript; charset=utf-8'),
+  };
+}
+
+/** JSON inside a data block: `<` is escaped so no string can close the script element. */
+function jsonForHtml(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function pageHeaders(reply: FastifyReply): void {
+  reply.header('Content-Security-Policy', PORTAL_CSP);
+  reply.header('Referrer-Policy', 'same-origin');
+  reply.header('Cross-Origin-Opener-Policy', 'same-origin');
+  reply.header('Permissions-Policy', 'camera=(), microphone=(), geolocation=(), payment=()');
+}
+
+export function registerPortalRoutes(app: FastifyInstance, options: PortalOptions): void {
+  const assets = loadAssets();
+  const byPath = new Map(Object.values(assets).map((a) => [a.path, a]));
+  const template = readFileSync(`${PORTAL_DIR}index.html`, 'utf8');
+  let rendered: { generation: number; body: string } | undefined;
+
+  async function renderPage(): Promise<string> {
+    const snapshot = await options.book.snapshot();
+    const generation = options.book.generation();
+    if (rendered?.generation === generation) return rendered.body;
+    const catalogue = currencyCatalogue(snapshot, { wideCoverage: options.wideCoverage });
+    const pageConfig = {
+      currencies: catalogue.served,
+      onRequest: catalogue.onRequest,
+      contact: options.contactEmail,
+      quota: options.quota,
+      demo: options.demo ?? null,
+    };
+    const body = template
+      .replaceAll('{{script}}', assets.script.path)
+      .replaceAll('{{style}}', assets.style.path)
+      .replaceAll('{{icon}}', assets.icon.path)
+      .replaceAll('{{chart}}', assets.chart.path)
+      .replaceAll('{{contact}}', escapeHtml(options.contactEmail))
+      .replace('{{config}}', jsonForHtml(pageConfig));
+    rendered = { generation, body };
+    return body;
+  }
+
+  app.get('/', { schema: { hide: true } }, async (request, reply) => {
+    pageHeaders(reply);
+    return sendCacheable(request, reply, {
+      body: await renderPage(),
+      contentType: 'text/html; charset=utf-8',
+      // Revalidated on every visit (the ETag makes that cheap): the list of currencies can change.
+      cacheControl: 'no-cache',
+      compressible: true,
+    });
+  });
+
+  app.get('/portal/:file', { schema: { hide: true } }, async (request, reply) => {
+    const asset = byPath.get(request.url.split('?')[0]!);
+    if (!asset) return sendProblem(reply, problemOf('not_found', `No resource at ${request.method} ${request.url.split('?')[0]!.slice(0, 200)}.`));
+    return sendCacheable(request, reply, {
+      body: asset.body,
+      etag: asset.etag,
+      contentType: asset.contentType,
+      cacheControl: IMMUTABLE,
+      compressible: true,
+    });
+  });
+}

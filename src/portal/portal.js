@@ -1,0 +1,754 @@
+// exrates developer portal. Plain modern JavaScript, no build step; Chart.js is loaded before this
+// module (both deferred) and served by this server. Every number shown comes from the API as a
+// decimal string and is shown as that string (grouped for reading); floats are used only to
+// position points on the chart.
+
+const config = JSON.parse(document.getElementById('portal-config').textContent);
+const KEY_STORAGE = 'exrates.apiKey';
+const RANGES = ['1m', '3m', '6m', '1y', '5y'];
+const AMOUNT = /^[0-9]{1,18}(\.[0-9]{1,12})?$/;
+const $ = (id) => document.getElementById(id);
+
+const names = new Map();
+for (const c of [...config.currencies, ...config.onRequest]) names.set(c.code, c.name);
+
+// ---------------------------------------------------------------------------------------------
+// State: the pair, amount and range live in the address (shareable); the key in local storage.
+
+const params = new URLSearchParams(location.search);
+const pick = (value, fallback) => (value && /^[A-Za-z]{3}$/.test(value) ? value.toUpperCase() : fallback);
+const firstServed = (preferred) => (names.has(preferred) || config.currencies.length === 0 ? preferred : config.currencies[0].code);
+const state = {
+  from: pick(params.get('from'), firstServed('EUR')),
+  to: pick(params.get('to'), firstServed('USD')),
+  amount: AMOUNT.test(params.get('amount') ?? '') ? params.get('amount') : '100',
+  range: RANGES.includes(params.get('range')) ? params.get('range') : '1y',
+  key: readStoredKey(),
+};
+
+function readStoredKey() {
+  try {
+    return localStorage.getItem(KEY_STORAGE) ?? '';
+  } catch {
+    return '';
+  }
+}
+
+function activeKey() {
+  return state.key || config.demo?.key || '';
+}
+
+function rememberInAddress() {
+  const search = new URLSearchParams({ from: state.from, to: state.to, amount: state.amount, range: state.range });
+  history.replaceState(null, '', `${location.pathname}?${search}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Formatting: decimal strings stay strings.
+
+const numberParts = new Intl.NumberFormat().formatToParts(12345.6);
+const GROUP = numberParts.find((p) => p.type === 'group')?.value ?? ',';
+const DECIMAL = numberParts.find((p) => p.type === 'decimal')?.value ?? '.';
+
+function formatDecimal(text) {
+  const [whole, fraction] = text.split('.');
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, GROUP);
+  return fraction === undefined ? grouped : `${grouped}${DECIMAL}${fraction}`;
+}
+
+const dateTimeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
+const dayFormat = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' });
+const monthFormat = new Intl.DateTimeFormat(undefined, { month: 'short', year: 'numeric', timeZone: 'UTC' });
+const shortDayFormat = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', timeZone: 'UTC' });
+const formatDay = (day) => dayFormat.format(new Date(`${day}T00:00:00Z`));
+
+function formatPct(value) {
+  const sign = value > 0 ? '+' : value < 0 ? '−' : '';
+  return `${sign}${formatDecimal(Math.abs(value).toFixed(2))} %`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The API
+
+class ApiError extends Error {
+  constructor(problem, status) {
+    super(problem?.detail ?? `The server answered ${status}.`);
+    this.problem = problem;
+    this.status = status;
+  }
+}
+
+function apiUrl(path, query) {
+  const url = new URL(path, location.origin);
+  for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
+  return url;
+}
+
+async function api(path, query, signal) {
+  // Revalidated every time (a 304 when nothing changed): the browser's cache is keyed by URL, not
+  // by key, so a cached answer must not stand in for what the server says to the key in use now.
+  const response = await fetch(apiUrl(path, query), { headers: { 'X-Api-Key': activeKey() }, cache: 'no-cache', signal });
+  showQuota(response.headers);
+  if (!response.ok) {
+    let problem = null;
+    try {
+      problem = await response.json();
+    } catch {
+      // not a problem document
+    }
+    throw new ApiError(problem, response.status);
+  }
+  return response;
+}
+
+function describeError(error) {
+  if (error instanceof ApiError) {
+    const p = error.problem;
+    if (p?.code === 'unauthorized') return state.key ? 'This API key was not accepted. Check it, or ask for a new one.' : 'An API key is needed: paste yours above.';
+    return p ? `${p.title}: ${p.detail}` : error.message;
+  }
+  return 'The server could not be reached. Check your connection and try again.';
+}
+
+function showError(element, error) {
+  if (error) {
+    element.textContent = describeError(error);
+    element.hidden = false;
+  } else {
+    element.hidden = true;
+    element.textContent = '';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// API key bar
+
+const keyInput = $('api-key');
+const keyStatus = $('key-status');
+const keyForget = $('key-forget');
+let lastQuota = null;
+
+function renderKeyStatus() {
+  keyStatus.replaceChildren();
+  const add = (text, strong) => {
+    const node = strong ? document.createElement('strong') : document.createTextNode(text);
+    if (strong) node.textContent = text;
+    keyStatus.append(node);
+  };
+  if (state.key) add(`Using your key ${state.key.slice(0, 12)}…`);
+  else if (config.demo) add(`Using the demo key: ${formatDecimal(String(config.demo.perAddress))} requests a day per visitor. Paste your own key for more.`);
+  else {
+    add('Paste an API key to see live rates.');
+    return;
+  }
+  if (lastQuota) {
+    add(' ');
+    add(`${formatDecimal(lastQuota.remaining)} of ${formatDecimal(lastQuota.limit)}`, true);
+    add(' requests left today.');
+  }
+}
+
+function showQuota(headers) {
+  const limit = headers.get('X-RateLimit-Limit');
+  const remaining = headers.get('X-RateLimit-Remaining');
+  if (limit !== null && remaining !== null) {
+    lastQuota = { limit, remaining };
+    renderKeyStatus();
+  }
+}
+
+keyInput.value = state.key;
+keyForget.hidden = !state.key;
+$('key-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const key = keyInput.value.trim();
+  state.key = key;
+  try {
+    if (key) localStorage.setItem(KEY_STORAGE, key);
+    else localStorage.removeItem(KEY_STORAGE);
+  } catch {
+    // storage disabled: the key lasts for this page only
+  }
+  keyForget.hidden = !key;
+  lastQuota = null;
+  renderKeyStatus();
+  refreshAll();
+});
+keyForget.addEventListener('click', () => {
+  keyInput.value = '';
+  $('key-form').requestSubmit();
+  keyInput.focus();
+});
+
+// ---------------------------------------------------------------------------------------------
+// Searchable currency pickers (ARIA 1.2 combobox with a listbox popup)
+
+function createPicker(side, onPick) {
+  const input = $(`${side}-input`);
+  const list = $(`${side}-list`);
+  let options = [];
+  let active = -1;
+
+  const label = (code) => `${code} · ${names.get(code) ?? code}`;
+  const show = (code) => {
+    input.value = label(code);
+  };
+
+  function matches(query) {
+    const q = query.trim().toLowerCase();
+    const score = (c) => {
+      const code = c.code.toLowerCase();
+      const name = c.name.toLowerCase();
+      if (!q) return 1;
+      if (code === q) return 4;
+      if (code.startsWith(q)) return 3;
+      if (name.split(/[\s()-]+/).some((w) => w.startsWith(q))) return 2;
+      return name.includes(q) || `${code} · ${name}`.includes(q) ? 1 : 0;
+    };
+    const rank = (group) =>
+      group
+        .map((c) => ({ c, s: score(c) }))
+        .filter((x) => x.s > 0)
+        .sort((a, b) => b.s - a.s || a.c.code.localeCompare(b.c.code))
+        .map((x) => x.c);
+    return { served: rank(config.currencies), onRequest: q ? rank(config.onRequest) : config.onRequest };
+  }
+
+  function render(query) {
+    const { served, onRequest } = matches(query);
+    list.replaceChildren();
+    options = [];
+    const addGroup = (title, items) => {
+      if (items.length === 0) return;
+      if (title) {
+        const header = document.createElement('li');
+        header.className = 'group';
+        header.setAttribute('role', 'presentation');
+        header.textContent = title;
+        list.append(header);
+      }
+      for (const c of items) {
+        const li = document.createElement('li');
+        li.id = `${side}-option-${c.code}`;
+        li.setAttribute('role', 'option');
+        li.setAttribute('aria-selected', 'false');
+        li.dataset.code = c.code;
+        const code = document.createElement('b');
+        code.textContent = c.code;
+        const name = document.createElement('span');
+        name.textContent = c.name;
+        li.append(code, name);
+        li.addEventListener('mousedown', (event) => event.preventDefault());
+        li.addEventListener('click', () => choose(c.code));
+        list.append(li);
+        options.push(li);
+      }
+    };
+    addGroup(onRequest.length > 0 ? 'Available now' : '', served);
+    addGroup('More, loaded on first use', onRequest);
+    if (options.length === 0) {
+      const empty = document.createElement('li');
+      empty.className = 'empty';
+      empty.setAttribute('role', 'presentation');
+      empty.textContent = 'No currency matches.';
+      list.append(empty);
+    }
+    setActive(options.length > 0 && query.trim() ? 0 : -1);
+  }
+
+  function setActive(index) {
+    if (active >= 0 && options[active]) options[active].setAttribute('aria-selected', 'false');
+    active = index;
+    if (active >= 0 && options[active]) {
+      options[active].setAttribute('aria-selected', 'true');
+      input.setAttribute('aria-activedescendant', options[active].id);
+      options[active].scrollIntoView({ block: 'nearest' });
+    } else input.removeAttribute('aria-activedescendant');
+  }
+
+  function open() {
+    if (!list.hidden) return;
+    render(input.value.includes(' · ') ? '' : input.value);
+    list.hidden = false;
+    input.setAttribute('aria-expanded', 'true');
+  }
+
+  function close() {
+    list.hidden = true;
+    input.setAttribute('aria-expanded', 'false');
+    input.removeAttribute('aria-activedescendant');
+    active = -1;
+  }
+
+  function choose(code) {
+    close();
+    show(code);
+    onPick(code);
+  }
+
+  /** Leaving the field: a typed code or an exact name is taken, anything else goes back. */
+  function settle() {
+    const typed = input.value.trim();
+    if (typed.includes(' · ')) return;
+    const code = typed.toUpperCase();
+    if (/^[A-Z]{3}$/.test(code)) return choose(code);
+    const byName = [...names].find(([, name]) => name.toLowerCase() === typed.toLowerCase());
+    if (byName) return choose(byName[0]);
+    show(state[side]);
+  }
+
+  input.addEventListener('focus', () => input.select());
+  input.addEventListener('click', open);
+  input.addEventListener('input', () => {
+    if (list.hidden) {
+      list.hidden = false;
+      input.setAttribute('aria-expanded', 'true');
+    }
+    render(input.value);
+  });
+  input.addEventListener('blur', () => {
+    close();
+    settle();
+  });
+  input.addEventListener('keydown', (event) => {
+    switch (event.key) {
+      case 'ArrowDown':
+        event.preventDefault();
+        if (list.hidden) open();
+        else setActive(Math.min(options.length - 1, active + 1));
+        break;
+      case 'ArrowUp':
+        event.preventDefault();
+        if (!list.hidden) setActive(Math.max(0, active - 1));
+        break;
+      case 'Enter':
+        event.preventDefault();
+        if (!list.hidden && active >= 0) choose(options[active].dataset.code);
+        else settle();
+        break;
+      case 'Escape':
+        if (!list.hidden) {
+          event.preventDefault();
+          close();
+          show(state[side]);
+        }
+        break;
+      default:
+        break;
+    }
+  });
+  show(state[side]);
+  return { show };
+}
+
+const pickers = {
+  from: createPicker('from', (code) => setPair(code, state.to)),
+  to: createPicker('to', (code) => setPair(state.from, code)),
+};
+
+function setPair(from, to) {
+  if (from === state.from && to === state.to) return;
+  state.from = from;
+  state.to = to;
+  pickers.from.show(from);
+  pickers.to.show(to);
+  rememberInAddress();
+  refreshAll();
+}
+
+$('swap').addEventListener('click', () => setPair(state.to, state.from));
+
+// ---------------------------------------------------------------------------------------------
+// Conversion
+
+const amountInput = $('amount');
+const convertError = $('convert-error');
+const result = $('result');
+let convertRequest = null;
+let amountTimer = 0;
+
+amountInput.value = state.amount;
+amountInput.addEventListener('input', () => {
+  clearTimeout(amountTimer);
+  const text = amountInput.value.trim();
+  const valid = AMOUNT.test(text);
+  amountInput.setAttribute('aria-invalid', String(!valid && text !== ''));
+  if (!valid) return;
+  // Typing is quick: ask once the figure settles.
+  amountTimer = setTimeout(() => {
+    state.amount = text;
+    rememberInAddress();
+    renderCode();
+    convert();
+  }, 250);
+});
+$('convert-form').addEventListener('submit', (event) => event.preventDefault());
+
+async function convert() {
+  convertRequest?.abort();
+  if (!activeKey()) return clearResult();
+  const controller = new AbortController();
+  convertRequest = controller;
+  result.setAttribute('aria-busy', 'true');
+  try {
+    const response = await api('/api/v1/convert', { from: state.from, to: state.to, amount: state.amount }, controller.signal);
+    const body = await response.json();
+    if (controller.signal.aborted) return;
+    showError(convertError, null);
+    showConversion(body);
+  } catch (error) {
+    if (controller.signal.aborted) return;
+    clearResult();
+    showError(convertError, error);
+  } finally {
+    if (convertRequest === controller) result.setAttribute('aria-busy', 'false');
+  }
+}
+
+function clearResult() {
+  result.dataset.empty = 'true';
+  $('result-from').textContent = '';
+  $('result-value').textContent = activeKey() ? '' : 'Paste an API key above to convert.';
+  $('result-value').dataset.value = '';
+}
+
+function showConversion(body) {
+  result.dataset.empty = 'false';
+  $('result-from').textContent = `${formatDecimal(body.amount)} ${body.from} =`;
+  const value = $('result-value');
+  value.textContent = `${formatDecimal(body.result)} ${body.to}`;
+  value.dataset.value = body.result;
+  const rate = $('rate-text');
+  rate.textContent = `1 ${body.from} = ${formatDecimal(body.rate)} ${body.to}`;
+  rate.dataset.value = body.rate;
+  const asOf = $('as-of');
+  asOf.dateTime = body.asOf;
+  asOf.textContent = `${dateTimeFormat.format(new Date(body.asOf))} UTC`;
+  $('stale-marker').hidden = !body.stale;
+  $('fresh-marker').hidden = body.stale;
+}
+
+// ---------------------------------------------------------------------------------------------
+// History chart and statistics
+
+const historyError = $('history-error');
+const canvas = $('chart');
+let chart = null;
+let historyRequest = null;
+let shownHistory = null;
+
+for (const button of document.querySelectorAll('.range')) {
+  button.addEventListener('click', () => {
+    state.range = button.dataset.range;
+    rememberInAddress();
+    renderCode();
+    loadHistory();
+  });
+}
+
+function markRange() {
+  for (const button of document.querySelectorAll('.range')) button.setAttribute('aria-pressed', String(button.dataset.range === state.range));
+}
+
+async function loadHistory() {
+  markRange();
+  historyRequest?.abort();
+  $('history-pair').textContent = `${state.from} → ${state.to}`;
+  updateCsvLink();
+  if (!activeKey()) return;
+  const controller = new AbortController();
+  historyRequest = controller;
+  try {
+    const response = await api('/api/v1/history', { from: state.from, to: state.to, range: state.range }, controller.signal);
+    const body = await response.json();
+    if (controller.signal.aborted) return;
+    showError(historyError, null);
+    shownHistory = body;
+    showHistory(body);
+  } catch (error) {
+    if (controller.signal.aborted) return;
+    shownHistory = null;
+    clearHistory();
+    showError(historyError, error);
+  }
+}
+
+function setStat(id, text, value, className) {
+  const element = $(id);
+  element.textContent = text;
+  element.dataset.value = value;
+  element.className = className ?? '';
+}
+
+function trendClass(value) {
+  return value > 0 ? 'up' : value < 0 ? 'down' : '';
+}
+
+function showHistory(body) {
+  const s = body.stats;
+  const [from, to] = [body.pair.slice(0, 3), body.pair.slice(3)];
+  setStat('stat-best', formatDecimal(s.best), s.best);
+  $('stat-best-date').textContent = formatDay(s.bestDate);
+  setStat('stat-worst', formatDecimal(s.worst), s.worst);
+  $('stat-worst-date').textContent = formatDay(s.worstDate);
+  setStat('stat-average', formatDecimal(s.average), s.average);
+  $('stat-count').textContent = `${formatDecimal(String(body.count))} days`;
+  setStat('stat-change', formatPct(s.changePct), String(s.changePct), trendClass(s.changePct));
+  setStat('stat-vs-average', formatPct(s.currentVsAveragePct), String(s.currentVsAveragePct), trendClass(s.currentVsAveragePct));
+  const first = body.points[0];
+  const last = body.points[body.points.length - 1];
+  const summary = `Daily ${from} to ${to} rates, ${formatDay(first.date)} to ${formatDay(last.date)}: best ${s.best} on ${formatDay(s.bestDate)}, worst ${s.worst} on ${formatDay(s.worstDate)}, average ${s.average}.`;
+  canvas.setAttribute('aria-label', summary);
+  $('chart-caption').textContent = summary;
+  drawChart(body);
+}
+
+function clearHistory() {
+  for (const id of ['stat-best', 'stat-worst', 'stat-average', 'stat-change', 'stat-vs-average']) setStat(id, '–', '');
+  for (const id of ['stat-best-date', 'stat-worst-date', 'stat-count']) $(id).textContent = '';
+  canvas.setAttribute('aria-label', 'No history to show.');
+  chart?.destroy();
+  chart = null;
+}
+
+const css = (name) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+const reducedMotion = matchMedia('(prefers-reduced-motion: reduce)');
+
+function drawChart(body) {
+  const labels = body.points.map((p) => p.date);
+  const values = body.points.map((p) => Number(p.rate));
+  const only = (date, rate) => labels.map((d) => (d === date ? Number(rate) : null));
+  const average = Number(body.stats.average);
+  const long = labels.length > 120;
+  const colors = {
+    line: css('--chart-line'),
+    fill: css('--chart-fill'),
+    average: css('--chart-average'),
+    grid: css('--chart-grid'),
+    text: css('--chart-text'),
+    best: css('--chart-best'),
+    worst: css('--chart-worst'),
+  };
+  const marker = (label, date, rate, color) => ({
+    label: `${label} ${formatDecimal(rate)}`,
+    data: only(date, rate),
+    showLine: false,
+    pointRadius: 6,
+    pointHoverRadius: 7,
+    pointBackgroundColor: color,
+    pointBorderColor: css('--surface'),
+    pointBorderWidth: 2,
+    borderColor: color,
+    backgroundColor: color,
+    order: 0,
+  });
+  const data = {
+    labels,
+    datasets: [
+      {
+        label: body.pair.slice(0, 3) + ' → ' + body.pair.slice(3),
+        data: values,
+        borderColor: colors.line,
+        backgroundColor: colors.fill,
+        fill: 'origin',
+        borderWidth: 2,
+        pointRadius: 0,
+        pointHoverRadius: 4,
+        tension: 0,
+        order: 2,
+      },
+      {
+        label: `Average ${formatDecimal(body.stats.average)}`,
+        data: labels.map(() => average),
+        borderColor: colors.average,
+        backgroundColor: colors.average,
+        borderDash: [6, 5],
+        borderWidth: 1.5,
+        pointRadius: 0,
+        pointHoverRadius: 0,
+        fill: false,
+        order: 1,
+      },
+      marker('Best', body.stats.bestDate, body.stats.best, colors.best),
+      marker('Worst', body.stats.worstDate, body.stats.worst, colors.worst),
+    ],
+  };
+  const tick = (value, index) => {
+    const day = labels[index];
+    if (!day) return '';
+    return (long ? monthFormat : shortDayFormat).format(new Date(`${day}T00:00:00Z`));
+  };
+  const options = {
+    responsive: true,
+    maintainAspectRatio: false,
+    animation: reducedMotion.matches ? false : { duration: 250 },
+    interaction: { mode: 'index', intersect: false },
+    layout: { padding: { top: 4, right: 6 } },
+    scales: {
+      x: {
+        ticks: { color: colors.text, maxRotation: 0, autoSkip: true, maxTicksLimit: canvas.clientWidth < 520 ? 4 : 7, callback: tick },
+        grid: { display: false },
+        border: { color: colors.grid },
+      },
+      y: {
+        beginAtZero: false,
+        grace: '4%',
+        ticks: { color: colors.text, maxTicksLimit: 6 },
+        grid: { color: colors.grid },
+        border: { display: false },
+      },
+    },
+    plugins: {
+      legend: {
+        position: 'bottom',
+        labels: {
+          color: colors.text,
+          usePointStyle: true,
+          pointStyle: 'circle',
+          boxWidth: 8,
+          boxHeight: 8,
+          padding: 14,
+          sort: (a, b) => a.datasetIndex - b.datasetIndex,
+        },
+      },
+      tooltip: {
+        filter: (item) => item.datasetIndex === 0,
+        callbacks: {
+          title: (items) => formatDay(labels[items[0].dataIndex]),
+          label: (item) => ` ${formatDecimal(body.points[item.dataIndex].rate)} ${body.pair.slice(3)}`,
+        },
+      },
+    },
+  };
+  chart?.destroy();
+  chart = new window.Chart(canvas, { type: 'line', data, options });
+}
+
+matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
+  if (shownHistory) drawChart(shownHistory);
+});
+
+// The CSV is fetched with the key in a header (never in a URL), then saved under the server's file name.
+const csvLink = $('csv-link');
+
+function updateCsvLink() {
+  const url = apiUrl('/api/v1/history', { from: state.from, to: state.to, range: state.range, format: 'csv' });
+  csvLink.href = url.pathname + url.search;
+  csvLink.download = `${state.from}${state.to}_${state.range}.csv`;
+}
+
+csvLink.addEventListener('click', async (event) => {
+  event.preventDefault();
+  try {
+    const response = await api('/api/v1/history', { from: state.from, to: state.to, range: state.range, format: 'csv' });
+    const disposition = response.headers.get('Content-Disposition') ?? '';
+    const name = /filename="([^"]+)"/.exec(disposition)?.[1] ?? csvLink.download;
+    const blob = await response.blob();
+    const url = URL.createObjectURL(blob);
+    const save = document.createElement('a');
+    save.href = url;
+    save.download = name;
+    document.body.append(save);
+    save.click();
+    save.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    showError(historyError, null);
+  } catch (error) {
+    showError(historyError, error);
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// Code examples for the current request
+
+const tabs = [...document.querySelectorAll('[role="tab"]')];
+const copyButton = $('copy-code');
+
+function renderCode() {
+  const origin = location.origin;
+  const q = `from=${state.from}&to=${state.to}&amount=${state.amount}`;
+  $('code-curl').textContent = [
+    `curl -s -H "X-Api-Key: $EXRATES_KEY" \\`,
+    `  '${origin}/api/v1/convert?${q}'`,
+    '',
+    `# History as CSV`,
+    `curl -s --compressed -H "X-Api-Key: $EXRATES_KEY" \\`,
+    `  '${origin}/api/v1/history?from=${state.from}&to=${state.to}&range=${state.range}&format=csv'`,
+  ].join('\n');
+  $('code-ts').textContent = [
+    `// npx openapi-typescript ${origin}/api/v1/openapi.json -o exrates.d.ts`,
+    `import createClient from 'openapi-fetch';`,
+    `import type { paths } from './exrates.d.ts';`,
+    '',
+    `const exrates = createClient<paths>({`,
+    `  baseUrl: '${origin}',`,
+    `  headers: { 'X-Api-Key': process.env.EXRATES_KEY },`,
+    `});`,
+    '',
+    `const { data, error } = await exrates.GET('/api/v1/convert', {`,
+    `  params: { query: { from: '${state.from}', to: '${state.to}', amount: '${state.amount}' } },`,
+    `});`,
+    `if (error) throw new Error(\`\${error.code}: \${error.detail}\`);`,
+    `console.log(data.result, data.to, data.stale ? '(stale)' : '');`,
+  ].join('\n');
+  $('code-python').textContent = [
+    `import os`,
+    `import requests`,
+    '',
+    `response = requests.get(`,
+    `    "${origin}/api/v1/convert",`,
+    `    params={"from": "${state.from}", "to": "${state.to}", "amount": "${state.amount}"},`,
+    `    headers={"X-Api-Key": os.environ["EXRATES_KEY"]},`,
+    `    timeout=10,`,
+    `)`,
+    `response.raise_for_status()`,
+    `conversion = response.json()`,
+    `print(conversion["result"], conversion["to"])  # decimal strings: use decimal.Decimal`,
+  ].join('\n');
+}
+
+function selectTab(tab, focus) {
+  for (const t of tabs) {
+    const selected = t === tab;
+    t.setAttribute('aria-selected', String(selected));
+    t.tabIndex = selected ? 0 : -1;
+    $(t.getAttribute('aria-controls')).hidden = !selected;
+  }
+  if (focus) tab.focus();
+}
+
+tabs.forEach((tab, index) => {
+  tab.addEventListener('click', () => selectTab(tab, false));
+  tab.addEventListener('keydown', (event) => {
+    const step = event.key === 'ArrowRight' ? 1 : event.key === 'ArrowLeft' ? -1 : 0;
+    if (step !== 0) selectTab(tabs[(index + step + tabs.length) % tabs.length], true);
+    else if (event.key === 'Home') selectTab(tabs[0], true);
+    else if (event.key === 'End') selectTab(tabs[tabs.length - 1], true);
+  });
+});
+
+if (navigator.clipboard) {
+  copyButton.hidden = false;
+  copyButton.addEventListener('click', async () => {
+    const panel = tabs.find((t) => t.getAttribute('aria-selected') === 'true').getAttribute('aria-controls');
+    try {
+      await navigator.clipboard.writeText($(panel).textContent);
+      copyButton.textContent = 'Copied';
+    } catch {
+      copyButton.textContent = 'Copy failed';
+    }
+    setTimeout(() => (copyButton.textContent = 'Copy'), 1500);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function refreshAll() {
+  renderCode();
+  convert();
+  loadHistory();
+}
+
+renderKeyStatus();
+clearResult();
+refreshAll();

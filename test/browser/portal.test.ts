@@ -1,0 +1,367 @@
+/// <reference lib="dom" />
+/**
+ * The developer portal at `/`, in Debian's Chromium against a live server on loopback serving the
+ * shared ECB history: what a visitor sees is checked against what the API answers for the same
+ * request (and the headline conversion against the ECB file itself), the CSV download against the
+ * API's CSV, the stale marker against a failing upstream, accessibility with axe-core, and
+ * screenshots at desktop and phone widths, light and dark, are written to test-artifacts/.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import { PORTAL_CSP } from '../../src/http/routes/portal.js';
+import { createTestApp, ECB_CSV, issueKey, type TestApp } from '../helper.js';
+import { parseEcbCsv, perEur } from '../e2e/independent.js';
+import {
+  cleanup,
+  createEcbTemplate,
+  createFeedsService,
+  startFakeUpstreams,
+  type FakeUpstreams,
+  type FeedsService,
+} from '../feeds/fake-upstreams.js';
+import { chromiumAvailable, DESKTOP, launchBrowser, listen, PHONE, screenshot, seriousViolations, watch, type Browser } from './browser.js';
+
+const available = chromiumAvailable();
+
+interface Api {
+  base: string;
+  key: string;
+  json(path: string): Promise<any>;
+  text(path: string): Promise<string>;
+}
+
+function apiOf(base: string, key: string): Api {
+  const call = async (path: string) => {
+    const response = await fetch(`${base}${path}`, { headers: { 'X-Api-Key': key } });
+    assert.equal(response.status, 200, `${path}: ${response.status}`);
+    return response;
+  };
+  return { base, key, json: async (path) => (await call(path)).json(), text: async (path) => (await call(path)).text() };
+}
+
+async function openWithKey(page: Page, base: string, key: string, query = ''): Promise<void> {
+  await page.goto(`${base}/${query}`);
+  await page.fill('#api-key', key);
+  await page.click('#key-form button[type=submit]');
+  await waitForConversion(page);
+}
+
+async function waitForConversion(page: Page): Promise<void> {
+  await page.waitForFunction(() => document.getElementById('result-value')!.dataset.value !== '' && document.getElementById('result')!.getAttribute('aria-busy') === 'false');
+}
+
+/** Waits until the statistics show this answer's best rate, then reads every statistic's exact value. */
+async function statsShown(page: Page, best: string): Promise<Record<string, string>> {
+  await page.waitForFunction((value) => document.getElementById('stat-best')!.dataset.value === value, best);
+  return page.evaluate(() => {
+    const value = (id: string) => document.getElementById(id)!.dataset.value!;
+    return {
+      best: value('stat-best'),
+      worst: value('stat-worst'),
+      average: value('stat-average'),
+      changePct: value('stat-change'),
+      currentVsAveragePct: value('stat-vs-average'),
+      bestDate: document.getElementById('stat-best-date')!.textContent!,
+      count: document.getElementById('stat-count')!.textContent!,
+    };
+  });
+}
+
+async function pickCurrency(page: Page, side: 'from' | 'to', typed: string, expected: { code: string; name: string }): Promise<void> {
+  const input = page.locator(`#${side}-input`);
+  await input.click();
+  await input.fill(typed);
+  const option = page.locator(`#${side}-list [role=option]`).first();
+  assert.equal(await option.getAttribute('data-code'), expected.code, `typing "${typed}" offers ${expected.code} first`);
+  assert.match((await option.textContent())!, new RegExp(expected.name));
+  assert.equal(await input.getAttribute('aria-expanded'), 'true');
+  await input.press('Enter');
+  assert.equal(await input.inputValue(), `${expected.code} · ${expected.name}`);
+  assert.equal(await input.getAttribute('aria-expanded'), 'false');
+}
+
+describe('the portal page, in Chromium, on the shared ECB history', { skip: !available }, () => {
+  let test: TestApp;
+  let browser: Browser;
+  let api: Api;
+
+  before(async () => {
+    test = await createTestApp();
+    const key = await issueKey(test.deps, 'pro');
+    api = apiOf(await listen(test.app), key);
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await test?.close();
+  });
+
+  it('is public and served with a strict CSP; its versioned assets, Chart.js included, come from this server and are cached for a year', async () => {
+    const response = await fetch(`${api.base}/`);
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('content-type'), 'text/html; charset=utf-8');
+    const csp = response.headers.get('content-security-policy')!;
+    assert.equal(csp, PORTAL_CSP);
+    for (const directive of ["default-src 'none'", "script-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"]) assert.ok(csp.includes(directive), directive);
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:/);
+    assert.equal(response.headers.get('x-content-type-options'), 'nosniff');
+    assert.equal(response.headers.get('cache-control'), 'no-cache');
+    const html = await response.text();
+    // No inline script (the JSON data block is not executed), event handler attribute or style.
+    for (const [tag] of html.matchAll(/<script\b[^>]*>/g)) assert.match(tag, /\ssrc="\/portal\/|\stype="application\/json"/, tag);
+    assert.doesNotMatch(html, /\son[a-z]+=|\sstyle=|<style/);
+
+    const assets = [...html.matchAll(/(?:src|href)="(\/portal\/[^"]+)"/g)].map((m) => m[1]!);
+    assert.equal(new Set(assets).size, 4, assets.join(', '));
+    for (const path of new Set(assets)) {
+      const asset = await fetch(`${api.base}${path}`);
+      assert.equal(asset.status, 200, path);
+      assert.equal(asset.headers.get('cache-control'), 'public, max-age=31536000, immutable', path);
+      assert.equal(asset.headers.get('x-content-type-options'), 'nosniff');
+      const again = await fetch(`${api.base}${path}`, { headers: { 'If-None-Match': asset.headers.get('etag')! } });
+      assert.equal(again.status, 304, path);
+    }
+    const chartPath = assets.find((p) => p.startsWith('/portal/chart.umd.min.'))!;
+    const installed = readFileSync(join(dirname(createRequire(import.meta.url).resolve('chart.js')), 'chart.umd.min.js'), 'utf8');
+    assert.equal(await (await fetch(`${api.base}${chartPath}`)).text(), installed, 'the installed Chart.js, unchanged');
+    const unknown = await fetch(`${api.base}/portal/portal.0000.js`);
+    assert.equal(unknown.status, 404);
+    assert.match(unknown.headers.get('content-type')!, /^application\/problem\+json/);
+  });
+
+  it('converts a pair picked by name, with the rate and asOf the API gives, and keeps the key in local storage', async () => {
+    const page = await browser.context.newPage();
+    const seen = watch(page);
+    try {
+      await page.goto(`${api.base}/`);
+      // Without a key the page says what to do and calls nothing.
+      assert.match((await page.textContent('#key-status'))!, /Paste an API key/);
+      await openWithKey(page, api.base, api.key);
+
+      // The default pair, checked against the ECB file itself: 100 EUR at 1.1618 on 2026-03-05.
+      const ecb = parseEcbCsv(ECB_CSV);
+      const latest = ecb.days[ecb.days.length - 1]!;
+      assert.equal(perEur(latest, 'USD')!.toString(), '1.1618');
+      assert.equal(await page.getAttribute('#result-value', 'data-value'), '116.18');
+      assert.equal(await page.textContent('#result-value'), '116.18 USD');
+      assert.equal(await page.getAttribute('#rate-text', 'data-value'), '1.1618');
+      assert.equal(await page.getAttribute('#as-of', 'datetime'), '2026-03-05T15:00:00Z');
+      assert.equal(await page.textContent('#as-of'), 'Mar 5, 2026, 3:00 PM UTC');
+      assert.equal(await page.isVisible('#fresh-marker'), true);
+      assert.equal(await page.isVisible('#stale-marker'), false);
+
+      await pickCurrency(page, 'from', 'pound', { code: 'GBP', name: 'Pound Sterling' });
+      await pickCurrency(page, 'to', 'yen', { code: 'JPY', name: 'Yen' });
+      await page.fill('#amount', '1234.5');
+      const expected = await api.json('/api/v1/convert?from=GBP&to=JPY&amount=1234.5');
+      await page.waitForFunction((value) => document.getElementById('result-value')!.dataset.value === value, expected.result);
+      assert.equal(await page.textContent('#result-value'), `${expected.result.replace(/\B(?=(\d{3})+(?!\d))/g, ',')} JPY`);
+      assert.equal(await page.textContent('#result-from'), '1,234.5 GBP =');
+      assert.equal(await page.getAttribute('#rate-text', 'data-value'), expected.rate);
+      assert.equal(await page.getAttribute('#as-of', 'datetime'), expected.asOf);
+      assert.equal(expected.stale, false);
+      assert.equal(await page.isVisible('#stale-marker'), false);
+
+      // Keyboard only: the swap button, then a code typed and taken with Enter.
+      await page.focus('#swap');
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => new URLSearchParams(location.search).get('from') === 'JPY');
+      assert.equal(await page.inputValue('#from-input'), 'JPY · Yen');
+      await page.focus('#to-input');
+      await page.keyboard.type('chf');
+      await page.keyboard.press('ArrowDown');
+      await page.keyboard.press('Enter');
+      const chf = await api.json('/api/v1/convert?from=JPY&to=CHF&amount=1234.5');
+      await page.waitForFunction((value) => document.getElementById('result-value')!.dataset.value === value, chf.result);
+      assert.equal(new URL(page.url()).search, '?from=JPY&to=CHF&amount=1234.5&range=1y');
+
+      // A bad amount is marked and not sent.
+      await page.fill('#amount', '12,5');
+      assert.equal(await page.getAttribute('#amount', 'aria-invalid'), 'true');
+
+      // The key survives a reload (local storage) and the page converts at once.
+      await page.reload();
+      await waitForConversion(page);
+      assert.equal(await page.inputValue('#api-key'), api.key);
+      assert.equal(await page.getAttribute('#result-value', 'data-value'), chf.result);
+      assert.match((await page.textContent('#key-status'))!, /of 100,000 requests left today/);
+
+      assert.deepEqual(seen.errors, []);
+      const foreign = seen.requests.filter((url) => !url.startsWith(`${api.base}/`) && !url.startsWith('blob:') && !url.startsWith('data:'));
+      assert.deepEqual(foreign, [], 'everything comes from this server');
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('switches ranges and shows the statistics and the points the API gives, best and worst marked on the chart', async () => {
+    const page = await browser.context.newPage();
+    const seen = watch(page);
+    try {
+      await openWithKey(page, api.base, api.key, '?from=USD&to=CHF');
+      for (const range of ['1y', '1m', '5y', '3m']) {
+        if (range !== '1y') await page.click(`.range[data-range="${range}"]`);
+        const expected = await api.json(`/api/v1/history?from=USD&to=CHF&range=${range}`);
+        const shown = await statsShown(page, expected.stats.best);
+        assert.deepEqual(
+          { ...shown, bestDate: undefined, count: undefined },
+          {
+            best: expected.stats.best,
+            worst: expected.stats.worst,
+            average: expected.stats.average,
+            changePct: String(expected.stats.changePct),
+            currentVsAveragePct: String(expected.stats.currentVsAveragePct),
+            bestDate: undefined,
+            count: undefined,
+          },
+          range,
+        );
+        assert.equal(shown.count, `${expected.count.toLocaleString('en-US')} days`);
+        assert.equal(await page.getAttribute(`.range[data-range="${range}"]`, 'aria-pressed'), 'true');
+        assert.equal(await page.locator('.range[aria-pressed="true"]').count(), 1);
+        const chart = await page.evaluate(() => {
+          const instance = (window as any).Chart.getChart(document.getElementById('chart'));
+          const marked = (index: number) => {
+            const data = instance.data.datasets[index].data as Array<number | null>;
+            const at = data.findIndex((v) => v !== null);
+            return { date: instance.data.labels[at], value: data[at], count: data.filter((v) => v !== null).length };
+          };
+          return { labels: instance.data.labels, values: instance.data.datasets[0].data, best: marked(2), worst: marked(3), average: instance.data.datasets[1].data[0] };
+        });
+        assert.deepEqual(chart.labels, expected.points.map((p: { date: string }) => p.date), range);
+        assert.deepEqual(chart.values, expected.points.map((p: { rate: string }) => Number(p.rate)));
+        assert.deepEqual(chart.best, { date: expected.stats.bestDate, value: Number(expected.stats.best), count: 1 });
+        assert.deepEqual(chart.worst, { date: expected.stats.worstDate, value: Number(expected.stats.worst), count: 1 });
+        assert.equal(chart.average, Number(expected.stats.average));
+        assert.match((await page.getAttribute('#chart', 'aria-label'))!, new RegExp(`best ${expected.stats.best.replace('.', '\\.')}`));
+      }
+      assert.equal(new URL(page.url()).searchParams.get('range'), '3m');
+      assert.deepEqual(seen.errors, []);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('downloads the CSV the API serves, under the API’s file name', async () => {
+    const page = await browser.context.newPage();
+    try {
+      await openWithKey(page, api.base, api.key, '?from=GBP&to=JPY&range=6m');
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('#csv-link')]);
+      assert.equal(download.suggestedFilename(), 'GBPJPY_6m.csv');
+      const saved = readFileSync((await download.path())!, 'utf8');
+      const expected = await api.text('/api/v1/history?from=GBP&to=JPY&range=6m&format=csv');
+      assert.ok(expected.startsWith('date,rate\r\n'));
+      assert.equal(saved, expected);
+      assert.equal(await page.getAttribute('#csv-link', 'href'), '/api/v1/history?from=GBP&to=JPY&range=6m&format=csv', 'the link names the resource, without the key');
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('says so when the key is refused, and the API’s problem when a currency is not served', async () => {
+    const page = await browser.context.newPage();
+    try {
+      await page.goto(`${api.base}/`);
+      await page.fill('#api-key', 'exr_notAKeyThisServerIssued0000000');
+      await page.click('#key-form button[type=submit]');
+      await page.waitForSelector('#convert-error:not([hidden])');
+      assert.match((await page.textContent('#convert-error'))!, /This API key was not accepted/);
+      assert.equal(await page.getAttribute('#result-value', 'data-value'), '');
+
+      await page.fill('#api-key', api.key);
+      await page.click('#key-form button[type=submit]');
+      await waitForConversion(page);
+      assert.equal(await page.isVisible('#convert-error'), false);
+      // NGN is ISO 4217 but the file provider does not quote it.
+      await page.fill('#to-input', 'NGN');
+      await page.press('#to-input', 'Enter');
+      await page.waitForSelector('#convert-error:not([hidden])');
+      assert.match((await page.textContent('#convert-error'))!, /^Unsupported currency: NGN is an ISO 4217 currency, but no configured rate provider quotes it\.$/);
+      await page.click('#key-forget');
+      assert.equal(await page.evaluate(() => localStorage.getItem('exrates.apiKey')), null);
+    } finally {
+      await page.close();
+    }
+  });
+
+  for (const colorScheme of ['light', 'dark'] as const) {
+    for (const [label, viewport] of [['desktop', DESKTOP], ['phone', PHONE]] as const) {
+      it(`has no serious or critical accessibility violations and fits a ${label} screen (${colorScheme}); screenshot saved`, async () => {
+        const page = await browser.context.newPage();
+        try {
+          await page.setViewportSize(viewport);
+          await page.emulateMedia({ colorScheme, reducedMotion: 'reduce' });
+          await openWithKey(page, api.base, api.key, '?from=EUR&to=USD&amount=2500&range=1y');
+          await statsShown(page, (await api.json('/api/v1/history?from=EUR&to=USD&range=1y')).stats.best);
+          assert.equal(await page.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches), colorScheme === 'dark');
+          const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+          assert.equal(overflow, 0, 'no horizontal scrolling');
+          assert.deepEqual(await seriousViolations(page), []);
+          await screenshot(page, `portal-${label}-${colorScheme}`);
+        } finally {
+          await page.close();
+        }
+      });
+    }
+  }
+});
+
+describe('the portal’s stale marker, with an upstream that fails', { skip: !available }, () => {
+  let fake: FakeUpstreams;
+  let service: FeedsService;
+  let browser: Browser;
+  let base: string;
+
+  before(async () => {
+    fake = await startFakeUpstreams();
+    const template = await createEcbTemplate(fake);
+    service = await createFeedsService(fake, { copyFrom: template, env: { EXRATES_PROVIDERS: 'ecb' }, tier: 'pro' });
+    base = await listen(service.app);
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await service?.close();
+    await fake?.close();
+    cleanup();
+  });
+
+  it('shows "Stale" while the latest refresh failed and clears it after a good one', async () => {
+    const [good] = await service.deps.refresher.refreshAll();
+    assert.equal(good!.ok, true);
+    const page = await browser.context.newPage();
+    try {
+      await openWithKey(page, base, service.key);
+      assert.equal(await page.isVisible('#stale-marker'), false);
+      assert.equal(await page.isVisible('#fresh-marker'), true);
+
+      await fake.ecb.setMode('http500');
+      const [failed] = await service.deps.refresher.refreshAll();
+      assert.equal(failed!.ok, false);
+      await page.fill('#amount', '250');
+      await page.waitForSelector('#stale-marker:not([hidden])');
+      const api = (await service.get('/api/v1/convert?from=EUR&to=USD&amount=250')).body;
+      assert.equal(api['stale'], true);
+      assert.equal(await page.getAttribute('#result-value', 'data-value'), api['result']);
+      assert.match((await page.textContent('#stale-marker'))!, /Stale/);
+      assert.equal(await page.isVisible('#fresh-marker'), false);
+      await page.setViewportSize(DESKTOP);
+      await screenshot(page, 'portal-desktop-stale');
+
+      await fake.ecb.setMode('ok');
+      const [recovered] = await service.deps.refresher.refreshAll();
+      assert.equal(recovered!.ok, true);
+      await page.fill('#amount', '300');
+      await page.waitForSelector('#fresh-marker:not([hidden])');
+      assert.equal(await page.isVisible('#stale-marker'), false);
+    } finally {
+      await page.close();
+    }
+  });
+});
