@@ -1,0 +1,80 @@
+/**
+ * A typed TypeScript client for the exrates API: the types are generated from the service's
+ * OpenAPI document (schema.d.ts, by openapi-typescript), the requests are made by openapi-fetch.
+ *
+ *   const exrates = createExratesClient({ baseUrl: 'http://localhost:8080', apiKey: process.env.EXRATES_KEY! });
+ *   const { result, rate, asOf, stale } = await exrates.convert('GBP', 'JPY', '100');
+ *
+ * Every method resolves the response body or rejects with an ExratesError carrying the
+ * problem+json document; `exrates.api` is the underlying openapi-fetch client, for full control
+ * (headers, If-None-Match, the raw Response).
+ */
+import createClient, { type Client } from 'openapi-fetch';
+import type { operations, paths } from './schema.js';
+
+export type { operations, paths } from './schema.js';
+
+type Json<Op extends keyof operations> = operations[Op]['responses'][200] extends { content: { 'application/json': infer Body } } ? Body : never;
+
+/** Units of `to` per one `from`, as an exact decimal string. */
+export type Rate = Json<'getRate'>;
+export type Conversion = Json<'convertAmount'>;
+export type History = Json<'getHistory'>;
+/** An RFC 9457 problem document, as every error is answered. */
+export type Problem = operations['getRate']['responses'][400]['content']['application/problem+json'];
+export type ProblemCode = Problem['code'];
+export type HistoryRange = NonNullable<operations['getHistory']['parameters']['query']['range']>;
+
+export class ExratesError extends Error {
+  constructor(
+    readonly status: number,
+    readonly problem: Problem,
+  ) {
+    super(`${status} ${problem.code}: ${problem.detail}`);
+    this.name = 'ExratesError';
+  }
+}
+
+export interface ExratesClientOptions {
+  /** Where the service is, e.g. `http://localhost:8080`. */
+  baseUrl: string;
+  /** Sent in the X-Api-Key header. */
+  apiKey: string;
+  /** A fetch to use instead of the global one. */
+  fetch?: typeof globalThis.fetch;
+}
+
+export interface ExratesClient {
+  /** The generated openapi-fetch client: `api.GET('/api/v1/rate', { params: { query: { from, to } } })`. */
+  readonly api: Client<paths>;
+  rate(from: string, to: string): Promise<Rate>;
+  convert(from: string, to: string, amount: string): Promise<Conversion>;
+  history(from: string, to: string, range?: HistoryRange): Promise<History>;
+  /** RFC 4180 text, header `date,rate`, CRLF line ends. */
+  historyCsv(from: string, to: string, range?: HistoryRange): Promise<string>;
+}
+
+async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  const { data, error, response } = await call;
+  if (error !== undefined || data === undefined) {
+    throw new ExratesError(response.status, (error ?? { type: 'about:blank', title: response.statusText, status: response.status, detail: 'No body.', code: 'internal_error' }) as Problem);
+  }
+  return data;
+}
+
+export function createExratesClient(options: ExratesClientOptions): ExratesClient {
+  const api = createClient<paths>({
+    baseUrl: options.baseUrl.replace(/\/+$/, ''),
+    headers: { 'X-Api-Key': options.apiKey },
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+  return {
+    api,
+    rate: (from, to) => unwrap(api.GET('/api/v1/rate', { params: { query: { from, to } } })),
+    convert: (from, to, amount) => unwrap(api.GET('/api/v1/convert', { params: { query: { from, to, amount } } })),
+    history: (from, to, range) =>
+      unwrap(api.GET('/api/v1/history', { params: { query: { from, to, ...(range ? { range } : {}), format: 'json' } } })) as Promise<History>,
+    historyCsv: (from, to, range) =>
+      unwrap(api.GET('/api/v1/history', { params: { query: { from, to, ...(range ? { range } : {}), format: 'csv' } }, parseAs: 'text' })),
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * The generated TypeScript client against a live server on loopback: its checked-in types must
+ * equal a fresh openapi-typescript generation from the document that server serves, and every
+ * call through it must give what the API gives over plain HTTP, errors included as typed
+ * problem documents.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { createExratesClient, ExratesError, type ProblemCode } from '../../client/index.js';
+import { CLIENT_SCHEMA, renderClientSchema } from '../../scripts/client-schema.js';
+import { createTestApp, issueKey, type TestApp } from '../helper.js';
+
+describe('the generated client, on a listening server', () => {
+  let test: TestApp;
+  let base: string;
+  let key: string;
+
+  before(async () => {
+    test = await createTestApp();
+    key = await issueKey(test.deps, 'pro');
+    await test.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(test.app.server.address() as AddressInfo).port}`;
+  });
+
+  after(async () => {
+    await test?.close();
+  });
+
+  async function plain(path: string, apiKey = key): Promise<{ status: number; type: string; body: string }> {
+    const response = await fetch(`${base}${path}`, { headers: { 'X-Api-Key': apiKey } });
+    return { status: response.status, type: response.headers.get('content-type') ?? '', body: await response.text() };
+  }
+
+  it('is generated from the document this server serves (run npm run client:generate when this fails)', async () => {
+    const response = await fetch(`${base}/api/v1/openapi.json`);
+    assert.equal(response.status, 200);
+    const fresh = await renderClientSchema(await response.json());
+    assert.ok(fresh.includes('"/api/v1/rate"') && fresh.includes('"/api/v1/convert"') && fresh.includes('"/api/v1/history"'));
+    assert.equal(readFileSync(CLIENT_SCHEMA, 'utf8'), fresh, 'client/schema.d.ts differs from a fresh generation: run npm run client:generate');
+  });
+
+  it('reads a rate, a conversion and a history exactly as the API answers them', async () => {
+    const exrates = createExratesClient({ baseUrl: base, apiKey: key });
+
+    const rate = await exrates.rate('eur', 'usd');
+    assert.deepEqual(rate, { pair: 'EURUSD', from: 'EUR', to: 'USD', rate: '1.1618', asOf: '2026-03-05T15:00:00Z', stale: false });
+    assert.deepEqual(rate, JSON.parse((await plain('/api/v1/rate?from=eur&to=usd')).body));
+
+    const conversion = await exrates.convert('GBP', 'JPY', '100');
+    assert.deepEqual(conversion, JSON.parse((await plain('/api/v1/convert?from=GBP&to=JPY&amount=100')).body));
+    assert.equal(conversion.amount, '100');
+    assert.match(conversion.result, /^\d+$/, 'JPY has no minor units');
+
+    const history = await exrates.history('USD', 'CHF', '1m');
+    assert.deepEqual(history, JSON.parse((await plain('/api/v1/history?from=USD&to=CHF&range=1m')).body));
+    assert.equal(history.range, '1m');
+    assert.equal(history.count, history.points.length);
+    assert.ok(history.count > 15);
+    assert.equal(history.points.at(-1)!.date, '2026-03-05');
+    assert.equal(typeof history.stats.changePct, 'number');
+
+    const csv = await exrates.historyCsv('USD', 'CHF', '1m');
+    assert.equal(csv, (await plain('/api/v1/history?from=USD&to=CHF&range=1m&format=csv')).body);
+    assert.equal(csv.split('\r\n')[0], 'date,rate');
+
+    // The openapi-fetch client underneath, with the raw response.
+    const { data, response } = await exrates.api.GET('/api/v1/rate', { params: { query: { from: 'CHF', to: 'CHF' } } });
+    assert.equal(response.status, 200);
+    assert.equal(data?.rate, '1');
+    assert.equal(response.headers.get('x-ratelimit-limit'), '100000');
+  });
+
+  it('gives errors as typed problem documents', async () => {
+    const exrates = createExratesClient({ baseUrl: base, apiKey: key });
+
+    const { data, error, response } = await exrates.api.GET('/api/v1/convert', { params: { query: { from: 'EUR', to: 'XYZ', amount: '1' } } });
+    assert.equal(data, undefined);
+    assert.equal(response.status, 400);
+    assert.match(response.headers.get('content-type')!, /^application\/problem\+json/);
+    const code: ProblemCode | undefined = error?.code;
+    assert.equal(code, 'invalid_currency');
+    assert.equal(error?.param, 'to');
+    assert.deepEqual(error, JSON.parse((await plain('/api/v1/convert?from=EUR&to=XYZ&amount=1')).body));
+
+    await assert.rejects(exrates.convert('EUR', 'USD', '-5'), (thrown: unknown) => {
+      assert.ok(thrown instanceof ExratesError);
+      assert.equal(thrown.status, 400);
+      assert.equal(thrown.problem.code, 'invalid_amount');
+      assert.equal(thrown.problem.param, 'amount');
+      return true;
+    });
+
+    await assert.rejects(exrates.history('EUR', 'USD', '2y' as never), (thrown: unknown) => thrown instanceof ExratesError && thrown.problem.code === 'invalid_range');
+
+    const stranger = createExratesClient({ baseUrl: base, apiKey: 'exr_notAKeyThisServerIssued0000000' });
+    await assert.rejects(stranger.rate('EUR', 'USD'), (thrown: unknown) => {
+      assert.ok(thrown instanceof ExratesError);
+      assert.equal(thrown.status, 401);
+      assert.equal(thrown.problem.code, 'unauthorized');
+      assert.match(thrown.problem.detail, /keys@example\.org/);
+      return true;
+    });
+  });
+});
