@@ -9,7 +9,7 @@ import { problemFromDomainError, problemOf, sendProblem } from './http/problem.j
 import { registerApiRoutes } from './http/routes/api.js';
 import { registerOpsRoutes } from './http/routes/ops.js';
 import { registerPortalRoutes } from './http/routes/portal.js';
-import { openApiOptions, registerDocumentRoutes } from './http/routes/documents.js';
+import { docsPageOptions, openApiOptions, registerDocumentRoutes } from './http/routes/documents.js';
 import { PARAM_CODES } from './http/schemas.js';
 
 interface ValidationIssue {
@@ -111,11 +111,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   });
 
   await app.register(swagger, openApiOptions(deps.config));
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    uiConfig: { deepLinking: true, tryItOutEnabled: true, url: '/api/v1/openapi.json' },
-    staticCSP: true,
-  });
+  await app.register(swaggerUi, docsPageOptions());
 
   app.addHook(
     'onRequest',

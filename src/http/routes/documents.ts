@@ -1,7 +1,10 @@
+import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { SwaggerOptions } from '@fastify/swagger';
+import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import { stringify } from 'yaml';
 import type { Config } from '../../config.js';
+import { PORTAL_ICON } from './portal.js';
 
 function description(config: Config): string {
   return [
@@ -20,8 +23,59 @@ function description(config: Config): string {
     '**Caching.** rate and convert: `Cache-Control: private, max-age=<seconds until the next refresh, at most 600>`; history: `private, max-age=3600`. Every 200 has a strong ETag (a compressed body has its own); a matching If-None-Match gets 304, which still counts against the quota. Last-Modified follows asOf. History is compressed with gzip or br when accepted.',
     '',
     '**Errors.** Every error is `application/problem+json` (RFC 9457) with `type`, `title`, `status`, `detail` and a stable `code`; validation errors add `param`. Codes: invalid_currency, unsupported_currency, invalid_amount, invalid_range, invalid_format, missing_parameter (400); unauthorized (401); no_history, not_found (404); method_not_allowed (405, with Allow: GET, HEAD); quota_exceeded (429); internal_error (500); feed_unavailable (503, with Retry-After). Unknown query parameters are ignored; a parameter given twice is a 400.',
+    '',
+    ...EXAMPLES,
   ].join('\n');
 }
+
+/** Copy-paste examples, shown at the top of /docs (its "try it" sends requests to this server). */
+const EXAMPLES = [
+  '## Examples',
+  '',
+  'To try an operation below: **Authorize** with your key, open the operation, **Try it out**, **Execute**; the request goes to this server. The [portal](/) converts and charts in the browser. Replace `http://localhost:8080` with this server\'s address.',
+  '',
+  '**curl**',
+  '',
+  '```sh',
+  'curl -s -H "X-Api-Key: $EXRATES_KEY" \'http://localhost:8080/api/v1/convert?from=GBP&to=JPY&amount=100\'',
+  'curl -s --compressed -H "X-Api-Key: $EXRATES_KEY" \'http://localhost:8080/api/v1/history?from=USD&to=CHF&range=1y&format=csv\' > USDCHF_1y.csv',
+  '```',
+  '',
+  '**TypeScript**, with types generated from this document by openapi-typescript and requests made by openapi-fetch (`npm install openapi-fetch`):',
+  '',
+  '```ts',
+  '// npx openapi-typescript http://localhost:8080/api/v1/openapi.json -o exrates.d.ts',
+  "import createClient from 'openapi-fetch';",
+  "import type { paths } from './exrates.d.ts';",
+  '',
+  "const exrates = createClient<paths>({ baseUrl: 'http://localhost:8080', headers: { 'X-Api-Key': process.env.EXRATES_KEY } });",
+  '',
+  "const { data, error } = await exrates.GET('/api/v1/convert', { params: { query: { from: 'GBP', to: 'JPY', amount: '100' } } });",
+  'if (error) throw new Error(`${error.code}: ${error.detail}`); // a typed problem document',
+  'console.log(data.result, data.rate, data.asOf, data.stale);',
+  '',
+  "const history = await exrates.GET('/api/v1/history', { params: { query: { from: 'USD', to: 'CHF', range: '1y' } } });",
+  'console.log(history.data?.stats.best, history.data?.stats.bestDate);',
+  '```',
+  '',
+  '**Python**, with requests:',
+  '',
+  '```python',
+  'import os',
+  'from decimal import Decimal',
+  'import requests',
+  '',
+  'session = requests.Session()',
+  'session.headers["X-Api-Key"] = os.environ["EXRATES_KEY"]',
+  '',
+  'response = session.get("http://localhost:8080/api/v1/convert", params={"from": "GBP", "to": "JPY", "amount": "100"}, timeout=10)',
+  'if not response.ok:',
+  '    problem = response.json()  # application/problem+json',
+  '    raise RuntimeError(f"{problem[\'code\']}: {problem[\'detail\']}")',
+  'conversion = response.json()',
+  'print(Decimal(conversion["result"]), conversion["to"], "stale" if conversion["stale"] else "")',
+  '```',
+];
 
 export function openApiOptions(config: Config): SwaggerOptions {
   return {
@@ -50,6 +104,57 @@ export function openApiOptions(config: Config): SwaggerOptions {
     hideUntagged: true,
   };
 }
+
+/**
+ * The /docs page (Swagger UI from the installed package): "try it" sends requests to this server,
+ * with the key given under Authorize and kept in the browser. Its own CSP, without the package
+ * default's upgrade-insecure-requests, which would send "try it" to https on a server run over
+ * plain HTTP.
+ */
+export function docsPageOptions(): FastifySwaggerUiOptions {
+  const icon = readFileSync(PORTAL_ICON);
+  return {
+    routePrefix: '/docs',
+    uiConfig: {
+      deepLinking: true,
+      tryItOutEnabled: true,
+      persistAuthorization: true,
+      displayRequestDuration: true,
+      docExpansion: 'list',
+      defaultModelsExpandDepth: 0,
+      url: '/api/v1/openapi.json',
+    },
+    validatorUrl: false,
+    logo: { type: 'image/svg+xml', content: icon, href: '/', target: '_self' },
+    theme: {
+      title: 'exrates · API reference',
+      favicon: [{ filename: 'icon.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: icon }],
+      css: [{ filename: 'exrates.css', content: DOCS_CSS }],
+    },
+    staticCSP: {
+      'default-src': "'self'",
+      'base-uri': "'self'",
+      'connect-src': "'self'",
+      'font-src': "'self' data:",
+      'form-action': "'self'",
+      'frame-ancestors': "'self'",
+      'img-src': "'self' data:",
+      'object-src': "'none'",
+      'script-src': "'self'",
+      'script-src-attr': "'none'",
+      // Swagger UI writes one inline style element at run time; scripts stay 'self' only.
+      'style-src': "'self' 'unsafe-inline'",
+    },
+  };
+}
+
+/** The top bar in the portal's colours; the URL box goes: this page documents this server only. */
+const DOCS_CSS = [
+  '.swagger-ui .topbar { background: #1e1b4b; padding: 8px 0; }',
+  '.swagger-ui .topbar .download-url-wrapper { display: none; }',
+  '.swagger-ui .topbar-wrapper img { height: 36px; }',
+  '.swagger-ui .info .markdown pre { max-width: 100%; overflow-x: auto; }',
+].join('\n');
 
 export function registerDocumentRoutes(app: FastifyInstance): void {
   let json: string | undefined;

@@ -34,6 +34,8 @@ interface Asset {
 }
 
 const PORTAL_DIR = fileURLToPath(new URL('../../portal/', import.meta.url));
+/** The service's icon, also the logo of the /docs page. */
+export const PORTAL_ICON = `${PORTAL_DIR}icon.svg`;
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 /**
@@ -64,7 +66,7 @@ function loadAssets(): Record<'script' | 'style' | 'icon' | 'chart', Asset> {
   return {
     script: loadAsset(`${PORTAL_DIR}portal.js`, 'portal.js', 'text/javascript; charset=utf-8'),
     style: loadAsset(`${PORTAL_DIR}portal.css`, 'portal.css', 'text/css; charset=utf-8'),
-    icon: loadAsset(`${PORTAL_DIR}icon.svg`, 'icon.svg', 'image/svg+xml'),
+    icon: loadAsset(PORTAL_ICON, 'icon.svg', 'image/svg+xml'),
     // The package exports no path to its browser build: it sits beside the CommonJS entry, in dist/.
     chart: loadAsset(join(dirname(require.resolve('chart.js')), 'chart.umd.min.js'), 'chart.umd.min.js', 'text/javascript; charset=utf-8'),
   };
