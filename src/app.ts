@@ -2,6 +2,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { DEMO_KEY } from './core/demo-key.js';
 import { DomainError, UnavailableError, type ErrorCode } from './core/errors.js';
 import type { Deps } from './deps.js';
 import { createAuthHook } from './http/auth.js';
@@ -122,6 +123,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
       clock: deps.clock,
       contactEmail: deps.config.contactEmail,
       metrics: deps.metrics,
+      demo: deps.config.demoKey,
     }),
   );
 
@@ -133,6 +135,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     contactEmail: deps.config.contactEmail,
     quota: deps.config.quota,
     wideCoverage: deps.providers.some((p) => p.listCurrencies !== undefined),
+    demo: deps.config.demoKey ? { key: DEMO_KEY, perAddress: deps.config.demoKey.perAddress } : undefined,
   });
   return app;
 }

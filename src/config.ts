@@ -7,6 +7,7 @@ export const PROVIDER_IDS = ['ecb', 'frankfurter', 'openexchangerates', 'file'] 
 export type ProviderId = (typeof PROVIDER_IDS)[number];
 const SECRET_VARIABLES = new Set(['EXRATES_OXR_APP_ID']);
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const DEMO_KEY_TIERS = ['off', 'free', 'pro'] as const;
 
 /**
  * Every environment variable the service reads, with its default and meaning. The configuration
@@ -102,6 +103,20 @@ export const ConfigSchema = Type.Object({
     default: 'keys@exrates.invalid',
     description: 'Where users ask for an API key or the pro tier; shown in 401 responses, the docs page and the OpenAPI document.',
   }),
+  EXRATES_DEMO_KEY_TIER: Type.Union(
+    DEMO_KEY_TIERS.map((t) => Type.Literal(t)),
+    {
+      default: 'off',
+      description:
+        'The portal at `/` hands every visitor the public demo key `exr_demo_public`, which works like a key of this tier whose daily quota all its users share, and is also limited per client address by EXRATES_DEMO_QUOTA_PER_IP: `off` (no demo key; it is refused like an unknown key), `free` or `pro`. The address is the connection\'s peer: behind a proxy, every visitor shares the proxy\'s.',
+    },
+  ),
+  EXRATES_DEMO_QUOTA_PER_IP: Type.Integer({
+    minimum: 1,
+    maximum: 100000,
+    default: 100,
+    description: 'Requests per UTC day one client address (an IPv4 address, or an IPv6 /64) may make with the demo key.',
+  }),
   EXRATES_UPSTREAM_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 10000, description: 'Timeout of one upstream request, in milliseconds.' }),
   EXRATES_REFRESH_SECONDS: Type.Integer({ minimum: 1, maximum: 86400, default: 600, description: 'Interval between live-rate refreshes, in seconds. Refreshes run on wall-clock multiples of it.' }),
   EXRATES_NEGATIVE_CACHE_SECONDS: Type.Integer({
@@ -134,6 +149,8 @@ export interface Config {
   logRequests: boolean;
   logLevel: (typeof LOG_LEVELS)[number];
   contactEmail: string;
+  /** The portal's public demo key: its tier and the requests one client address may make with it a day; undefined when off. */
+  demoKey: { tier: 'free' | 'pro'; perAddress: number } | undefined;
   upstreamTimeoutMs: number;
   refreshSeconds: number;
 }
@@ -182,7 +199,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     PORT: number; HOST: string; EXRATES_DATABASE_URL: string; EXRATES_REDIS_URL?: string; EXRATES_REDIS_PREFIX: string; EXRATES_PROVIDERS: string; EXRATES_ECB_URL: string;
     EXRATES_FILE_URL?: string; EXRATES_NOW?: string; EXRATES_FRANKFURTER_URL: string; EXRATES_OXR_APP_ID?: string; EXRATES_OXR_URL: string;
     EXRATES_NEGATIVE_CACHE_SECONDS: number; EXRATES_QUOTA_FLUSH_MS: number; EXRATES_KEY_CACHE_MS: number; EXRATES_REVOCATION_POLL_MS: number; EXRATES_LOG_REQUESTS: boolean; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
-    EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_CONTACT_EMAIL: string; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
+    EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_CONTACT_EMAIL: string; EXRATES_DEMO_KEY_TIER: (typeof DEMO_KEY_TIERS)[number]; EXRATES_DEMO_QUOTA_PER_IP: number; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
   };
   const list: string[] = [];
   const providers = v.EXRATES_PROVIDERS.split(',') as ProviderId[];
@@ -219,6 +236,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logRequests: v.EXRATES_LOG_REQUESTS,
     logLevel: v.EXRATES_LOG_LEVEL,
     contactEmail: v.EXRATES_CONTACT_EMAIL,
+    demoKey: v.EXRATES_DEMO_KEY_TIER === 'off' ? undefined : Object.freeze({ tier: v.EXRATES_DEMO_KEY_TIER, perAddress: v.EXRATES_DEMO_QUOTA_PER_IP }),
     upstreamTimeoutMs: v.EXRATES_UPSTREAM_TIMEOUT_MS,
     refreshSeconds: v.EXRATES_REFRESH_SECONDS,
   });

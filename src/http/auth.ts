@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { authenticateApiKey } from '../core/api-keys.js';
 import type { KeyStore, QuotaStore, Clock, ApiKeyRecord, Metrics } from '../core/ports.js';
 import { consumeDailyQuota, type QuotaLimits } from '../core/quota.js';
+import { consumeDemoQuota, DEMO_KEY, demoKeyRecord, looksLikeDemoKey, type DemoKeyPolicy } from '../core/demo-key.js';
 import { problemOf, sendProblem } from './problem.js';
 
 declare module 'fastify' {
@@ -30,6 +31,8 @@ export interface AuthOptions {
   clock: Clock;
   contactEmail: string;
   metrics: Metrics;
+  /** The portal's public demo key, when the operator enables it (src/core/demo-key.ts). */
+  demo?: DemoKeyPolicy | undefined;
 }
 
 /**
@@ -38,9 +41,36 @@ export interface AuthOptions {
  */
 export function createAuthHook(options: AuthOptions) {
   const unauthorizedDetail = `Send a valid API key in the X-Api-Key header or the apikey query parameter. To get a key, or the pro tier, e-mail ${options.contactEmail}.`;
+  async function authenticateDemo(request: FastifyRequest, reply: FastifyReply, demo: DemoKeyPolicy): Promise<void> {
+    request.apiKey = demoKeyRecord(demo.tier);
+    const decision = await consumeDemoQuota(options.quotas, demo, request.ip, options.limits, options.clock);
+    reply.header('X-RateLimit-Limit', decision.limit);
+    reply.header('X-RateLimit-Remaining', decision.remaining);
+    reply.header('X-RateLimit-Reset', decision.resetAt);
+    if (!decision.allowed) {
+      options.metrics.quotaRejected();
+      reply.header('Retry-After', decision.retryAfter);
+      const detail =
+        decision.exhausted === 'shared'
+          ? `The demo key's requests for today are used up; the quota resets at 00:00 UTC. For a key of your own, e-mail ${options.contactEmail}.`
+          : `This address's ${decision.limit} demo requests for today are used up; the quota resets at 00:00 UTC. For a key of your own, e-mail ${options.contactEmail}.`;
+      sendProblem(reply, problemOf('quota_exceeded', detail));
+      return reply;
+    }
+  }
+
   return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (!request.routeOptions.config.keyed) return;
-    const record = await authenticateApiKey(options.keys, presentedKey(request));
+    const presented = presentedKey(request);
+    // The demo key is no stored key: it is recognised here, by its exact value, or refused.
+    if (presented !== undefined && looksLikeDemoKey(presented)) {
+      if (!options.demo || presented !== DEMO_KEY) {
+        sendProblem(reply, problemOf('unauthorized', unauthorizedDetail));
+        return reply;
+      }
+      return authenticateDemo(request, reply, options.demo);
+    }
+    const record = await authenticateApiKey(options.keys, presented);
     if (!record) {
       sendProblem(reply, problemOf('unauthorized', unauthorizedDetail));
       return reply;

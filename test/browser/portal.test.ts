@@ -365,3 +365,42 @@ describe('the portal’s stale marker, with an upstream that fails', { skip: !av
     }
   });
 });
+
+describe('the portal with the demo key on', { skip: !available }, () => {
+  let test: TestApp;
+  let browser: Browser;
+  let base: string;
+
+  before(async () => {
+    test = await createTestApp({ EXRATES_DEMO_KEY_TIER: 'free', EXRATES_DEMO_QUOTA_PER_IP: '50' });
+    base = await listen(test.app);
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await test?.close();
+  });
+
+  it('converts and charts without a key of the visitor’s own, within the per-address quota', async () => {
+    const page = await browser.context.newPage();
+    const seen = watch(page);
+    try {
+      const sent: string[] = [];
+      page.on('request', (request) => {
+        if (request.url().includes('/api/v1/')) sent.push(request.headers()['x-api-key'] ?? '');
+      });
+      await page.goto(`${base}/?from=EUR&to=GBP`);
+      await waitForConversion(page);
+      assert.equal(await page.inputValue('#api-key'), '', 'the demo key is not put in the key field');
+      const expected = await apiOf(base, test.key).json('/api/v1/convert?from=EUR&to=GBP&amount=100');
+      assert.equal(await page.getAttribute('#result-value', 'data-value'), expected.result);
+      await page.waitForFunction(() => /of 50 requests left today/.test(document.getElementById('key-status')!.textContent!));
+      assert.match((await page.textContent('#key-status'))!, /^Using the demo key: 50 requests a day per visitor\. Paste your own key for more\. 4[89] of 50 requests left today\.$/);
+      assert.ok(sent.length >= 2 && sent.every((key) => key === 'exr_demo_public'), sent.join(', '));
+      assert.deepEqual(seen.errors, []);
+    } finally {
+      await page.close();
+    }
+  });
+});

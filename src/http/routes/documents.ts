@@ -4,6 +4,7 @@ import type { SwaggerOptions } from '@fastify/swagger';
 import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import { stringify } from 'yaml';
 import type { Config } from '../../config.js';
+import { DEMO_KEY } from '../../core/demo-key.js';
 import { PORTAL_ICON } from './portal.js';
 
 function description(config: Config): string {
@@ -19,6 +20,12 @@ function description(config: Config): string {
     '**Currencies.** Codes are matched case-insensitively and answered in upper case. A code that is not ISO 4217 is `invalid_currency`; a valid code that no configured provider quotes is `unsupported_currency`. `from` equal to `to` gives rate "1".',
     '',
     `**Keys and quotas.** Every /api/v1 endpoint needs an API key in the \`X-Api-Key\` header or the \`apikey\` query parameter; when both are sent the header wins. Keys are requested by e-mail from ${config.contactEmail}; ask the same address for the pro tier. Daily quotas per key: free ${config.quota.free.toLocaleString('en-US')}, pro ${config.quota.pro.toLocaleString('en-US')} requests, resetting at 00:00 UTC. Every request with a valid key counts, whatever its status, except one refused with 429. Responses to a valid key carry X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (Unix seconds); a 429 also carries Retry-After.`,
+    ...(config.demoKey
+      ? [
+          '',
+          `**Demo key.** The portal at / calls this API with the public demo key \`${DEMO_KEY}\`, which anyone may use for trying things out: ${config.demoKey.perAddress.toLocaleString('en-US')} requests per UTC day per client address (an IPv4 address or an IPv6 /64), within the ${config.demoKey.tier} tier's ${config.quota[config.demoKey.tier].toLocaleString('en-US')} a day that all its users share. Its X-RateLimit-* headers count the address's requests. For anything more, ask for a key of your own.`,
+        ]
+      : []),
     '',
     '**Caching.** rate and convert: `Cache-Control: private, max-age=<seconds until the next refresh, at most 600>`; history: `private, max-age=3600`. Every 200 has a strong ETag (a compressed body has its own); a matching If-None-Match gets 304, which still counts against the quota. Last-Modified follows asOf. History is compressed with gzip or br when accepted.',
     '',
