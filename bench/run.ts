@@ -17,7 +17,8 @@
  * --database-url URL (BENCH_DATABASE_URL: e.g. a PostgreSQL database to use instead of a temporary
  * SQLite file; it must be one you can write to), --redis-url URL (passed as EXRATES_REDIS_URL),
  * --env NAME=VALUE (extra service environment, repeatable, for experiments), --no-cold-start,
- * --keep (leave the temporary folder), --list.
+ * --workers N (BENCH_WORKERS, 2: rate, convert and mixed again with EXRATES_WORKERS=N; 1 skips
+ * that), --keep (leave the temporary folder), --list.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -63,6 +64,7 @@ const { values: flags } = parseArgs({
     'redis-url': { type: 'string' },
     'no-cold-start': { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
+    workers: { type: 'string' },
     list: { type: 'boolean', default: false },
     csv: { type: 'string' },
     env: { type: 'string', multiple: true },
@@ -87,6 +89,7 @@ const options = {
   redisUrl: flags['redis-url'] ?? process.env.BENCH_REDIS_URL,
   coldStart: !(flags['no-cold-start'] ?? false),
   keep: flags.keep ?? false,
+  workers: Math.round(positiveNumber('--workers', flags.workers ?? process.env.BENCH_WORKERS, 2)),
   csv: flags.csv ?? process.env.BENCH_ECB_CSV ?? DEFAULT_CSV,
   /** Extra service environment, for experiments: --env EXRATES_KEY_CACHE_MS=60000 (repeatable). */
   serviceEnv: Object.fromEntries(
@@ -246,6 +249,36 @@ function procCpuSeconds(pid: number): number | undefined {
   }
 }
 
+/** A process and its children (the workers of EXRATES_WORKERS > 1), from /proc. */
+function processTree(pid: number): number[] {
+  const tree = [pid];
+  try {
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) tree.push(Number(entry));
+      } catch {
+        // gone meanwhile
+      }
+    }
+  } catch {
+    // no /proc
+  }
+  return tree;
+}
+
+/** CPU seconds used by a process and its children, counted per process (children that exit are not). */
+function treeCpuSeconds(pids: readonly number[]): number | undefined {
+  let sum = 0;
+  for (const pid of pids) {
+    const seconds = procCpuSeconds(pid);
+    if (seconds === undefined) return undefined;
+    sum += seconds;
+  }
+  return sum;
+}
+
 // ---------------------------------------------------------------- preparation
 
 function newestMtime(dir: string): number {
@@ -360,10 +393,10 @@ interface RunningService {
   output: () => string;
 }
 
-async function spawnService(service: ServiceEnv, port: number, nodeArgs: string[] = []): Promise<RunningService> {
+async function spawnService(service: ServiceEnv, port: number, nodeArgs: string[] = [], extraEnv: Record<string, string> = {}): Promise<RunningService> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.startsWith('EXRATES_')) env[name] = value;
-  Object.assign(env, service.env, { PORT: String(port) });
+  Object.assign(env, service.env, extraEnv, { PORT: String(port) });
   // Run from the temporary folder, so that no .env of the working tree changes the configuration.
   const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'dist', 'cli', 'main.js'), 'serve'], {
     cwd: service.dir,
@@ -429,6 +462,8 @@ interface Measured {
   serverCpuPct: number | undefined;
   loadGeneratorCpuPct: number;
   serverRssMaxMb: number | undefined;
+  /** EXRATES_WORKERS of the service, when more than one. */
+  workers?: number;
   /** Share of all CPUs busy (any process, kernel included) during the measured run. */
   machineBusyPct: number | undefined;
   /** CPU used by neither the server nor the load generator (other processes, kernel), in % of one core. */
@@ -464,13 +499,16 @@ async function load(scenario: Scenario, port: number, pid: number | undefined, s
   let bytes = 0;
   let responses = 0;
   let maxRssKb = 0;
-  const cpuBefore = pid !== undefined ? procCpuSeconds(pid) : undefined;
+  // The server and its workers, if any: CPU and memory are summed over them.
+  const pids = pid !== undefined ? processTree(pid) : [];
+  const cpuBefore = pid !== undefined ? treeCpuSeconds(pids) : undefined;
   const ownBefore = process.cpuUsage();
   const machineBefore = machineCpu();
   const rssTimer = record && pid !== undefined
     ? setInterval(() => {
-        const status = procStatus(pid);
-        if (status && status.rssKb > maxRssKb) maxRssKb = status.rssKb;
+        let rssKb = 0;
+        for (const p of pids) rssKb += procStatus(p)?.rssKb ?? 0;
+        if (rssKb > maxRssKb) maxRssKb = rssKb;
       }, 250)
     : undefined;
   const setup = requestLists(scenario, options.connections)();
@@ -499,7 +537,7 @@ async function load(scenario: Scenario, port: number, pid: number | undefined, s
   const wallSeconds = (performance.now() - wallStart) / 1000;
   if (rssTimer) clearInterval(rssTimer);
   if (!record) return undefined;
-  const cpuAfter = pid !== undefined ? procCpuSeconds(pid) : undefined;
+  const cpuAfter = pid !== undefined ? treeCpuSeconds(pids) : undefined;
   const own = process.cpuUsage(ownBefore);
   const machineAfter = machineCpu();
   const sorted = Float64Array.from(latencies).sort();
@@ -602,6 +640,9 @@ function resultsTable(measured: Measured[]): string {
 
 // ---------------------------------------------------------------- main
 
+/** Scenarios measured again with EXRATES_WORKERS > 1. */
+const WORKER_SCENARIOS = ['rate', 'convert', 'mixed'];
+
 async function main(): Promise<void> {
   const startedAt = new Date();
   const currencies = currentCurrencies(options.csv);
@@ -664,6 +705,7 @@ async function main(): Promise<void> {
         '  --env NAME=VALUE      extra service environment, repeatable',
         '  --csv PATH            the ECB history (BENCH_ECB_CSV, ../shared/data/ecb/eurofxref-hist.csv)',
         '  --no-cold-start       skip the cold-start measurement',
+        '  --workers N           measure rate, convert and mixed again with EXRATES_WORKERS=N (BENCH_WORKERS, 2; 1 skips)',
         '  --keep                keep the temporary folder',
         '  --list                list the scenarios',
       ].join('\n'),
@@ -797,6 +839,28 @@ async function main(): Promise<void> {
         }
       }
     }
+
+    // 5. rate, convert and mixed again with several worker processes on the same port.
+    const workerScenarios = options.workers > 1 ? serviceScenarios.filter((s) => WORKER_SCENARIOS.includes(s.name)) : [];
+    if (workerScenarios.length > 0) {
+      const port = await freePort();
+      const running = await spawnService(service, port, [], { EXRATES_WORKERS: String(options.workers) });
+      try {
+        await waitFor200(`http://127.0.0.1:${port}/api/v1/rate?from=EUR&to=USD`, { 'x-api-key': keys[0]! }, running.child, running.output);
+        for (const scenario of workerScenarios) {
+          const named = { ...scenario, name: `${scenario.name}@${options.workers}w`, description: `${scenario.description}, EXRATES_WORKERS=${options.workers}`, target: undefined };
+          console.log(`bench: ${named.name}: warm-up ${options.warmup} s, measure ${options.duration} s`);
+          await load(named, port, running.child.pid, options.warmup, false);
+          const m = (await load(named, port, running.child.pid, options.duration, true))!;
+          m.workers = options.workers;
+          measured.push(m);
+          console.log(`bench:   ${m.requestsPerSecond} req/s, p99 ${m.latencyMs.p99} ms, server CPU ${m.serverCpuPct ?? '?'}% (all workers), load generator CPU ${m.loadGeneratorCpuPct}%`);
+          if (running.child.exitCode !== null || running.child.signalCode !== null) throw new Error(`the service died during ${named.name}\n${running.output()}`);
+        }
+      } finally {
+        await stopChild(running.child, 30_000);
+      }
+    }
   } finally {
     killAll('SIGKILL');
     await postgres?.drop().catch((error: unknown) => console.error(`bench: could not drop the PostgreSQL schema: ${String(error)}`));
@@ -804,7 +868,7 @@ async function main(): Promise<void> {
     else rmSync(dir, { recursive: true, force: true });
   }
 
-  // 5. report.
+  // 6. report.
   const baseline = measured.find((m) => m.server === 'baseline');
   for (const m of measured) {
     m.target = scenarios.find((s) => s.name === m.name)?.target;
@@ -847,7 +911,17 @@ async function main(): Promise<void> {
         `(listening, first /healthz 200: median ${listeningMedian} ms) — target ≤ 1500 ms: ${coldPass ? 'PASS' : 'FAIL'}`,
     );
   }
-  console.log('EXRATES_WORKERS: not implemented by the service yet, so 1 vs 2 workers is not measured.');
+  const multi = measured.filter((m) => m.workers !== undefined);
+  for (const m of multi) {
+    const single = measured.find((one) => one.name === m.name.replace(/@\d+w$/, ''));
+    if (single) {
+      console.log(
+        `EXRATES_WORKERS=${m.workers} vs 1: ${single.name} ${m.requestsPerSecond} vs ${single.requestsPerSecond} req/s (×${(m.requestsPerSecond / single.requestsPerSecond).toFixed(2)}), ` +
+          `p99 ${m.latencyMs.p99} vs ${single.latencyMs.p99} ms, server CPU ${m.serverCpuPct ?? '?'}% vs ${single.serverCpuPct ?? '?'}% (the load generator shares the machine's 2 cores)`,
+      );
+    }
+  }
+  if (multi.length === 0) console.log('EXRATES_WORKERS: 1 vs more not measured in this run (--workers 1, or no rate/convert/mixed scenario).');
   const failing = measured.filter((m) => m.pass === false);
   for (const m of failing) console.log(`  ${m.name}: ${m.failedBecause!.join('; ')}`);
   const noisy = measured.filter((m) => (m.otherCpuPct ?? 0) > NOISY_OTHER_CPU);
@@ -873,7 +947,7 @@ async function main(): Promise<void> {
     scenarios: measured,
     peakRss: peak ? { ...peak, targetMb: 200, pass: rssPass } : undefined,
     coldStart: coldMedian !== undefined ? { runsMs: coldStartMs, medianMs: coldMedian, listeningRunsMs: listeningMs, listeningMedianMs: listeningMedian, targetMs: 1500, pass: coldPass } : undefined,
-    workers: 'EXRATES_WORKERS not implemented: not measured',
+    workers: options.workers > 1 ? { workers: options.workers, scenarios: multi.map((m) => m.name) } : 'not measured (--workers 1)',
     profile,
   };
   mkdirSync(RESULTS_DIR, { recursive: true });

@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
@@ -6,8 +7,9 @@ import { DEMO_KEY } from './core/demo-key.js';
 import { DomainError, UnavailableError, type ErrorCode } from './core/errors.js';
 import type { Deps } from './deps.js';
 import { createAuthHook } from './http/auth.js';
+import { answerClientError, answerConnect, closeAfterAnswer } from './http/client-errors.js';
 import { problemFromDomainError, problemOf, sendProblem } from './http/problem.js';
-import { registerApiRoutes } from './http/routes/api.js';
+import { API_PATHS, registerApiRoutes } from './http/routes/api.js';
 import { registerOpsRoutes } from './http/routes/ops.js';
 import { registerPortalRoutes } from './http/routes/portal.js';
 import { docsPageOptions, openApiOptions, registerDocumentRoutes } from './http/routes/documents.js';
@@ -54,6 +56,10 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     routerOptions: { maxParamLength: 100, ignoreTrailingSlash: false },
     ajv: { customOptions: { coerceTypes: 'array', allErrors: false, removeAdditional: false } },
     schemaErrorFormatter: (errors) => validationProblem(errors as ValidationIssue[]),
+    // What Node's HTTP parser rejects is answered as problem+json too (src/http/client-errors.ts).
+    clientErrorHandler: answerClientError,
+    // Node would answer a missing Host with an empty 400; the onRequest hook below words it.
+    http: { requireHostHeader: false },
     // A path that is not valid percent-encoding names no resource.
     frameworkErrors: (error, request, reply) => {
       if (error.statusCode !== undefined && error.statusCode < 500) {
@@ -65,9 +71,47 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     },
   });
 
+  app.server.on('connect', answerConnect);
+
+  // Before anything reads a body: the API is read-only, so every other method on its paths, with
+  // any body of any type or size, is a 405 (SPEC §7); a method nothing is routed for is a 404; and
+  // HTTP/1.1 requires a Host header.
+  const apiPaths: ReadonlySet<string> = new Set(API_PATHS);
+  app.addHook('onRequest', (request, reply, done) => {
+    const method = request.method;
+    if (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS' && apiPaths.has(request.url.split('?')[0]!)) {
+      reply.header('Allow', 'GET, HEAD');
+      sendProblem(reply, problemOf('method_not_allowed', `${method} is not allowed here; use GET or HEAD.`));
+      return;
+    }
+    // Nothing is routed here for this method: say so before a body is read, not 415 or 413 about the body.
+    if (request.is404 && method !== 'GET' && method !== 'HEAD') {
+      sendProblem(reply, problemOf('not_found', `No resource at ${method} ${request.url.split('?')[0]!.slice(0, 200)}.`));
+      return;
+    }
+    // RFC 9112 §6.3: a request body whose length cannot be known (a transfer coding other than a
+    // final chunked) is a 400, and the connection is closed; Node's parser lets it through.
+    const coding = request.headers['transfer-encoding'];
+    if (coding !== undefined && !/(?:^|,)[ \t]*chunked[ \t]*$/i.test(coding)) {
+      const problem = problemOf('not_found', 'Transfer-Encoding must end with chunked; the request body cannot be delimited.');
+      reply.header('Connection', 'close');
+      closeAfterAnswer(request.raw.socket);
+      sendProblem(reply, { ...problem, status: 400, title: 'Bad Request' });
+      return;
+    }
+    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+      const problem = problemOf('not_found', 'An HTTP/1.1 request must carry a Host header.');
+      sendProblem(reply, { ...problem, status: 400, title: 'Bad Request' });
+      return;
+    }
+    done();
+  });
+
   // Browsers call rate APIs directly: any origin may GET, sending its key in X-Api-Key.
   await app.register(cors, {
     origin: '*',
+    // An OPTIONS request that is not a preflight gets the same headers, not a bare-text 400.
+    strictPreflight: false,
     methods: ['GET', 'HEAD'],
     allowedHeaders: ['X-Api-Key', 'If-None-Match'],
     exposedHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'ETag', 'Content-Disposition'],
@@ -98,10 +142,12 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     }
     const status = (error as FastifyError).statusCode;
     if (status !== undefined && status >= 400 && status < 500) {
-      // Fastify's own client errors (malformed URL, bad content type…): say what was wrong, in our shape.
-      const code: ErrorCode = status === 404 ? 'not_found' : status === 405 ? 'method_not_allowed' : 'missing_parameter';
+      // Fastify's and its plugins' own client errors (a body where none is read, a static file
+      // outside its folder…): the status HTTP prescribes, in our shape. None names a query
+      // parameter, so none is a parameter code: the request addresses nothing served here.
+      const code: ErrorCode = status === 405 ? 'method_not_allowed' : 'not_found';
       const problem = problemOf(code, error.message);
-      return sendProblem(reply, { ...problem, status, title: status === 400 ? 'Bad request' : problem.title });
+      return sendProblem(reply, { ...problem, status, title: STATUS_CODES[status] ?? problem.title });
     }
     request.log.error({ err: error }, 'request failed');
     return sendProblem(reply, problemOf('internal_error', 'The server failed to answer this request; the failure has been logged.'));

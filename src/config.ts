@@ -90,6 +90,13 @@ export const ConfigSchema = Type.Object({
     default: 500,
     description: 'How often each process checks the store for revoked keys: a revoked key is refused everywhere within this time.',
   }),
+  EXRATES_WORKERS: Type.Integer({
+    minimum: 1,
+    maximum: 64,
+    default: 1,
+    description:
+      'Worker processes serving one port (node:cluster). 1 serves from the main process. With more, the main process holds the quota counters (exact across workers; the workers ask it) and the refresh lock, unless EXRATES_REDIS_URL is set, in which case Redis does. Use about one per core left free by other work.',
+  }),
   EXRATES_LOG_REQUESTS: Type.Boolean({
     default: false,
     description: 'Log a line per request (method, redacted URL, status, time). Off by default: at tens of thousands of requests per second the access log belongs to the load balancer.',
@@ -147,6 +154,7 @@ export interface Config {
   keyCacheMs: number;
   revocationPollMs: number;
   logRequests: boolean;
+  workers: number;
   logLevel: (typeof LOG_LEVELS)[number];
   contactEmail: string;
   /** The portal's public demo key: its tier and the requests one client address may make with it a day; undefined when off. */
@@ -198,7 +206,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const v = values as {
     PORT: number; HOST: string; EXRATES_DATABASE_URL: string; EXRATES_REDIS_URL?: string; EXRATES_REDIS_PREFIX: string; EXRATES_PROVIDERS: string; EXRATES_ECB_URL: string;
     EXRATES_FILE_URL?: string; EXRATES_NOW?: string; EXRATES_FRANKFURTER_URL: string; EXRATES_OXR_APP_ID?: string; EXRATES_OXR_URL: string;
-    EXRATES_NEGATIVE_CACHE_SECONDS: number; EXRATES_QUOTA_FLUSH_MS: number; EXRATES_KEY_CACHE_MS: number; EXRATES_REVOCATION_POLL_MS: number; EXRATES_LOG_REQUESTS: boolean; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
+    EXRATES_NEGATIVE_CACHE_SECONDS: number; EXRATES_QUOTA_FLUSH_MS: number; EXRATES_KEY_CACHE_MS: number; EXRATES_REVOCATION_POLL_MS: number; EXRATES_LOG_REQUESTS: boolean; EXRATES_WORKERS: number; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
     EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_CONTACT_EMAIL: string; EXRATES_DEMO_KEY_TIER: (typeof DEMO_KEY_TIERS)[number]; EXRATES_DEMO_QUOTA_PER_IP: number; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
   };
   const list: string[] = [];
@@ -234,6 +242,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     keyCacheMs: v.EXRATES_KEY_CACHE_MS,
     revocationPollMs: v.EXRATES_REVOCATION_POLL_MS,
     logRequests: v.EXRATES_LOG_REQUESTS,
+    workers: v.EXRATES_WORKERS,
     logLevel: v.EXRATES_LOG_LEVEL,
     contactEmail: v.EXRATES_CONTACT_EMAIL,
     demoKey: v.EXRATES_DEMO_KEY_TIER === 'off' ? undefined : Object.freeze({ tier: v.EXRATES_DEMO_KEY_TIER, perAddress: v.EXRATES_DEMO_QUOTA_PER_IP }),

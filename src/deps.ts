@@ -31,6 +31,8 @@ export interface Deps {
   lock: Lock;
   book: RateBook;
   refresher: Refresher;
+  /** The Prometheus text of /metrics: this process's, or every worker's summed. */
+  metricsText(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -85,6 +87,12 @@ export interface DepsOptions {
   log?: Logger;
   /** Apply pending migrations on open (the server and most commands do). */
   migrate?: boolean;
+  /** Quota counters held elsewhere (the main process of a cluster) instead of this process's. */
+  quotas?: QuotaStore;
+  /** A lock held elsewhere (the main process of a cluster) instead of this process's. */
+  lock?: Lock;
+  /** The metrics text when it is gathered elsewhere (every worker's, summed by the main process). */
+  metricsText?: () => Promise<string>;
 }
 
 /** The one place that wires the service: store, providers, clock, logger, metrics. Nothing is created at import time. */
@@ -117,9 +125,12 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     }
     quotas = guardDependency(createRedisQuotaStore({ redis, store: storedQuotas, log, clock, prefix: config.redisPrefix }), 'the database');
     lock = guardDependency(createRedisLock(redis, config.redisPrefix), 'redis');
+  } else if (options.quotas) {
+    quotas = guardDependency(options.quotas, 'the database');
   } else if (config.quotaFlushMs > 0) {
     quotas = createBufferedQuotaStore(storedQuotas, { flushMs: config.quotaFlushMs, log, clock });
   }
+  if (options.lock && !redis) lock = options.lock;
   const providers = createProviders(config, clock).map((p) => instrumentProvider(p, metrics));
   let backfill: ((code: string) => Promise<boolean>) | undefined;
   const book = createRateBook({
@@ -144,6 +155,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     lock,
     book,
     refresher,
+    metricsText: options.metricsText ?? (() => metrics.registry.metrics()),
     async close() {
       cachedKeys?.close();
       await refresher.stop();

@@ -4,6 +4,8 @@ import type { Metrics } from './core/ports.js';
 export interface ServiceMetrics extends Metrics {
   registry: Registry;
   httpRequest(route: string, method: string, status: number, seconds: number): void;
+  /** A response given on the fast path (it is counted by httpRequest too). */
+  fastPathServed(): void;
 }
 
 /** Prometheus metrics on a registry of its own (nothing global, so tests can build many apps). */
@@ -51,6 +53,11 @@ export function createMetrics(): ServiceMetrics {
   });
   const stale = new Counter({ name: 'exrates_stale_responses_total', help: 'Rates served with stale: true.', registers: [registry] });
   const quota = new Counter({ name: 'exrates_quota_rejections_total', help: 'Requests refused with 429.', registers: [registry] });
+  const fastPath = new Counter({
+    name: 'exrates_http_fast_path_responses_total',
+    help: 'Responses answered on the fast path, without the full request pipeline (also counted in exrates_http_requests_total).',
+    registers: [registry],
+  });
   // Label children looked up once per route, method and status: resolving labels on every
   // request costs more than the observation itself.
   const requestChildren = new Map<string, { inc(): void }>();
@@ -81,6 +88,9 @@ export function createMetrics(): ServiceMetrics {
     },
     quotaRejected() {
       quota.inc();
+    },
+    fastPathServed() {
+      fastPath.inc();
     },
   };
 }

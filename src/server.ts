@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
-import { createDeps, type Deps } from './deps.js';
+import { createDeps, type Deps, type DepsOptions } from './deps.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -15,8 +15,8 @@ export interface RunningServer {
  * Listens, loads what the providers have (history on an empty store, what is new after that),
  * refreshes on wall-clock multiples of the interval, and shuts down gracefully.
  */
-export async function startServer(config: Config): Promise<RunningServer> {
-  const deps = await createDeps(config);
+export async function startServer(config: Config, options: DepsOptions = {}): Promise<RunningServer> {
+  const deps = await createDeps(config, options);
   const app = await buildApp(deps, { logRequests: config.logRequests });
   try {
     await app.listen({ port: config.port, host: config.host });

@@ -9,6 +9,7 @@ import { parseEcbDocument } from '../providers/ecb-format.js';
 import { readSource } from '../providers/fetch-bytes.js';
 import { migrateToLatest, openDatabase } from '../storage/database.js';
 import { startServer } from '../server.js';
+import { isClusterWorker, runPrimary, workerPorts } from '../cluster.js';
 
 function config(): Config {
   return loadConfig(environmentWithDotenv());
@@ -36,22 +37,37 @@ export function buildCli(): Command {
     .command('serve')
     .description('apply migrations, load rates and serve the HTTP API')
     .action(async () => {
-      const server = await startServer(config());
+      const cfg = config();
       let stopping = false;
-      const stop = (signal: string) => {
-        if (stopping) return;
-        stopping = true;
-        server.deps.log.info({ signal }, 'shutting down: draining in-flight requests');
-        server
-          .close()
-          .then(() => process.exit(0))
-          .catch((error: unknown) => {
-            console.error(`exrates: shutdown failed: ${String(error)}`);
-            process.exit(1);
-          });
+      const onSignals = (stop: (signal: string) => Promise<void>, log: { info(o: object, m: string): void }) => {
+        const handle = (signal: string) => {
+          // A second signal (a worker gets the terminal's and its main process's) changes nothing.
+          if (stopping) return;
+          stopping = true;
+          log.info({ signal }, 'shutting down: draining in-flight requests');
+          stop(signal)
+            .then(() => process.exit(0))
+            .catch((error: unknown) => {
+              console.error(`exrates: shutdown failed: ${String(error)}`);
+              process.exit(1);
+            });
+        };
+        process.on('SIGTERM', () => handle('SIGTERM'));
+        process.on('SIGINT', () => handle('SIGINT'));
       };
-      process.once('SIGTERM', () => stop('SIGTERM'));
-      process.once('SIGINT', () => stop('SIGINT'));
+      if (cfg.workers > 1 && !isClusterWorker()) {
+        const log = createLogger(cfg.logLevel);
+        const primary = await runPrimary(cfg, log);
+        onSignals((signal) => primary.stop(signal), log);
+        return;
+      }
+      const ports = isClusterWorker() ? workerPorts(cfg) : undefined;
+      const server = await startServer(
+        cfg,
+        ports ? { migrate: false, ...(ports.quotas ? { quotas: ports.quotas } : {}), ...(ports.lock ? { lock: ports.lock } : {}), metricsText: ports.clusterMetrics } : {},
+      );
+      ports?.reportMetrics(server.deps.metrics.registry);
+      onSignals(() => server.close(), server.deps.log);
     });
 
   program

@@ -14,7 +14,7 @@ export function createCachedKeyStore(
 ): KeyStore & { close(): void } {
   const max = options.maxEntries ?? 50_000;
   const unknownTtl = options.unknownTtlMs ?? 1_000;
-  const cache = new Map<string, { until: number; record: Promise<ApiKeyRecord | null> }>();
+  const cache = new Map<string, { until: number; record: Promise<ApiKeyRecord | null>; known?: ApiKeyRecord | null }>();
   let mark: string | undefined;
   let polling = false;
   const timer = setInterval(() => {
@@ -51,21 +51,30 @@ export function createCachedKeyStore(
       if (hit && now < hit.until) return hit.record;
       const record = keys.findByHash(hash);
       if (cache.size >= max) cache.delete(cache.keys().next().value!);
-      const entry = { until: now + unknownTtl, record };
+      const entry: { until: number; record: Promise<ApiKeyRecord | null>; known?: ApiKeyRecord | null } = { until: now + unknownTtl, record };
       cache.set(hash, entry);
       record.then(
         (found) => {
-          if (found) entry.until = now + options.ttlMs;
+          entry.known = found;
+          // A revoked key is kept no longer than an unknown one: both cost the same lookups, so
+          // the time of a 401 does not tell a revoked key from one never issued (SPEC §6).
+          if (found && found.revokedAt === null) entry.until = now + options.ttlMs;
         },
         () => cache.delete(hash),
       );
       return record;
+    },
+    peekByHash(hash) {
+      const hit = cache.get(hash);
+      return hit && Date.now() < hit.until ? hit.known : undefined;
     },
     close() {
       clearInterval(timer);
     },
   };
 }
+
+const FLUSH_BATCH = 100;
 
 /**
  * Quota counters held in memory and written to the store in batches: a request costs no write.
@@ -84,13 +93,19 @@ export function createBufferedQuotaStore(
     const names = [...dirty];
     dirty.clear();
     const entries = names.map((name) => counters.get(name)).filter((c) => c !== undefined);
-    try {
-      // One transaction for the whole batch: a thousand keys cost one write, not a thousand.
-      await store.recordMany(entries.map((c) => ({ keyId: c.keyId, day: c.day, used: c.used })));
-    } catch (error) {
-      for (const name of names) dirty.add(name);
-      options.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not write quota counters; will retry');
-      return;
+    // Batches of FLUSH_BATCH keys, one statement and transaction each, with requests served in
+    // between: SQLite writes block the event loop, and a thousand keys at once would hold every
+    // request for tens of milliseconds.
+    for (let i = 0; i < entries.length; i += FLUSH_BATCH) {
+      const batch = entries.slice(i, i + FLUSH_BATCH);
+      try {
+        await store.recordMany(batch.map((c) => ({ keyId: c.keyId, day: c.day, used: c.used })));
+      } catch (error) {
+        for (const c of entries.slice(i)) dirty.add(`${c.keyId}:${c.day}`);
+        options.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not write quota counters; will retry');
+        return;
+      }
+      if (i + FLUSH_BATCH < entries.length) await new Promise<void>((resolve) => setImmediate(resolve));
     }
     // Yesterday's counters are done once written.
     const today = options.clock.now().toISOString().slice(0, 10);
@@ -120,6 +135,15 @@ export function createBufferedQuotaStore(
         entry.loading.catch(() => counters.delete(name));
       }
       if (c.loading) await c.loading;
+      if (c.used >= limit) return { allowed: false, used: c.used };
+      c.used += 1;
+      dirty.add(name);
+      return { allowed: true, used: c.used };
+    },
+    consumeNow(keyId, day, limit) {
+      const name = `${keyId}:${day}`;
+      const c = counters.get(name);
+      if (!c || c.loading) return undefined;
       if (c.used >= limit) return { allowed: false, used: c.used };
       c.used += 1;
       dirty.add(name);

@@ -1,5 +1,5 @@
 import type { Clock, QuotaStore, Tier } from './ports.js';
-import { nextUtcMidnightSeconds, utcDay } from './time.js';
+import { nextUtcMidnightSeconds, utcDay, type Day } from './time.js';
 
 export interface QuotaLimits {
   free: number;
@@ -20,6 +20,27 @@ export function dailyQuota(tier: Tier, limits: QuotaLimits): number {
   return tier === 'pro' ? limits.pro : limits.free;
 }
 
+/** The current UTC day and its end, worked out once a day rather than on every request. */
+let current: { start: number; end: number; day: Day; resetAt: number } | undefined;
+function dayAt(now: Date): { start: number; end: number; day: Day; resetAt: number } {
+  const ms = now.getTime();
+  if (!current || ms < current.start || ms >= current.end) {
+    const resetAt = nextUtcMidnightSeconds(now);
+    current = { start: (resetAt - 86_400) * 1000, end: resetAt * 1000, day: utcDay(now), resetAt };
+  }
+  return current;
+}
+
+function decision(now: Date, resetAt: number, limit: number, outcome: { allowed: boolean; used: number }): QuotaDecision {
+  return {
+    allowed: outcome.allowed,
+    limit,
+    remaining: Math.max(0, limit - outcome.used),
+    resetAt,
+    retryAfter: Math.max(1, resetAt - Math.floor(now.getTime() / 1000)),
+  };
+}
+
 /** Counts one request against a key's quota for the current UTC day. Refused requests are not counted. */
 export async function consumeDailyQuota(
   store: QuotaStore,
@@ -29,13 +50,21 @@ export async function consumeDailyQuota(
 ): Promise<QuotaDecision> {
   const now = clock.now();
   const limit = dailyQuota(key.tier, limits);
-  const { allowed, used } = await store.consume(key.id, utcDay(now), limit);
-  const resetAt = nextUtcMidnightSeconds(now);
-  return {
-    allowed,
-    limit,
-    remaining: Math.max(0, limit - used),
-    resetAt,
-    retryAfter: Math.max(1, resetAt - Math.floor(now.getTime() / 1000)),
-  };
+  const today = dayAt(now);
+  return decision(now, today.resetAt, limit, await store.consume(key.id, today.day, limit));
+}
+
+/** consumeDailyQuota when the store can decide without waiting; undefined when it cannot (nothing is counted then). */
+export function consumeDailyQuotaNow(
+  store: QuotaStore,
+  key: { id: string; tier: Tier },
+  limits: QuotaLimits,
+  clock: Clock,
+): QuotaDecision | undefined {
+  if (!store.consumeNow) return undefined;
+  const now = clock.now();
+  const limit = dailyQuota(key.tier, limits);
+  const today = dayAt(now);
+  const outcome = store.consumeNow(key.id, today.day, limit);
+  return outcome && decision(now, today.resetAt, limit, outcome);
 }

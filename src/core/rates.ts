@@ -75,6 +75,14 @@ export interface RateSnapshot {
 export interface RateBook {
   liveRate(fromInput: string, toInput: string): Promise<RateQuote>;
   convert(fromInput: string, toInput: string, amountInput: string): Promise<Conversion>;
+  /**
+   * The answer liveRate would give right now, when it is already computed (codes in upper case);
+   * undefined when only liveRate can tell. Never waits, never reads the store. Unlike liveRate,
+   * it does not count a stale answer as served: the caller does, if it serves it.
+   */
+  cachedQuote(from: string, to: string): RateQuote | undefined;
+  /** True when what is held in memory may be served as is (it starts a due background check of the store). */
+  current(): boolean;
   snapshot(): Promise<RateSnapshot>;
   /**
    * The provider data that serves a currency: for 'live', one that quotes it now; for 'history',
@@ -193,6 +201,12 @@ export function sameProviderWhenPossible(
   return { fromData, toData };
 }
 
+/** An amount converted at a quote. The result uses the rounded rate of the same answer, so a client can reproduce it (SPEC §3). */
+export function convertAt(quote: RateQuote, amount: { text: string; value: Rational }): Conversion {
+  const result = roundToScale(multiply(amount.value, parseDecimal(quote.rate)!), resultDecimals(quote.to));
+  return { from: quote.from, to: quote.to, amount: amount.text, rate: quote.rate, result, asOf: quote.asOf, stale: quote.stale };
+}
+
 function feedUnavailable(detail: string): DomainError {
   return new DomainError('feed_unavailable', detail, { retryAfterSeconds: 60 });
 }
@@ -249,6 +263,18 @@ export function createRateBook(options: RateBookOptions): RateBook {
       startSync().catch(() => undefined);
     }
     return state!;
+  }
+
+  function current(): boolean {
+    if (!state || dirty) return false;
+    if (Date.now() - state.checkedAt > ttl) startSync().catch(() => undefined);
+    return true;
+  }
+
+  function cachedQuote(from: string, to: string): RateQuote | undefined {
+    const cached = quoteCache.get(from + to);
+    if (!cached || cached.generation !== generation || !current()) return undefined;
+    return cached.quote;
   }
 
   async function isStale(provider: string): Promise<boolean> {
@@ -317,10 +343,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
 
   async function convert(fromInput: string, toInput: string, amountInput: string): Promise<Conversion> {
     const amount = parseAmount(amountInput);
-    const quote = await liveRate(fromInput, toInput);
-    // The result uses the rounded rate in the same response, so a client can reproduce it (SPEC §3).
-    const result = roundToScale(multiply(amount.value, parseDecimal(quote.rate)!), resultDecimals(quote.to));
-    return { from: quote.from, to: quote.to, amount: amount.text, rate: quote.rate, result, asOf: quote.asOf, stale: quote.stale };
+    return convertAt(await liveRate(fromInput, toInput), amount);
   }
 
   async function apply(document: RateDocument): Promise<void> {
@@ -342,6 +365,8 @@ export function createRateBook(options: RateBookOptions): RateBook {
   return {
     liveRate,
     convert,
+    cachedQuote,
+    current,
     snapshot,
     sourceFor,
     isStale,

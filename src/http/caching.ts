@@ -24,7 +24,7 @@ export type Encoding = 'br' | 'gzip' | 'identity';
  */
 const compressedCache = createByteLru<Buffer>(16 * 1024 * 1024);
 
-function compressed(body: string, etag: string, encoding: 'br' | 'gzip'): Buffer {
+export function compressed(body: string, etag: string, encoding: 'br' | 'gzip'): Buffer {
   const key = `${encoding}:${etag}`;
   let buffer = compressedCache.get(key);
   if (!buffer) {
@@ -39,7 +39,7 @@ function compressed(body: string, etag: string, encoding: 'br' | 'gzip'): Buffer
 
 const httpDates = new Map<string, string>();
 /** asOf values repeat across requests until the next refresh: format each once. */
-function httpDate(iso: string): string {
+export function httpDate(iso: string): string {
   let date = httpDates.get(iso);
   if (date === undefined) {
     if (httpDates.size > 10_000) httpDates.clear();
@@ -47,6 +47,19 @@ function httpDate(iso: string): string {
     httpDates.set(iso, date);
   }
   return date;
+}
+
+const negotiated = new Map<string, Encoding>();
+/** The encoding to send for an Accept-Encoding header; clients send few distinct ones, so each is parsed once. */
+export function negotiateEncoding(accepted: string | undefined): Encoding {
+  if (accepted === undefined || accepted.length === 0) return 'identity';
+  let encoding = negotiated.get(accepted);
+  if (encoding === undefined) {
+    encoding = (negotiate(accepted, ['br', 'gzip', 'identity']) as Encoding | null) ?? 'identity';
+    if (negotiated.size > 1_000) negotiated.clear();
+    negotiated.set(accepted, encoding);
+  }
+  return encoding;
 }
 
 export interface CacheableBody {
@@ -71,9 +84,7 @@ export function sendCacheable(request: FastifyRequest, reply: FastifyReply, resp
   if (response.compressible) {
     reply.header('Vary', 'Accept-Encoding');
     const accepted = request.headers['accept-encoding'];
-    if (typeof accepted === 'string' && accepted.length > 0) {
-      encoding = (negotiate(accepted, ['br', 'gzip', 'identity']) as Encoding | null) ?? 'identity';
-    }
+    if (typeof accepted === 'string') encoding = negotiateEncoding(accepted);
   }
   const etag = encoding === 'identity' ? baseTag : `${baseTag.slice(0, -1)}-${encoding}"`;
   reply.header('ETag', etag);

@@ -53,6 +53,8 @@ export function problemOf(code: ErrorCode, detail: string, param?: string): Prob
 }
 
 export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
+  // Set here as well as in the onSend hook: errors raised before routing skip the hooks.
+  reply.header('X-Content-Type-Options', 'nosniff');
   return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
 }
 

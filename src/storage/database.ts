@@ -68,7 +68,28 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<MigrationRe
     migrationLockTableName: 'exrates_migration_lock',
     ...(migrationTableSchema ? { migrationTableSchema } : {}),
   });
-  const result = await migrator.migrateToLatest();
+  if (db.getExecutor().adapter instanceof PostgresAdapter) return checked(await migrator.migrateToLatest());
+  // Kysely runs SQLite migrations with no transaction and no lock: two processes starting on a new
+  // file would both create the tables (one fails), and a process killed midway would leave a
+  // half-migrated store that no longer starts. One IMMEDIATE transaction makes the whole run
+  // atomic and serialises migrators (the second waits out busy_timeout, then finds nothing to do).
+  await sql`begin immediate`.execute(db);
+  let result: MigrationResultSet;
+  try {
+    result = await migrator.migrateToLatest();
+  } catch (error) {
+    await sql`rollback`.execute(db);
+    throw error;
+  }
+  if (result.error) {
+    await sql`rollback`.execute(db);
+    return checked(result);
+  }
+  await sql`commit`.execute(db);
+  return result;
+}
+
+function checked(result: MigrationResultSet): MigrationResultSet {
   if (result.error) throw result.error instanceof Error ? result.error : new Error(String(result.error));
   return result;
 }

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { historyCsv, pairHistory } from '../../core/history.js';
+import { DEFAULT_RANGE } from '../../core/history.js';
 import type { RateBook } from '../../core/rates.js';
-import { createByteLru } from '../byte-lru.js';
-import { sendCacheable, strongEtag } from '../caching.js';
+import { sendCacheable } from '../caching.js';
 import { PROBLEMS, problemOf, sendProblem } from '../problem.js';
+import { CSV_TYPE, HISTORY_MAX_AGE, JSON_TYPE, liveCacheControl, renderConversion, renderQuote, type HistoryBodies } from '../responses.js';
 import {
   badRequest,
   ConversionResponse,
@@ -20,10 +20,9 @@ import {
 export interface ApiRouteOptions {
   book: RateBook;
   refreshSeconds: number;
+  histories: HistoryBodies;
 }
 
-const HISTORY_MAX_AGE = 3600;
-const LIVE_MAX_AGE_CAP = 600;
 const RATE_LIMIT_HEADERS = {
   'X-RateLimit-Limit': { type: 'integer', description: "The key's requests per UTC day." },
   'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left today.' },
@@ -34,22 +33,9 @@ const RATE_LIMIT_HEADERS = {
 
 export const API_PATHS = ['/api/v1/rate', '/api/v1/convert', '/api/v1/history'] as const;
 
-/** Rendered bodies of cached answers, dropped with them. */
-const renderedQuotes = new WeakMap<object, { body: string; etag: string }>();
-
-
 export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { book } = options;
-  /** Rendered history bodies of this app's book (ASCII: one byte a character). */
-  const renderedHistories = createByteLru<{ body: string; etag: string; name: string }>(48 * 1024 * 1024);
-
-  /** Live responses may be cached until the next scheduled refresh; refreshes run on wall-clock multiples of the interval. */
-  function liveCacheControl(): string {
-    const nowSeconds = Math.floor(book.clock.now().getTime() / 1000);
-    const untilRefresh = options.refreshSeconds - (nowSeconds % options.refreshSeconds);
-    return `private, max-age=${Math.min(untilRefresh, LIVE_MAX_AGE_CAP)}`;
-  }
+  const { book, histories } = options;
 
   api.get(
     '/api/v1/rate',
@@ -72,18 +58,12 @@ export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions
     },
     async (request, reply) => {
       const quote = await book.liveRate(request.query.from, request.query.to);
-      // The book hands out the same quote object until the rates change: render it once.
-      let rendered = renderedQuotes.get(quote);
-      if (!rendered) {
-        const body = reply.serialize(quote) as string;
-        rendered = { body, etag: strongEtag(body) };
-        renderedQuotes.set(quote, rendered);
-      }
+      const rendered = renderQuote(quote);
       return sendCacheable(request, reply, {
         body: rendered.body,
         etag: rendered.etag,
-        contentType: 'application/json; charset=utf-8',
-        cacheControl: liveCacheControl(),
+        contentType: JSON_TYPE,
+        cacheControl: liveCacheControl(book, options.refreshSeconds),
         lastModified: quote.asOf,
       });
     },
@@ -111,9 +91,9 @@ export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions
     async (request, reply) => {
       const conversion = await book.convert(request.query.from, request.query.to, request.query.amount);
       return sendCacheable(request, reply, {
-        body: reply.serialize(conversion) as string,
-        contentType: 'application/json; charset=utf-8',
-        cacheControl: liveCacheControl(),
+        body: renderConversion(conversion),
+        contentType: JSON_TYPE,
+        cacheControl: liveCacheControl(book, options.refreshSeconds),
         lastModified: conversion.asOf,
       });
     },
@@ -150,40 +130,15 @@ export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions
     },
     async (request, reply) => {
       const { from, to, range, format } = request.query;
-      const cacheControl = `private, max-age=${HISTORY_MAX_AGE}`;
       const csv = format === 'csv';
-      // Rendered bodies are cached per pair, range, day and generation of the rates: the same
-      // history is asked for again and again between refreshes.
-      const key = `${from.toUpperCase()}${to.toUpperCase()}:${range ?? ''}:${csv ? 'csv' : 'json'}:${book.clock.now().toISOString().slice(0, 10)}:${book.generation()}`;
-      let rendered = renderedHistories.get(key);
-      if (!rendered) {
-        const history = await pairHistory(book, from, to, range);
-        let body: string;
-        if (csv) body = historyCsv(history.points);
-        else {
-          const { from: _from, to: _to, ...fields } = history;
-          body = JSON.stringify(fields);
-        }
-        rendered = { body, etag: strongEtag(body), name: `${history.pair}_${history.range}.csv` };
-        // The generation may have moved while computing: key by the one the answer was built from.
-        renderedHistories.set(key, rendered, body.length);
-      }
-      if (csv) {
-        return sendCacheable(request, reply, {
-          body: rendered.body,
-          etag: rendered.etag,
-          contentType: 'text/csv; charset=utf-8',
-          cacheControl,
-          compressible: true,
-          extraHeaders: { 'Content-Disposition': `attachment; filename="${rendered.name}"` },
-        });
-      }
+      const rendered = await histories.render(from, to, range ?? DEFAULT_RANGE, csv);
       return sendCacheable(request, reply, {
         body: rendered.body,
         etag: rendered.etag,
-        contentType: 'application/json; charset=utf-8',
-        cacheControl,
+        contentType: csv ? CSV_TYPE : JSON_TYPE,
+        cacheControl: `private, max-age=${HISTORY_MAX_AGE}`,
         compressible: true,
+        ...(csv ? { extraHeaders: { 'Content-Disposition': `attachment; filename="${rendered.name}"` } } : {}),
       });
     },
   );

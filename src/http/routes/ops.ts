@@ -7,7 +7,7 @@ export function registerOpsRoutes(app: FastifyInstance, deps: Deps): void {
   });
 
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
-    return reply.type(deps.metrics.registry.contentType).header('Cache-Control', 'no-store').send(await deps.metrics.registry.metrics());
+    return reply.type(deps.metrics.registry.contentType).header('Cache-Control', 'no-store').send(await deps.metricsText());
   });
 
   /** Ready when the store answers and holds rates to serve. */

@@ -1,0 +1,230 @@
+import cluster, { type Worker } from 'node:cluster';
+import { AggregatorRegistry } from 'prom-client';
+import type { Config } from './config.js';
+import { createBufferedQuotaStore } from './core/caches.js';
+import { guardDependency } from './core/errors.js';
+import { createLocalLock } from './core/local-lock.js';
+import type { Lock, QuotaStore } from './core/ports.js';
+import { createClock } from './deps.js';
+import type { Logger } from './log.js';
+import { migrateToLatest, openDatabase } from './storage/database.js';
+import { createQuotaStore } from './storage/quota-store.js';
+
+/**
+ * EXRATES_WORKERS > 1: worker processes share one port (node:cluster), and the main process
+ * holds what must be one for all of them when there is no Redis: the quota counters (so quotas
+ * stay exact across workers) and the lock that lets one refresh or backfill run at a time.
+ * Workers reach both through calls over the cluster's IPC channel, sent in batches: all the
+ * calls a worker makes in one turn of its event loop travel in one message. With Redis, the
+ * workers use Redis as separate instances do, and only metrics go through the main process.
+ */
+
+type Method = 'consume' | 'used' | 'acquire' | 'release' | 'isHeld' | 'metrics';
+interface Call {
+  id: number;
+  method: Method;
+  args: unknown[];
+}
+interface Result {
+  id: number;
+  value?: unknown;
+  error?: string;
+}
+interface CallsMessage {
+  exrates: 'calls';
+  calls: Call[];
+}
+interface ResultsMessage {
+  exrates: 'results';
+  results: Result[];
+}
+
+const isCalls = (message: unknown): message is CallsMessage => (message as CallsMessage | null)?.exrates === 'calls';
+const isResults = (message: unknown): message is ResultsMessage => (message as ResultsMessage | null)?.exrates === 'results';
+
+/** How long the main process waits for workers to drain on shutdown before it stops them. */
+const SHUTDOWN_GRACE_MS = 30_000;
+/** A worker that dies is started again after this long (not at once: it may die at start). */
+const RESTART_DELAY_MS = 1_000;
+
+export function isClusterWorker(): boolean {
+  return cluster.isWorker;
+}
+
+/** The main process: migrates, starts the workers, answers their calls, restarts the ones that die. */
+export async function runPrimary(config: Config, log: Logger): Promise<{ stop(signal: string): Promise<void> }> {
+  const database = await openDatabase(config.databaseUrl);
+  try {
+    await migrateToLatest(database.db);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  const clock = createClock(config.now);
+  let quotas: QuotaStore | undefined;
+  let lock: Lock | undefined;
+  if (!config.redisUrl) {
+    const stored = guardDependency(createQuotaStore(database.db), 'the database');
+    quotas = config.quotaFlushMs > 0 ? createBufferedQuotaStore(stored, { flushMs: config.quotaFlushMs, log, clock }) : stored;
+    lock = createLocalLock();
+  }
+  const aggregator = new AggregatorRegistry();
+  const releases = new Map<number, () => Promise<void>>();
+  let nextRelease = 1;
+
+  async function answer(call: Call): Promise<unknown> {
+    const args = call.args as [never, never, never];
+    switch (call.method) {
+      case 'consume':
+        return quotas!.consume(args[0], args[1], args[2]);
+      case 'used':
+        return quotas!.used(args[0], args[1]);
+      case 'acquire': {
+        const release = await lock!.tryAcquire(args[0], args[1]);
+        if (!release) return null;
+        const token = nextRelease++;
+        releases.set(token, release);
+        return token;
+      }
+      case 'release': {
+        const release = releases.get(args[0]);
+        releases.delete(args[0]);
+        await release?.();
+        return null;
+      }
+      case 'isHeld':
+        return lock!.isHeld(args[0]);
+      case 'metrics':
+        return aggregator.clusterMetrics();
+    }
+  }
+
+  function onMessage(worker: Worker, message: unknown): void {
+    if (!isCalls(message)) return;
+    void Promise.all(
+      message.calls.map((call) =>
+        answer(call).then(
+          (value): Result => ({ id: call.id, value }),
+          (error: unknown): Result => ({ id: call.id, error: error instanceof Error ? error.message : String(error) }),
+        ),
+      ),
+    ).then((results) => {
+      if (worker.isConnected()) worker.send({ exrates: 'results', results } satisfies ResultsMessage);
+    });
+  }
+
+  let stopping = false;
+  const fork = () => {
+    const worker = cluster.fork();
+    worker.on('message', (message: unknown) => onMessage(worker, message));
+  };
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) return;
+    log.error({ worker: worker.process.pid, code, signal }, 'worker died; starting another');
+    setTimeout(() => {
+      if (!stopping) fork();
+    }, RESTART_DELAY_MS).unref();
+  });
+  for (let i = 0; i < config.workers; i++) fork();
+  log.info({ workers: config.workers, port: config.port, quotas: config.redisUrl ? 'redis' : 'main process' }, 'started workers');
+
+  return {
+    async stop(signal) {
+      stopping = true;
+      const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+      await Promise.all(
+        workers.map(
+          (worker) =>
+            new Promise<void>((resolve) => {
+              if (worker.isDead()) return resolve();
+              const timer = setTimeout(() => worker.process.kill('SIGKILL'), SHUTDOWN_GRACE_MS);
+              worker.once('exit', () => {
+                clearTimeout(timer);
+                resolve();
+              });
+              worker.process.kill(signal === 'SIGINT' ? 'SIGINT' : 'SIGTERM');
+            }),
+        ),
+      );
+      // Every worker is gone: nothing can count any more, so the counters are final.
+      await quotas?.close?.();
+      await database.close();
+    },
+  };
+}
+
+/** A worker's end of the calls to the main process. */
+function createCaller(): (method: Method, args: unknown[]) => Promise<unknown> {
+  const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
+  let queue: Call[] = [];
+  let nextId = 1;
+  process.on('message', (message: unknown) => {
+    if (!isResults(message)) return;
+    for (const result of message.results) {
+      const waiter = pending.get(result.id);
+      pending.delete(result.id);
+      if (result.error !== undefined) waiter?.reject(new Error(result.error));
+      else waiter?.resolve(result.value);
+    }
+  });
+  function send(): void {
+    const calls = queue;
+    queue = [];
+    try {
+      process.send!({ exrates: 'calls', calls } satisfies CallsMessage);
+    } catch (error) {
+      for (const call of calls) {
+        pending.get(call.id)?.reject(error instanceof Error ? error : new Error(String(error)));
+        pending.delete(call.id);
+      }
+    }
+  }
+  return (method, args) =>
+    new Promise((resolve, reject) => {
+      const id = nextId++;
+      pending.set(id, { resolve, reject });
+      if (queue.length === 0) setImmediate(send);
+      queue.push({ id, method, args });
+    });
+}
+
+export interface WorkerPorts {
+  /** The main process's counters, when it holds them (no Redis). */
+  quotas?: QuotaStore;
+  /** The main process's lock, when it holds it (no Redis). */
+  lock?: Lock;
+  /** Metrics of every worker, summed by the main process. */
+  clusterMetrics(): Promise<string>;
+  /** Makes this worker's metrics part of the sums. */
+  reportMetrics(registry: import('prom-client').Registry): void;
+}
+
+/** What a worker uses of the main process. Exits when the main process is gone. */
+export function workerPorts(config: Config): WorkerPorts {
+  const call = createCaller();
+  // Without the main process there are no quotas to count against and no one to restart us.
+  process.on('disconnect', () => process.exit(1));
+  return {
+    ...(config.redisUrl
+      ? {}
+      : {
+          quotas: {
+            consume: (keyId, day, limit) => call('consume', [keyId, day, limit]) as Promise<{ allowed: boolean; used: number }>,
+            used: (keyId, day) => call('used', [keyId, day]) as Promise<number>,
+          } satisfies QuotaStore,
+          lock: {
+            async tryAcquire(name, ttlMs) {
+              const token = (await call('acquire', [name, ttlMs])) as number | null;
+              return token === null ? null : async () => void (await call('release', [token]));
+            },
+            isHeld: (name) => call('isHeld', [name]) as Promise<boolean>,
+          } satisfies Lock,
+        }),
+    clusterMetrics: () => call('metrics', []) as Promise<string>,
+    reportMetrics(registry) {
+      // The constructor installs the listener that answers the main process's requests for metrics.
+      new AggregatorRegistry();
+      AggregatorRegistry.setRegistries([registry]);
+    },
+  };
+}

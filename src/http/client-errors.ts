@@ -1,0 +1,88 @@
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { PROBLEM_CONTENT_TYPE, problemOf, type Problem } from './problem.js';
+
+/**
+ * Requests that Node's HTTP parser rejects never reach Fastify's routes or hooks: Node (or
+ * Fastify's default client-error handler) would answer them with a bare 400 or 431 that is not
+ * problem+json. These answer them in the service's own shape instead (SPEC §7).
+ *
+ * The problem code set is fixed. A request that cannot be read as HTTP, or whose request line and
+ * headers are too large to read, addresses no resource: `not_found`, like a path that is not valid
+ * percent-encoding, with the status HTTP prescribes (400, 408, 431) and its reason phrase as the
+ * title. A method the parser does not know, and CONNECT, are `method_not_allowed`.
+ */
+export function clientErrorProblem(code: string | undefined): { status: number; problem: Problem; allow?: string } {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return httpProblem(431, 'not_found', 'The request line and headers together exceed the 16 KiB this server reads; no resource was addressed.');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return httpProblem(408, 'not_found', 'The request did not arrive in time.');
+    case 'HPE_INVALID_METHOD':
+      return { ...httpProblem(405, 'method_not_allowed', 'The method is not one this server knows; use GET or HEAD.'), allow: 'GET, HEAD' };
+    default:
+      return httpProblem(400, 'not_found', 'The request is not valid HTTP/1.1 (request line, header syntax, framing or characters), so it addresses no resource.');
+  }
+}
+
+function httpProblem(status: number, code: 'not_found' | 'method_not_allowed', detail: string): { status: number; problem: Problem } {
+  const problem = problemOf(code, detail);
+  return { status, problem: { ...problem, status, title: STATUS_CODES[status] ?? problem.title } };
+}
+
+/**
+ * Writes a whole problem+json response on a raw socket and closes it: end() so the answer is
+ * flushed before the FIN, then destroyed shortly after in case the client never closes its side.
+ */
+function writeProblem(socket: Duplex, answer: { status: number; problem: Problem; allow?: string }): void {
+  const body = JSON.stringify(answer.problem);
+  const head = [
+    `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? 'Error'}`,
+    `Content-Type: ${PROBLEM_CONTENT_TYPE}; charset=utf-8`,
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'X-Content-Type-Options: nosniff',
+    'Access-Control-Allow-Origin: *',
+    ...(answer.allow ? [`Allow: ${answer.allow}`] : []),
+    'Connection: close',
+  ];
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+  const timer = setTimeout(() => socket.destroy(), 2_000);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+}
+
+/** Connections whose request was answered with Connection: close: nothing more is answered on them. */
+const closing = new WeakSet<object>();
+
+/**
+ * Marks a connection as answered for good: what its client sends after the request (a body that
+ * cannot be delimited, say) then gets no second answer when the parser chokes on it.
+ */
+export function closeAfterAnswer(socket: object): void {
+  closing.add(socket);
+}
+
+/** For Fastify's `clientErrorHandler` option: the server's 'clientError' event. */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  // A reset connection has nobody to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  // A request read whole before the bad bytes (a broken body or a garbage request after it) is
+  // still being answered, and may have been counted against its key: let that answer go out
+  // whole, then close, rather than answer the connection twice or cut the answer short.
+  const inProgress = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
+  if (inProgress && !inProgress.writableFinished) {
+    const close = () => socket.destroy();
+    inProgress.once('finish', close);
+    inProgress.once('close', close);
+    setTimeout(close, 10_000).unref();
+    return;
+  }
+  if (socket.writable && !closing.has(socket)) writeProblem(socket, clientErrorProblem(error.code));
+  else socket.destroy();
+}
+
+/** For the server's 'connect' event: this is not a proxy. */
+export function answerConnect(_request: IncomingMessage, socket: Duplex): void {
+  socket.on('error', () => undefined);
+  writeProblem(socket, { ...httpProblem(405, 'method_not_allowed', 'CONNECT is not allowed here; use GET or HEAD.'), allow: 'GET, HEAD' });
+}

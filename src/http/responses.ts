@@ -1,0 +1,97 @@
+import { parseCurrency } from '../core/currencies.js';
+import { historyCsv, pairHistory, type HistoryRange } from '../core/history.js';
+import type { Conversion, RateBook, RateQuote } from '../core/rates.js';
+import { createByteLru } from './byte-lru.js';
+import { strongEtag } from './caching.js';
+
+/**
+ * The bodies of the API's answers, rendered once and shared by both ways a request is served
+ * (the Fastify routes and the fast path), so that the two cannot answer differently.
+ */
+
+export const HISTORY_MAX_AGE = 3600;
+const LIVE_MAX_AGE_CAP = 600;
+export const JSON_TYPE = 'application/json; charset=utf-8';
+export const CSV_TYPE = 'text/csv; charset=utf-8';
+
+export interface RenderedBody {
+  body: string;
+  etag: string;
+}
+
+export interface RenderedHistory extends RenderedBody {
+  /** The file name offered for CSV downloads. */
+  name: string;
+}
+
+/** Rendered bodies of cached quotes: the book hands out the same quote object until the rates change. */
+const renderedQuotes = new WeakMap<RateQuote, RenderedBody>();
+
+export function renderQuote(quote: RateQuote): RenderedBody {
+  let rendered = renderedQuotes.get(quote);
+  if (!rendered) {
+    const body = JSON.stringify({ pair: quote.pair, from: quote.from, to: quote.to, rate: quote.rate, asOf: quote.asOf, stale: quote.stale });
+    rendered = { body, etag: strongEtag(body) };
+    renderedQuotes.set(quote, rendered);
+  }
+  return rendered;
+}
+
+export function renderConversion(conversion: Conversion): string {
+  const { from, to, amount, rate, result, asOf, stale } = conversion;
+  return JSON.stringify({ from, to, amount, rate, result, asOf, stale });
+}
+
+/** Live answers may be cached until the next scheduled refresh; refreshes run on wall-clock multiples of the interval. */
+export function liveCacheControl(book: RateBook, refreshSeconds: number): string {
+  const nowSeconds = Math.floor(book.clock.now().getTime() / 1000);
+  if (nowSeconds !== lastLive.second || refreshSeconds !== lastLive.refreshSeconds) {
+    const untilRefresh = refreshSeconds - (nowSeconds % refreshSeconds);
+    lastLive = { second: nowSeconds, refreshSeconds, value: `private, max-age=${Math.min(untilRefresh, LIVE_MAX_AGE_CAP)}` };
+  }
+  return lastLive.value;
+}
+/** The header changes once a second at most: built once per second. */
+let lastLive = { second: -1, refreshSeconds: 0, value: '' };
+
+export interface HistoryBodies {
+  /** The rendered answer when it is already held (codes in upper case); never computes. */
+  peek(from: string, to: string, range: HistoryRange, csv: boolean): RenderedHistory | undefined;
+  /** The rendered answer, computed when it is not held yet. */
+  render(from: string, to: string, range: HistoryRange, csv: boolean): Promise<RenderedHistory>;
+}
+
+/**
+ * Rendered history bodies per pair, range, format, day and generation of the rates: the same
+ * history is asked for again and again between refreshes. Byte-bounded (ASCII: one byte a
+ * character), sized for every pair of the bulk provider in every range.
+ */
+export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024): HistoryBodies {
+  const cache = createByteLru<RenderedHistory>(maxBytes);
+  const keyOf = (from: string, to: string, range: HistoryRange, csv: boolean, generation: number) =>
+    `${from}${to}:${range}:${csv ? 'csv' : 'json'}:${book.clock.now().toISOString().slice(0, 10)}:${generation}`;
+  return {
+    peek(from, to, range, csv) {
+      return cache.get(keyOf(from, to, range, csv, book.generation()));
+    },
+    async render(from, to, range, csv) {
+      const fromCode = parseCurrency(from, 'from');
+      const toCode = parseCurrency(to, 'to');
+      const cached = cache.get(keyOf(fromCode, toCode, range, csv, book.generation()));
+      if (cached) return cached;
+      const generation = book.generation();
+      const history = await pairHistory(book, fromCode, toCode, range);
+      let body: string;
+      if (csv) body = historyCsv(history.points);
+      else {
+        const { from: _from, to: _to, ...fields } = history;
+        body = JSON.stringify(fields);
+      }
+      const rendered = { body, etag: strongEtag(body), name: `${history.pair}_${history.range}.csv` };
+      // Kept under the generation the answer was computed from: if the rates moved meanwhile, a
+      // newer request computes again.
+      cache.set(keyOf(fromCode, toCode, range, csv, generation), rendered, body.length);
+      return rendered;
+    },
+  };
+}
