@@ -1,5 +1,6 @@
+import { createServer, type ServerOptions } from 'node:http';
 import { STATUS_CODES } from 'node:http';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -7,6 +8,8 @@ import { DEMO_KEY } from './core/demo-key.js';
 import { DomainError, UnavailableError, type ErrorCode } from './core/errors.js';
 import type { Deps } from './deps.js';
 import { createAuthHook } from './http/auth.js';
+import { createFastPath, type FastPath } from './http/fast-path.js';
+import { createHistoryBodies } from './http/responses.js';
 import { answerClientError, answerConnect, closeAfterAnswer } from './http/client-errors.js';
 import { problemFromDomainError, problemOf, sendProblem } from './http/problem.js';
 import { API_PATHS, registerApiRoutes } from './http/routes/api.js';
@@ -43,13 +46,68 @@ function validationProblem(issues: readonly ValidationIssue[]): DomainError {
 export interface BuildOptions {
   /** Log each request (the server does; tests usually do not). */
   logRequests?: boolean;
+  /**
+   * Answer everyday API requests on the fast path when listening (src/http/fast-path.ts); on
+   * unless requests are logged, which only the full path does. Off, every request goes through Fastify.
+   */
+  fastPath?: boolean;
+}
+
+/** Browsers call rate APIs directly: any origin may GET, sending its key in X-Api-Key. */
+const CORS_EXPOSED_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'ETag', 'Content-Disposition'];
+
+/**
+ * Fastify's own HTTP/1 server (fastify/lib/server.js), with the fast path in front of its
+ * handler: what Fastify sets on the server it creates is set here too.
+ */
+function serverWithFastPath(fastPath: FastPath): FastifyServerFactory {
+  return (handler, fastifyOptions) => {
+    // Fastify has filled in its defaults by now.
+    const options = fastifyOptions as unknown as {
+      http?: ServerOptions;
+      keepAliveTimeout: number;
+      requestTimeout: number;
+      connectionTimeout: number;
+      maxRequestsPerSocket?: number | null;
+    };
+    const server = createServer(options.http ?? {}, (request, response) => fastPath(request, response, handler));
+    server.keepAliveTimeout = options.keepAliveTimeout;
+    server.requestTimeout = options.requestTimeout;
+    server.setTimeout(options.connectionTimeout);
+    if ((options.maxRequestsPerSocket ?? 0) > 0) server.maxRequestsPerSocket = options.maxRequestsPerSocket!;
+    return server;
+  };
 }
 
 /** A ready app that is not listening: the server listens, tests inject. */
 export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const histories = createHistoryBodies(deps.book);
+  const logRequests = options.logRequests ?? false;
+  let closing = false;
+  const fastPath =
+    (options.fastPath ?? true) && !logRequests
+      ? createFastPath({
+          book: deps.book,
+          histories,
+          keys: deps.keys,
+          quotas: deps.quotas,
+          limits: deps.config.quota,
+          clock: deps.clock,
+          metrics: deps.metrics,
+          refreshSeconds: deps.config.refreshSeconds,
+          commonHeaders: [
+            'access-control-allow-origin', '*',
+            'access-control-expose-headers', CORS_EXPOSED_HEADERS.join(', '),
+            'x-content-type-options', 'nosniff',
+          ],
+          closing: () => closing,
+          onError: (error) => deps.log.error({ err: error }, 'response failed'),
+        })
+      : undefined;
   const app = Fastify({
+    ...(fastPath ? { serverFactory: serverWithFastPath(fastPath) } : {}),
     loggerInstance: deps.log as FastifyBaseLogger,
-    logController: new LogController({ disableRequestLogging: !(options.logRequests ?? false) }),
+    logController: new LogController({ disableRequestLogging: !logRequests }),
     exposeHeadRoutes: true,
     return503OnClosing: true,
     bodyLimit: 1024,
@@ -69,6 +127,11 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
       request.log.error({ err: error }, 'request failed before routing');
       sendProblem(reply, problemOf('internal_error', 'The server failed to answer this request; the failure has been logged.'));
     },
+  });
+
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
   });
 
   app.server.on('connect', answerConnect);
@@ -107,14 +170,13 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     done();
   });
 
-  // Browsers call rate APIs directly: any origin may GET, sending its key in X-Api-Key.
   await app.register(cors, {
     origin: '*',
     // An OPTIONS request that is not a preflight gets the same headers, not a bare-text 400.
     strictPreflight: false,
     methods: ['GET', 'HEAD'],
     allowedHeaders: ['X-Api-Key', 'If-None-Match'],
-    exposedHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'ETag', 'Content-Disposition'],
+    exposedHeaders: CORS_EXPOSED_HEADERS,
     maxAge: 86400,
   });
 
@@ -173,7 +235,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     }),
   );
 
-  registerApiRoutes(app, { book: deps.book, refreshSeconds: deps.config.refreshSeconds });
+  registerApiRoutes(app, { book: deps.book, refreshSeconds: deps.config.refreshSeconds, histories });
   registerDocumentRoutes(app);
   registerOpsRoutes(app, deps);
   registerPortalRoutes(app, {
