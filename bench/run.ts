@@ -65,6 +65,7 @@ const { values: flags } = parseArgs({
     'no-cold-start': { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
     workers: { type: 'string' },
+    generator: { type: 'string' },
     list: { type: 'boolean', default: false },
     csv: { type: 'string' },
     env: { type: 'string', multiple: true },
@@ -72,6 +73,21 @@ const { values: flags } = parseArgs({
   },
   allowPositionals: false,
 });
+
+function chooseGenerator(wanted: string | undefined): 'wrk' | 'autocannon' {
+  let wrk = false;
+  try {
+    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
+    wrk = true;
+  } catch (error) {
+    // wrk --version exits 1 after printing its version: installed all the same.
+    wrk = (error as { status?: number }).status === 1;
+  }
+  if (wanted === undefined || wanted === '') return wrk ? 'wrk' : 'autocannon';
+  if (wanted !== 'wrk' && wanted !== 'autocannon') throw new Error(`--generator must be wrk or autocannon, got '${wanted}'`);
+  if (wanted === 'wrk' && !wrk) throw new Error('--generator wrk: wrk is not installed (apt-get install wrk)');
+  return wanted;
+}
 
 function positiveNumber(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined || text === '') return fallback;
@@ -90,6 +106,8 @@ const options = {
   coldStart: !(flags['no-cold-start'] ?? false),
   keep: flags.keep ?? false,
   workers: Math.round(positiveNumber('--workers', flags.workers ?? process.env.BENCH_WORKERS, 2)),
+  /** wrk (C, much cheaper per request) when installed, else autocannon in this process. */
+  generator: chooseGenerator(flags.generator ?? process.env.BENCH_GENERATOR),
   csv: flags.csv ?? process.env.BENCH_ECB_CSV ?? DEFAULT_CSV,
   /** Extra service environment, for experiments: --env EXRATES_KEY_CACHE_MS=60000 (repeatable). */
   serviceEnv: Object.fromEntries(
@@ -494,7 +512,69 @@ function requestLists(scenario: Scenario, connections: number): () => (client: A
   };
 }
 
+/** Distinct requests a wrk run cycles through (keys and pairs rotate as with autocannon). */
+const WRK_REQUESTS = 4000;
+
+/** One wrk run: a Lua script cycles through the scenario's prebuilt requests and prints its summary as JSON. */
+async function runWrk(scenario: Scenario, port: number, seconds: number): Promise<{
+  requests: number;
+  durationUs: number;
+  bytes: number;
+  connect: number;
+  read: number;
+  write: number;
+  status: number;
+  timeout: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
+  mean: number;
+  cpuSeconds: number;
+}> {
+  const lua = (text: string) => `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+  const entries: string[] = [];
+  for (let n = 0; n < WRK_REQUESTS; n++) {
+    const r = scenario.request(n);
+    const headers = Object.entries(r.headers ?? {}).map(([k, v]) => `[${lua(k)}]=${lua(String(v))}`).join(',');
+    entries.push(`{${lua(r.path ?? '/')},{${headers}}}`);
+  }
+  const script = [
+    `local list = {${entries.join(',\n')}}`,
+    'local prepared = {}',
+    'local counter = 0',
+    'init = function(args) for i, r in ipairs(list) do prepared[i] = wrk.format("GET", r[1], r[2]) end end',
+    'request = function() counter = counter + 1; return prepared[(counter % #prepared) + 1] end',
+    'done = function(summary, latency, requests)',
+    '  local e = summary.errors',
+    '  io.write(string.format("WRKJSON {\\"requests\\":%d,\\"durationUs\\":%d,\\"bytes\\":%d,\\"connect\\":%d,\\"read\\":%d,\\"write\\":%d,\\"status\\":%d,\\"timeout\\":%d,\\"p50\\":%d,\\"p90\\":%d,\\"p99\\":%d,\\"p999\\":%d,\\"max\\":%d,\\"mean\\":%f,\\"cpuSeconds\\":%f}\\n",',
+    '    summary.requests, summary.duration, summary.bytes, e.connect, e.read, e.write, e.status, e.timeout,',
+    '    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency:percentile(99.9), latency.max, latency.mean, os.clock()))',
+    'end',
+  ].join('\n');
+  const file = join(tmpdir(), `exrates-bench-${process.pid}-${scenario.name.replace(/[^a-z0-9-]/gi, '_')}.lua`);
+  writeFileSync(file, script);
+  try {
+    const child = spawn('wrk', ['-t1', `-c${options.connections}`, `-d${Math.max(1, Math.round(seconds))}s`, '--timeout', '10s', '-s', file, `http://127.0.0.1:${port}`], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.add(child);
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+    children.delete(child);
+    const line = out.split('\n').find((l) => l.startsWith('WRKJSON '));
+    if (code !== 0 || !line) throw new Error(`wrk failed (exit ${code}):\n${out.slice(-2000)}`);
+    return JSON.parse(line.slice('WRKJSON '.length));
+  } finally {
+    rmSync(file, { force: true });
+  }
+}
+
 async function load(scenario: Scenario, port: number, pid: number | undefined, seconds: number, record: boolean): Promise<Measured | undefined> {
+  if (options.generator === 'wrk') return loadWrk(scenario, port, pid, seconds, record);
   const latencies: number[] = [];
   let bytes = 0;
   let responses = 0;
@@ -571,6 +651,64 @@ async function load(scenario: Scenario, port: number, pid: number | undefined, s
     timeouts: result.timeouts,
     statusCodes,
     bytesPerResponse: responses ? Math.round(bytes / responses) : 0,
+    serverCpuPct,
+    loadGeneratorCpuPct,
+    serverRssMaxMb: maxRssKb ? round(maxRssKb / 1024, 1) : undefined,
+    machineBusyPct,
+    otherCpuPct:
+      machineBusyPct !== undefined && serverCpuPct !== undefined ? Math.max(0, round(machineBusyPct * cpus().length - serverCpuPct - loadGeneratorCpuPct, 0)) : undefined,
+  };
+}
+
+/** The same measurement as load(), with wrk as the load generator (in its own process, one thread). */
+async function loadWrk(scenario: Scenario, port: number, pid: number | undefined, seconds: number, record: boolean): Promise<Measured | undefined> {
+  let maxRssKb = 0;
+  const pids = pid !== undefined ? processTree(pid) : [];
+  const cpuBefore = pid !== undefined ? treeCpuSeconds(pids) : undefined;
+  const machineBefore = machineCpu();
+  const rssTimer = record && pid !== undefined
+    ? setInterval(() => {
+        let rssKb = 0;
+        for (const p of pids) rssKb += procStatus(p)?.rssKb ?? 0;
+        if (rssKb > maxRssKb) maxRssKb = rssKb;
+      }, 250)
+    : undefined;
+  const wallStart = performance.now();
+  let result: Awaited<ReturnType<typeof runWrk>>;
+  try {
+    result = await runWrk(scenario, port, seconds);
+  } finally {
+    if (rssTimer) clearInterval(rssTimer);
+  }
+  const wallSeconds = (performance.now() - wallStart) / 1000;
+  if (!record) return undefined;
+  const cpuAfter = pid !== undefined ? treeCpuSeconds(pids) : undefined;
+  const machineAfter = machineCpu();
+  const round = (v: number, digits = 2) => Math.round(v * 10 ** digits) / 10 ** digits;
+  const ms = (us: number) => round(us / 1000);
+  const runSeconds = result.durationUs / 1e6;
+  const serverCpuPct = cpuBefore !== undefined && cpuAfter !== undefined ? round(((cpuAfter - cpuBefore) / wallSeconds) * 100, 0) : undefined;
+  const loadGeneratorCpuPct = round((result.cpuSeconds / runSeconds) * 100, 0);
+  const machineBusyPct =
+    machineBefore && machineAfter && machineAfter.total > machineBefore.total
+      ? round(((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100, 0)
+      : undefined;
+  const socketErrors = result.connect + result.read + result.write;
+  return {
+    name: scenario.name,
+    description: scenario.description,
+    server: scenario.baseline ? 'baseline' : 'service',
+    requestsPerSecond: round(result.requests / runSeconds, 0),
+    // wrk's latencies cover every response (there are no errors in a passing run).
+    latencyMs: { p50: ms(result.p50), p90: ms(result.p90), p99: ms(result.p99), p999: ms(result.p999), max: ms(result.max), mean: ms(result.mean) },
+    responses: result.requests,
+    errors: result.status + socketErrors + result.timeout,
+    non2xx: result.status,
+    socketErrors,
+    timeouts: result.timeout,
+    // wrk counts only responses with a status of 400 or more.
+    statusCodes: { '<400': result.requests - result.status, '>=400': result.status },
+    bytesPerResponse: result.requests ? Math.round(result.bytes / result.requests) : 0,
     serverCpuPct,
     loadGeneratorCpuPct,
     serverRssMaxMb: maxRssKb ? round(maxRssKb / 1024, 1) : undefined,
@@ -705,6 +843,7 @@ async function main(): Promise<void> {
         '  --env NAME=VALUE      extra service environment, repeatable',
         '  --csv PATH            the ECB history (BENCH_ECB_CSV, ../shared/data/ecb/eurofxref-hist.csv)',
         '  --no-cold-start       skip the cold-start measurement',
+        '  --generator G         wrk or autocannon (BENCH_GENERATOR; default wrk when installed)',
         '  --workers N           measure rate, convert and mixed again with EXRATES_WORKERS=N (BENCH_WORKERS, 2; 1 skips)',
         '  --keep                keep the temporary folder',
         '  --list                list the scenarios',
@@ -892,7 +1031,7 @@ async function main(): Promise<void> {
   console.log('');
   console.log(
     `exrates bench ${startedAt.toISOString()} — ${machine.nproc} CPUs (${machine.cpu}), node ${machine.node}, ` +
-      `${options.connections} connections, ${options.duration} s per scenario after ${options.warmup} s warm-up, ` +
+      `${options.connections} connections, load generator ${options.generator === 'wrk' ? 'wrk (1 thread)' : 'autocannon'}, ${options.duration} s per scenario after ${options.warmup} s warm-up, ` +
       `store ${options.databaseUrl ? `PostgreSQL (${options.databaseUrl.replace(/\/\/[^@/]*@/, '//…@')}, own schema)` : 'SQLite (temporary file)'}` +
       `${options.redisUrl ? ' + Redis' : ''}${Object.keys(options.serviceEnv).length ? `, env ${Object.entries(options.serviceEnv).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}, git ${git.commit}` +
       (git.dirtySrc > 0 ? ` + ${git.dirtySrc} uncommitted change(s) in src/` : ''),

@@ -4,7 +4,7 @@ import { negotiate } from '@fastify/accept-negotiator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createByteLru } from './byte-lru.js';
 
-export function strongEtag(body: string): string {
+export function strongEtag(body: string | Buffer): string {
   return `"${createHash('sha1').update(body).digest('base64url')}"`;
 }
 
@@ -24,7 +24,7 @@ export type Encoding = 'br' | 'gzip' | 'identity';
  */
 const compressedCache = createByteLru<Buffer>(16 * 1024 * 1024);
 
-export function compressed(body: string, etag: string, encoding: 'br' | 'gzip'): Buffer {
+export function compressed(body: string | Buffer, etag: string, encoding: 'br' | 'gzip'): Buffer {
   const key = `${encoding}:${etag}`;
   let buffer = compressedCache.get(key);
   if (!buffer) {
@@ -63,7 +63,8 @@ export function negotiateEncoding(accepted: string | undefined): Encoding {
 }
 
 export interface CacheableBody {
-  body: string;
+  /** A large body is best given as a Buffer, encoded once rather than on every send. */
+  body: string | Buffer;
   /** The body's strong ETag, when the caller already knows it. */
   etag?: string;
   contentType: string;

@@ -19,7 +19,10 @@ export interface RenderedBody {
   etag: string;
 }
 
-export interface RenderedHistory extends RenderedBody {
+export interface RenderedHistory {
+  /** Encoded once: history bodies are large, and a string would be encoded again on every send. */
+  body: Buffer;
+  etag: string;
   /** The file name offered for CSV downloads. */
   name: string;
 }
@@ -63,8 +66,8 @@ export interface HistoryBodies {
 
 /**
  * Rendered history bodies per pair, range, format, day and generation of the rates: the same
- * history is asked for again and again between refreshes. Byte-bounded (ASCII: one byte a
- * character), sized for every pair of the bulk provider in every range.
+ * history is asked for again and again between refreshes. Byte-bounded, sized for every pair of
+ * the bulk provider in every range.
  */
 export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024): HistoryBodies {
   const cache = createByteLru<RenderedHistory>(maxBytes);
@@ -87,10 +90,11 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
         const { from: _from, to: _to, ...fields } = history;
         body = JSON.stringify(fields);
       }
-      const rendered = { body, etag: strongEtag(body), name: `${history.pair}_${history.range}.csv` };
+      const bytes = Buffer.from(body, 'utf8');
+      const rendered = { body: bytes, etag: strongEtag(bytes), name: `${history.pair}_${history.range}.csv` };
       // Kept under the generation the answer was computed from: if the rates moved meanwhile, a
       // newer request computes again.
-      cache.set(keyOf(fromCode, toCode, range, csv, generation), rendered, body.length);
+      cache.set(keyOf(fromCode, toCode, range, csv, generation), rendered, bytes.length);
       return rendered;
     },
   };
