@@ -119,20 +119,19 @@ export function parseResponse(data: Buffer, head = false): RawReply | undefined 
 }
 
 /**
- * Writes the bytes, half-closes, and reads until the server closes: a complete request is
- * answered, an incomplete one must be answered as such at the end of input. Rejects when the
- * server answers nothing within `timeoutMs`.
+ * Writes the bytes and reads until one whole response has arrived or the server closes. A request
+ * the server is still waiting on (a body shorter than announced) gets a half-close after a second,
+ * so the server sees the end of input and must answer that too. Not at once: Node's HTTP server
+ * aborts a request whose answer is still being prepared when the client half-closes.
+ * Rejects when nothing complete arrives within `timeoutMs`.
  */
 export function rawRequest(port: number, bytes: Buffer, options: { timeoutMs?: number; head?: boolean } = {}): Promise<RawReply> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
     let settled = false;
-    const settle = (error?: Error) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      socket.destroy();
+    let grace: NodeJS.Timeout | undefined;
+    const parse = (): RawReply | undefined => {
       const data = Buffer.concat(chunks);
       // A HEAD is answered without a body, except where the parser could not read the request
       // (it cannot know the method then): take the body when a whole one follows that is not
@@ -143,15 +142,33 @@ export function rawRequest(port: number, bytes: Buffer, options: { timeoutMs?: n
         const after = data.subarray(data.indexOf('\r\n\r\n') + 4);
         if (withBody && !after.subarray(0, 7).equals(Buffer.from('HTTP/1.'))) reply = withBody;
       }
+      return reply;
+    };
+    const settle = (error?: Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(halfClose);
+      clearTimeout(grace);
+      socket.destroy();
+      const reply = parse();
       if (reply) resolve(reply);
-      else reject(error ?? new Error(`no complete answer (${data.length} bytes: ${JSON.stringify(data.toString('latin1').slice(0, 160))})`));
+      else {
+        const data = Buffer.concat(chunks);
+        reject(error ?? new Error(`no complete answer (${data.length} bytes: ${JSON.stringify(data.toString('latin1').slice(0, 160))})`));
+      }
     };
     const timer = setTimeout(() => settle(new Error(`no answer within ${options.timeoutMs ?? 10_000} ms`)), options.timeoutMs ?? 10_000);
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const halfClose = setTimeout(() => socket.end(), 1_000);
+    socket.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      // For a HEAD, a body may still follow the headers (see parse): give it a moment.
+      if (parse() && !grace) grace = setTimeout(() => settle(), options.head ? 200 : 0);
+    });
     socket.on('close', () => settle());
     // A reset after the answer was written still leaves the answer readable.
     socket.on('error', () => undefined);
-    socket.write(bytes, () => socket.end());
+    socket.write(bytes);
   });
 }
 
