@@ -1,7 +1,7 @@
 import { parseCurrency, resultDecimals } from './currencies.js';
-import { divide, divideUnreduced, multiply, multiplyUnreduced, ONE, parseDecimal, roundSignificant, roundToScale, stripLeadingZeros, type Rational } from './decimal.js';
+import { divideUnreduced, multiply, multiplyUnreduced, parseDecimal, roundSignificant, roundToScale, stripLeadingZeros, type Rational } from './decimal.js';
 import { DomainError } from './errors.js';
-import type { Clock, Metrics, RateDocument, RateStore, StoredQuote } from './ports.js';
+import type { Clock, Metrics, RateDocument, RateStore } from './ports.js';
 import {
   applyDocument,
   buildProviderRates,
@@ -22,15 +22,6 @@ export const RATE_DIGITS = 8;
 /** Accepted amounts: up to 18 integer digits and 12 decimals, nothing else (SPEC §3). */
 export const AMOUNT_PATTERN = '^[0-9]{1,18}(\\.[0-9]{1,12})?$';
 const AMOUNT_SHAPE = new RegExp(AMOUNT_PATTERN);
-
-/** One provider's published rates for one day, as exact values per unit of its base. */
-export interface DayTable {
-  provider: string;
-  base: string;
-  day: Day;
-  asOf: string;
-  values: ReadonlyMap<string, Rational>;
-}
 
 export interface RateQuote {
   pair: string;
@@ -99,40 +90,6 @@ export interface RateBook {
   readonly providers: readonly string[];
   readonly store: RateStore;
   readonly clock: Clock;
-}
-
-export function tableFromQuotes(provider: string, base: string, day: Day, quotes: readonly StoredQuote[]): DayTable {
-  const values = new Map<string, Rational>([[base, ONE]]);
-  let asOf = '';
-  for (const q of quotes) {
-    const value = parseDecimal(q.rate);
-    // Stored rates were validated on the way in; a bad one is skipped rather than served.
-    if (value && value.num > 0n) values.set(q.quote, value);
-    if (q.asOf > asOf) asOf = q.asOf;
-  }
-  return { provider, base, day, asOf, values };
-}
-
-/**
- * The exact rate from → to given one table holding `from` and one holding `to` (possibly the
- * same). Across two providers the rate goes through a currency both publish (SPEC §2).
- */
-export function crossRate(fromTable: DayTable, from: string, toTable: DayTable, to: string): Rational | null {
-  const vFrom = fromTable.values.get(from);
-  const vTo = toTable.values.get(to);
-  if (!vFrom || !vTo) return null;
-  if (fromTable === toTable || (fromTable.provider === toTable.provider && fromTable.day === toTable.day)) {
-    return divide(vTo, vFrom);
-  }
-  const bridge = fromTable.values.has(toTable.base)
-    ? toTable.base
-    : toTable.values.has(fromTable.base)
-      ? fromTable.base
-      : [...fromTable.values.keys()].find((c) => toTable.values.has(c));
-  if (bridge === undefined) return null;
-  const fromToBridge = divide(fromTable.values.get(bridge)!, vFrom);
-  const bridgeToTarget = divide(vTo, toTable.values.get(bridge)!);
-  return multiply(fromToBridge, bridgeToTarget);
 }
 
 export function formatRate(value: Rational): string {

@@ -1,24 +1,25 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ONE, parseDecimal, type Rational } from '../../src/core/decimal.js';
+import type { Rational } from '../../src/core/decimal.js';
 import { DomainError } from '../../src/core/errors.js';
 import type { Clock, RateDocument, RateStore } from '../../src/core/ports.js';
-import { AMOUNT_PATTERN, createRateBook, crossRate, formatRate, parseAmount, tableFromQuotes, type DayTable } from '../../src/core/rates.js';
+import { AMOUNT_PATTERN, bridgeCurrency, createRateBook, formatRate, parseAmount, rateOn } from '../../src/core/rates.js';
+import { buildProviderRates, type ProviderRates } from '../../src/core/rate-index.js';
 import { migrateToLatest, openDatabase, type OpenDatabase } from '../../src/storage/database.js';
 import { createRateStore } from '../../src/storage/rate-store.js';
 import { tempDir } from '../helper.js';
 
-const dec = (text: string): Rational => {
-  const value = parseDecimal(text);
-  assert.ok(value, text);
-  return value;
-};
 
-function table(provider: string, base: string, day: string, rates: Record<string, string>): DayTable {
-  const values = new Map<string, Rational>([[base, ONE]]);
-  for (const [code, text] of Object.entries(rates)) values.set(code, dec(text));
-  return { provider, base, day, asOf: `${day}T15:00:00Z`, values };
+/** One provider's rates on one day, as the in-memory index holds them. */
+function table(provider: string, base: string, day: string, rates: Record<string, string>): ProviderRates & { day: string } {
+  const quotes = Object.entries(rates).map(([quote, rate]) => ({ provider, base, quote, day, asOf: `${day}T15:00:00Z`, rate }));
+  return Object.assign(buildProviderRates(provider, base, quotes), { day });
+}
+
+/** The exact cross rate the service serves from two providers' data on their day (SPEC §2). */
+function crossRate(fromData: ProviderRates & { day: string }, from: string, toData: ProviderRates & { day: string }, to: string): Rational | null {
+  return rateOn(fromData, from, toData, to, fromData.day, bridgeCurrency(fromData, toData)) ?? null;
 }
 
 /** Exact equality of rationals: a/b = c/d ⇔ a·d = c·b (denominators positive). */
@@ -53,7 +54,7 @@ describe('crossRate', () => {
     assertExact(crossRate(ecb, 'GBP', ecb, 'JPY'), 1825000n, 8699n);
   });
 
-  it('treats two tables of the same provider and day as one', () => {
+  it('gives the same rate from two copies of one provider’s day', () => {
     const copy = table('ecb', 'EUR', '2026-03-05', { USD: '1.19', GBP: '0.8699' });
     // 0.8699 / 1.19 = 8699 / 11900
     assertExact(crossRate(ecb, 'USD', copy, 'GBP'), 8699n, 11900n);
@@ -90,20 +91,6 @@ describe('crossRate', () => {
     assert.equal(crossRate(chf, 'BRL', sek, 'NOK'), null);
     assert.equal(crossRate(ecb, 'BRL', ecb, 'USD'), null);
     assert.equal(crossRate(ecb, 'USD', ecb, 'BRL'), null);
-  });
-});
-
-describe('tableFromQuotes', () => {
-  it('adds the base as 1, skips unusable stored values and keeps the latest asOf', () => {
-    const t = tableFromQuotes('ecb', 'EUR', '2026-03-05', [
-      { provider: 'ecb', base: 'EUR', quote: 'USD', day: '2026-03-05', asOf: '2026-03-05T15:00:00Z', rate: '1.1900' },
-      { provider: 'ecb', base: 'EUR', quote: 'JPY', day: '2026-03-05', asOf: '2026-03-05T15:00:01Z', rate: '0' },
-      { provider: 'ecb', base: 'EUR', quote: 'GBP', day: '2026-03-05', asOf: '2026-03-05T14:00:00Z', rate: '-1' },
-    ]);
-    assert.deepEqual([...t.values.keys()], ['EUR', 'USD']);
-    assertExact(t.values.get('EUR')!, 1n, 1n);
-    assertExact(t.values.get('USD')!, 119n, 100n);
-    assert.equal(t.asOf, '2026-03-05T15:00:01Z');
   });
 });
 
