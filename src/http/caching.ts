@@ -72,6 +72,11 @@ export interface CacheableBody {
   lastModified?: string;
   /** Offer gzip and br when the client accepts them. */
   compressible?: boolean;
+  /**
+   * The answer depends on the API key sent in X-Api-Key (its quota headers, whether it is
+   * served at all): a browser cache must not answer a request with another key from it.
+   */
+  keyed?: boolean;
   extraHeaders?: Record<string, string>;
 }
 
@@ -82,8 +87,10 @@ export interface CacheableBody {
 export function sendCacheable(request: FastifyRequest, reply: FastifyReply, response: CacheableBody): FastifyReply {
   const baseTag = response.etag ?? strongEtag(response.body);
   let encoding: Encoding = 'identity';
+  if (response.compressible || response.keyed) {
+    reply.header('Vary', response.compressible ? (response.keyed ? 'Accept-Encoding, X-Api-Key' : 'Accept-Encoding') : 'X-Api-Key');
+  }
   if (response.compressible) {
-    reply.header('Vary', 'Accept-Encoding');
     const accepted = request.headers['accept-encoding'];
     if (typeof accepted === 'string') encoding = negotiateEncoding(accepted);
   }

@@ -107,7 +107,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
       if (!rendered) return undefined;
       const encoding = negotiateEncoding(request.headers['accept-encoding']);
       const headers = [
-        'vary', 'Accept-Encoding',
+        'vary', 'Accept-Encoding, X-Api-Key',
         'cache-control', `private, max-age=${HISTORY_MAX_AGE}`,
         'content-type', csv ? CSV_TYPE : JSON_TYPE,
       ];
@@ -122,7 +122,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
     }
     const quote: RateQuote | undefined = book.cachedQuote(fromCode, toCode);
     if (!quote) return undefined;
-    const live = ['cache-control', liveCacheControl(book, options.refreshSeconds), 'last-modified', httpDate(quote.asOf), 'content-type', JSON_TYPE];
+    const live = ['vary', 'X-Api-Key', 'cache-control', liveCacheControl(book, options.refreshSeconds), 'last-modified', httpDate(quote.asOf), 'content-type', JSON_TYPE];
     if (route === '/api/v1/rate') {
       const rendered = renderQuote(quote);
       live.push('etag', rendered.etag);

@@ -60,6 +60,7 @@ export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions
       const quote = await book.liveRate(request.query.from, request.query.to);
       const rendered = renderQuote(quote);
       return sendCacheable(request, reply, {
+        keyed: true,
         body: rendered.body,
         etag: rendered.etag,
         contentType: JSON_TYPE,
@@ -91,6 +92,7 @@ export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions
     async (request, reply) => {
       const conversion = await book.convert(request.query.from, request.query.to, request.query.amount);
       return sendCacheable(request, reply, {
+        keyed: true,
         body: renderConversion(conversion),
         contentType: JSON_TYPE,
         cacheControl: liveCacheControl(book, options.refreshSeconds),
@@ -133,6 +135,7 @@ export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions
       const csv = format === 'csv';
       const rendered = await histories.render(from, to, range ?? DEFAULT_RANGE, csv);
       return sendCacheable(request, reply, {
+        keyed: true,
         body: rendered.body,
         etag: rendered.etag,
         contentType: csv ? CSV_TYPE : JSON_TYPE,
