@@ -98,8 +98,9 @@ describe('security', () => {
           }
         }
       }
-      const rows = db.prepare('select prefix, hash from api_keys order by prefix').all() as Array<{ prefix: string; hash: string }>;
-      const expected = [key, revoked].map((k) => ({ prefix: k.slice(0, 12), hash: createHash('sha256').update(k).digest('hex') })).sort((a, b) => a.prefix.localeCompare(b.prefix));
+      const byPrefix = (a: { prefix: string }, b: { prefix: string }) => (a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0);
+      const rows = (db.prepare('select prefix, hash from api_keys').all() as Array<{ prefix: string; hash: string }>).sort(byPrefix);
+      const expected = [key, revoked].map((k) => ({ prefix: k.slice(0, 12), hash: createHash('sha256').update(k).digest('hex') })).sort(byPrefix);
       check('keys stored only as hashes (SQLite)', found.length === 0 && JSON.stringify(rows) === JSON.stringify(expected), `${cells} cells in ${tables.length} tables searched; api_keys holds the 12-character prefix and the SHA-256 of each key; key bodies found in: ${found.join(', ') || 'none'}`);
     } finally {
       db.close();
