@@ -208,6 +208,16 @@ describe('fast path', () => {
     assert.deepEqual(remaining, Array.from({ length: 200 }, (_, i) => start - 1 - i));
   });
 
+  it('leaves a GET with body framing to the full path', async () => {
+    const warm = await send(fast.port, 'GET', '/api/v1/rate?from=EUR&to=NOK', { 'x-api-key': key });
+    assert.equal(warm.status, 200);
+    const before = await fastCount();
+    const odd = await send(fast.port, 'GET', '/api/v1/rate?from=EUR&to=NOK', { 'x-api-key': key, 'transfer-encoding': 'xchunked' });
+    assert.equal(odd.status, 400);
+    assert.equal(odd.headers['content-type'], 'application/problem+json; charset=utf-8');
+    assert.equal(await fastCount(), before);
+  });
+
   it('refuses a key as soon as it is revoked', async () => {
     const ok = await send(fast.port, 'GET', '/api/v1/rate?from=EUR&to=GBP', { 'x-api-key': key });
     assert.equal(ok.status, 200);
