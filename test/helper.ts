@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,11 @@ export const ECB_CSV = join(SHARED_DATA, 'ecb', 'eurofxref-hist.csv');
 export const ECB_XML_DIR = join(SHARED_DATA, 'ecb', 'xml');
 /** Just after the last day of the shared ECB history (2026-03-05). */
 export const FIXED_NOW = '2026-03-06T12:00:00Z';
+
+/** A well-formed API key that no server issued: made at test time, so no key-shaped literal sits in the tests. */
+export function unissuedKey(): string {
+  return `exr_${randomBytes(16).toString('hex')}`;
+}
 
 export function tempDir(prefix = 'exrates-test-'): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), prefix));

@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { PORTAL_CSP } from '../../src/http/routes/portal.js';
-import { createTestApp, ECB_CSV, issueKey, type TestApp } from '../helper.js';
+import { createTestApp, ECB_CSV, issueKey, unissuedKey, type TestApp } from '../helper.js';
 import { parseEcbCsv, perEur } from '../e2e/independent.js';
 import {
   cleanup,
@@ -267,7 +267,7 @@ describe('the portal page, in Chromium, on the shared ECB history', { skip: !ava
     const page = await browser.context.newPage();
     try {
       await page.goto(`${api.base}/`);
-      await page.fill('#api-key', 'exr_notAKeyThisServerIssued0000000');
+      await page.fill('#api-key', unissuedKey());
       await page.click('#key-form button[type=submit]');
       await page.waitForSelector('#convert-error:not([hidden])');
       assert.match((await page.textContent('#convert-error'))!, /This API key was not accepted/);

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createExratesClient, ExratesError, type ProblemCode } from '../../client/index.js';
 import { CLIENT_SCHEMA, renderClientSchema } from '../../scripts/client-schema.js';
-import { createTestApp, issueKey, type TestApp } from '../helper.js';
+import { createTestApp, issueKey, unissuedKey, type TestApp } from '../helper.js';
 
 describe('the generated client, on a listening server', () => {
   let test: TestApp;
@@ -94,7 +94,7 @@ describe('the generated client, on a listening server', () => {
 
     await assert.rejects(exrates.history('EUR', 'USD', '2y' as never), (thrown: unknown) => thrown instanceof ExratesError && thrown.problem.code === 'invalid_range');
 
-    const stranger = createExratesClient({ baseUrl: base, apiKey: 'exr_notAKeyThisServerIssued0000000' });
+    const stranger = createExratesClient({ baseUrl: base, apiKey: unissuedKey() });
     await assert.rejects(stranger.rate('EUR', 'USD'), (thrown: unknown) => {
       assert.ok(thrown instanceof ExratesError);
       assert.equal(thrown.status, 401);

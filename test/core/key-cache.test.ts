@@ -12,7 +12,7 @@ import type { KeyStore } from '../../src/core/ports.js';
 import { createLogger } from '../../src/log.js';
 import { migrateToLatest, openDatabase } from '../../src/storage/database.js';
 import { createKeyStore } from '../../src/storage/key-store.js';
-import { tempDir } from '../helper.js';
+import { tempDir, unissuedKey } from '../helper.js';
 
 test('a revoked key is looked up as often as an unknown one, and a valid key stays cached', async () => {
   const dir = tempDir();
@@ -32,7 +32,7 @@ test('a revoked key is looked up as often as an unknown one, and a valid key sta
     const valid = await issueApiKey(stored, { tier: 'free', owner: 'a@example.org' }, clock);
     const revoked = await issueApiKey(stored, { tier: 'free', owner: 'b@example.org' }, clock);
     await revokeApiKeys(stored, revoked.record.prefix, clock);
-    const unknownHash = hashApiKey('exr_00000000000000000000000000000000');
+    const unknownHash = hashApiKey(unissuedKey());
     const cache = createCachedKeyStore(counting, { ttlMs: 60_000, unknownTtlMs: 40, revocationPollMs: 60_000, log: createLogger('silent') });
     try {
       // About 8 unknown-key lifetimes, each hash presented every 10 ms.

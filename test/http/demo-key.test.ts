@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { isWellFormedKey } from '../../src/core/api-keys.js';
 import { addressGroup, DEMO_KEY } from '../../src/core/demo-key.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { createTestApp, type TestApp } from '../helper.js';
+import { createTestApp, unissuedKey, type TestApp } from '../helper.js';
 
 describe('EXRATES_DEMO_KEY_TIER and EXRATES_DEMO_QUOTA_PER_IP', () => {
   it('are off, with 100 requests per address, by default', () => {
@@ -60,7 +60,7 @@ describe('the demo key, off (the default)', () => {
   it('is not handed to the page and is refused exactly like an unknown key', async () => {
     assert.equal(pageConfig((await t.app.inject('/')).body).demo, null);
     const demo = await t.app.inject({ url: '/api/v1/rate?from=EUR&to=USD', headers: { 'x-api-key': DEMO_KEY } });
-    const unknown = await t.app.inject({ url: '/api/v1/rate?from=EUR&to=USD', headers: { 'x-api-key': 'exr_0000000000000000000000000000' } });
+    const unknown = await t.app.inject({ url: '/api/v1/rate?from=EUR&to=USD', headers: { 'x-api-key': unissuedKey() } });
     assert.equal(demo.statusCode, 401);
     assert.equal(demo.body, unknown.body);
     assert.equal(demo.headers['x-ratelimit-limit'], undefined);

@@ -15,7 +15,7 @@ import http from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { ECB_CSV, FIXED_NOW, tempDir } from '../helper.js';
+import { ECB_CSV, FIXED_NOW, tempDir, unissuedKey } from '../helper.js';
 import { convertResult, MINOR_UNITS, normaliseAmount } from '../e2e/independent.js';
 import { createKey, ensureBuilt, get, isRunning, revokeKey, startInstance, stopInstance, type ClusterEnv, type Instance } from '../scale/cluster.js';
 import { bump, problemDefect, rawRequest, recordKeys, saveLog, tableDigest, tally, writeResult } from './harness.js';
@@ -352,7 +352,7 @@ const rawShape = fc.record({
   headers: fc.array(
     fc.oneof(
       fc.constantFrom(
-        'X-Api-Key: exr_00000000000000000000000000000000',
+        `X-Api-Key: ${unissuedKey()}`,
         'X-Folded: a\r\n b',
         'No-Colon',
         'Space-Before : colon',
