@@ -222,3 +222,27 @@ export async function pool<T, R>(items: readonly T[], limit: number, work: (item
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Counts calls to an upstream path per refresh tick over `ticks` whole ticks of `intervalMs`,
+ * starting mid-interval so that every tick of the window lies well inside it.
+ */
+export async function callsPerTick(calls: () => number, intervalMs: number, ticks: number): Promise<{ perTick: number[]; windowStart: number; windowEnd: number }> {
+  await sleep((intervalMs * 1.5 - (Date.now() % intervalMs)) % intervalMs);
+  const windowStart = Date.now();
+  const windowEnd = windowStart + ticks * intervalMs;
+  const firstTick = Math.ceil(windowStart / intervalMs);
+  const perTick = new Map<number, number>();
+  for (let n = 0; n < ticks; n += 1) perTick.set(firstTick + n, 0);
+  let seen = calls();
+  while (Date.now() < windowEnd) {
+    await sleep(20);
+    const now = calls();
+    if (now > seen) {
+      const tick = Math.floor(Date.now() / intervalMs);
+      perTick.set(tick, (perTick.get(tick) ?? 0) + (now - seen));
+      seen = now;
+    }
+  }
+  return { perTick: [...perTick.values()], windowStart, windowEnd };
+}

@@ -19,6 +19,7 @@ import {
 import { tempDir } from '../helper.js';
 import { createPostgresSchema, deleteRedisKeys, postgresAvailable, REDIS_URL, redisAvailable } from '../services.js';
 import {
+  callsPerTick,
   createKey,
   ensureBuilt,
   get,
@@ -168,26 +169,9 @@ describe('two instances on one PostgreSQL and one Redis', () => {
 
   it('scheduled refreshes: one ECB fetch per 2-second tick across both instances, not one per instance', async (t) => {
     if (skip) return t.skip(skip);
-    // Starting and ending mid-interval puts every tick of the window well inside it.
-    const wait = (INTERVAL_MS * 1.5 - (Date.now() % INTERVAL_MS)) % INTERVAL_MS;
-    await sleep(wait);
     const ticks = 3;
-    const windowStart = Date.now();
-    const windowEnd = windowStart + ticks * INTERVAL_MS;
-    const firstTick = Math.ceil(windowStart / INTERVAL_MS);
-    const perTick = new Map<number, number>();
-    for (let n = 0; n < ticks; n += 1) perTick.set(firstTick + n, 0);
-    let seen = fake!.calls(DAILY);
-    while (Date.now() < windowEnd) {
-      await sleep(20);
-      const now = fake!.calls(DAILY);
-      if (now > seen) {
-        const tick = Math.floor(Date.now() / INTERVAL_MS);
-        perTick.set(tick, (perTick.get(tick) ?? 0) + (now - seen));
-        seen = now;
-      }
-    }
-    const total = [...perTick.values()].reduce((a, b) => a + b, 0);
+    const { perTick, windowStart, windowEnd } = await callsPerTick(() => fake!.calls(DAILY), INTERVAL_MS, ticks);
+    const total = perTick.reduce((a, b) => a + b, 0);
     const byInstance = instances.map(
       (instance) =>
         instance.logged('refresh done').filter((line) => line.provider === 'ecb' && Date.parse(String(line.time)) >= windowStart && Date.parse(String(line.time)) < windowEnd)
@@ -198,10 +182,10 @@ describe('two instances on one PostgreSQL and one Redis', () => {
     const startupLoads = instances.map((instance) => instance.logged('loading history').filter((line) => line.provider === 'ecb').length);
     console.log(
       `scale refresh: ${((windowEnd - windowStart) / 1000).toFixed(1)} s window, ${ticks} ticks of ${REFRESH_SECONDS} s, 2 instances -> ` +
-        `${total} ECB latest fetches (per tick ${JSON.stringify([...perTick.values()])}; done by A ${byInstance[0]}, B ${byInstance[1]}); ` +
+        `${total} ECB latest fetches (per tick ${JSON.stringify(perTick)}; done by A ${byInstance[0]}, B ${byInstance[1]}); ` +
         `history loaded at start-up by A ${startupLoads[0]}, B ${startupLoads[1]} time(s), ${fake!.calls('/ecb/eurofxref-hist.zip')} history download(s)`,
     );
-    assert.deepEqual([...perTick.values()], Array<number>(ticks).fill(1));
+    assert.deepEqual(perTick, Array<number>(ticks).fill(1));
     assert.equal(byInstance[0]! + byInstance[1]!, ticks);
   });
 

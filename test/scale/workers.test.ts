@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { FEEDS_NOW, startFakeUpstreams, TODAY, type FakeUpstreams } from '../feeds/fake-upstreams.js';
 import { tempDir } from '../helper.js';
-import { createKey, ensureBuilt, get, keyPrefix, sleep, startInstance, stopInstance, type ClusterEnv, type Instance, type Reply } from './cluster.js';
+import { callsPerTick, createKey, ensureBuilt, get, keyPrefix, sleep, startInstance, stopInstance, type ClusterEnv, type Instance, type Reply } from './cluster.js';
 
 const REFRESH_SECONDS = 2;
 const INTERVAL_MS = REFRESH_SECONDS * 1000;
@@ -127,26 +127,10 @@ describe('EXRATES_WORKERS=2 on SQLite, without Redis', () => {
   });
 
   it('scheduled refreshes: one ECB fetch per tick across both workers', async () => {
-    const wait = (INTERVAL_MS * 1.5 - (Date.now() % INTERVAL_MS)) % INTERVAL_MS;
-    await sleep(wait);
     const ticks = 3;
-    const windowStart = Date.now();
-    const windowEnd = windowStart + ticks * INTERVAL_MS;
-    const firstTick = Math.ceil(windowStart / INTERVAL_MS);
-    const perTick = new Map<number, number>();
-    for (let n = 0; n < ticks; n += 1) perTick.set(firstTick + n, 0);
-    let seen = fake!.calls(DAILY);
-    while (Date.now() < windowEnd) {
-      await sleep(20);
-      const now = fake!.calls(DAILY);
-      if (now > seen) {
-        const tick = Math.floor(Date.now() / INTERVAL_MS);
-        perTick.set(tick, (perTick.get(tick) ?? 0) + (now - seen));
-        seen = now;
-      }
-    }
-    console.log(`workers refresh: ${ticks} ticks of ${REFRESH_SECONDS} s, 2 workers -> ECB latest fetches per tick ${JSON.stringify([...perTick.values()])}`);
-    assert.deepEqual([...perTick.values()], Array<number>(ticks).fill(1));
+    const { perTick } = await callsPerTick(() => fake!.calls(DAILY), INTERVAL_MS, ticks);
+    console.log(`workers refresh: ${ticks} ticks of ${REFRESH_SECONDS} s, 2 workers -> ECB latest fetches per tick ${JSON.stringify(perTick)}`);
+    assert.deepEqual(perTick, Array<number>(ticks).fill(1));
   });
 
   it('a worker killed with SIGKILL is replaced, and no count is lost', async () => {
