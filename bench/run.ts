@@ -573,26 +573,63 @@ async function runWrk(scenario: Scenario, port: number, seconds: number): Promis
   }
 }
 
-async function load(scenario: Scenario, port: number, pid: number | undefined, seconds: number, record: boolean): Promise<Measured | undefined> {
-  if (options.generator === 'wrk') return loadWrk(scenario, port, pid, seconds, record);
-  const latencies: number[] = [];
-  let bytes = 0;
-  let responses = 0;
+/** Server-side figures of a measured run: CPU and memory of the server and its workers, and the machine's load. */
+type ServerFigures = Pick<Measured, 'serverCpuPct' | 'loadGeneratorCpuPct' | 'serverRssMaxMb' | 'machineBusyPct' | 'otherCpuPct'>;
+
+/**
+ * Watches the server (and its workers, if any: CPU and memory are summed over them) from now on;
+ * stop() ends the window, figures() gives what it saw, given the load generator's own CPU.
+ */
+function watchServer(pid: number | undefined, sampleRss: boolean): { stop(): void; wallSeconds(): number; figures(loadGeneratorCpuPct: number): ServerFigures } {
   let maxRssKb = 0;
-  // The server and its workers, if any: CPU and memory are summed over them.
   const pids = pid !== undefined ? processTree(pid) : [];
   const cpuBefore = pid !== undefined ? treeCpuSeconds(pids) : undefined;
-  const ownBefore = process.cpuUsage();
   const machineBefore = machineCpu();
-  const rssTimer = record && pid !== undefined
+  const rssTimer = sampleRss && pid !== undefined
     ? setInterval(() => {
         let rssKb = 0;
         for (const p of pids) rssKb += procStatus(p)?.rssKb ?? 0;
         if (rssKb > maxRssKb) maxRssKb = rssKb;
       }, 250)
     : undefined;
-  const setup = requestLists(scenario, options.connections)();
   const wallStart = performance.now();
+  let wallEnd: number | undefined;
+  const wallSeconds = () => ((wallEnd ?? performance.now()) - wallStart) / 1000;
+  return {
+    stop() {
+      wallEnd ??= performance.now();
+      if (rssTimer) clearInterval(rssTimer);
+    },
+    wallSeconds,
+    figures(loadGeneratorCpuPct) {
+      const cpuAfter = pid !== undefined ? treeCpuSeconds(pids) : undefined;
+      const machineAfter = machineCpu();
+      const round = (v: number, digits: number) => Math.round(v * 10 ** digits) / 10 ** digits;
+      const serverCpuPct = cpuBefore !== undefined && cpuAfter !== undefined ? round(((cpuAfter - cpuBefore) / wallSeconds()) * 100, 0) : undefined;
+      const machineBusyPct =
+        machineBefore && machineAfter && machineAfter.total > machineBefore.total
+          ? round(((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100, 0)
+          : undefined;
+      return {
+        serverCpuPct,
+        loadGeneratorCpuPct,
+        serverRssMaxMb: maxRssKb ? round(maxRssKb / 1024, 1) : undefined,
+        machineBusyPct,
+        otherCpuPct:
+          machineBusyPct !== undefined && serverCpuPct !== undefined ? Math.max(0, round(machineBusyPct * cpus().length - serverCpuPct - loadGeneratorCpuPct, 0)) : undefined,
+      };
+    },
+  };
+}
+
+async function load(scenario: Scenario, port: number, pid: number | undefined, seconds: number, record: boolean): Promise<Measured | undefined> {
+  if (options.generator === 'wrk') return loadWrk(scenario, port, pid, seconds, record);
+  const latencies: number[] = [];
+  let bytes = 0;
+  let responses = 0;
+  const ownBefore = process.cpuUsage();
+  const setup = requestLists(scenario, options.connections)();
+  const watch = watchServer(pid, record);
   const result = await new Promise<AutocannonResult>((resolve, reject) => {
     const instance = autocannon(
       {
@@ -614,23 +651,15 @@ async function load(scenario: Scenario, port: number, pid: number | undefined, s
       });
     }
   });
-  const wallSeconds = (performance.now() - wallStart) / 1000;
-  if (rssTimer) clearInterval(rssTimer);
+  watch.stop();
   if (!record) return undefined;
-  const cpuAfter = pid !== undefined ? treeCpuSeconds(pids) : undefined;
   const own = process.cpuUsage(ownBefore);
-  const machineAfter = machineCpu();
   const sorted = Float64Array.from(latencies).sort();
   const statusCodes: Record<string, number> = {};
   for (const [code, { count }] of Object.entries(result.statusCodeStats)) statusCodes[code] = count;
   const round = (v: number, digits = 2) => Math.round(v * 10 ** digits) / 10 ** digits;
   const mean = latencies.length ? latencies.reduce((a, b) => a + b, 0) / latencies.length : NaN;
-  const serverCpuPct = cpuBefore !== undefined && cpuAfter !== undefined ? round(((cpuAfter - cpuBefore) / wallSeconds) * 100, 0) : undefined;
-  const loadGeneratorCpuPct = round(((own.user + own.system) / 1e6 / wallSeconds) * 100, 0);
-  const machineBusyPct =
-    machineBefore && machineAfter && machineAfter.total > machineBefore.total
-      ? round(((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100, 0)
-      : undefined;
+  const loadGeneratorCpuPct = round(((own.user + own.system) / 1e6 / watch.wallSeconds()) * 100, 0);
   return {
     name: scenario.name,
     description: scenario.description,
@@ -651,48 +680,24 @@ async function load(scenario: Scenario, port: number, pid: number | undefined, s
     timeouts: result.timeouts,
     statusCodes,
     bytesPerResponse: responses ? Math.round(bytes / responses) : 0,
-    serverCpuPct,
-    loadGeneratorCpuPct,
-    serverRssMaxMb: maxRssKb ? round(maxRssKb / 1024, 1) : undefined,
-    machineBusyPct,
-    otherCpuPct:
-      machineBusyPct !== undefined && serverCpuPct !== undefined ? Math.max(0, round(machineBusyPct * cpus().length - serverCpuPct - loadGeneratorCpuPct, 0)) : undefined,
+    ...watch.figures(loadGeneratorCpuPct),
   };
 }
 
 /** The same measurement as load(), with wrk as the load generator (in its own process, one thread). */
 async function loadWrk(scenario: Scenario, port: number, pid: number | undefined, seconds: number, record: boolean): Promise<Measured | undefined> {
-  let maxRssKb = 0;
-  const pids = pid !== undefined ? processTree(pid) : [];
-  const cpuBefore = pid !== undefined ? treeCpuSeconds(pids) : undefined;
-  const machineBefore = machineCpu();
-  const rssTimer = record && pid !== undefined
-    ? setInterval(() => {
-        let rssKb = 0;
-        for (const p of pids) rssKb += procStatus(p)?.rssKb ?? 0;
-        if (rssKb > maxRssKb) maxRssKb = rssKb;
-      }, 250)
-    : undefined;
-  const wallStart = performance.now();
+  const watch = watchServer(pid, record);
   let result: Awaited<ReturnType<typeof runWrk>>;
   try {
     result = await runWrk(scenario, port, seconds);
   } finally {
-    if (rssTimer) clearInterval(rssTimer);
+    watch.stop();
   }
-  const wallSeconds = (performance.now() - wallStart) / 1000;
   if (!record) return undefined;
-  const cpuAfter = pid !== undefined ? treeCpuSeconds(pids) : undefined;
-  const machineAfter = machineCpu();
   const round = (v: number, digits = 2) => Math.round(v * 10 ** digits) / 10 ** digits;
   const ms = (us: number) => round(us / 1000);
   const runSeconds = result.durationUs / 1e6;
-  const serverCpuPct = cpuBefore !== undefined && cpuAfter !== undefined ? round(((cpuAfter - cpuBefore) / wallSeconds) * 100, 0) : undefined;
   const loadGeneratorCpuPct = round((result.cpuSeconds / runSeconds) * 100, 0);
-  const machineBusyPct =
-    machineBefore && machineAfter && machineAfter.total > machineBefore.total
-      ? round(((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100, 0)
-      : undefined;
   const socketErrors = result.connect + result.read + result.write;
   return {
     name: scenario.name,
@@ -709,12 +714,7 @@ async function loadWrk(scenario: Scenario, port: number, pid: number | undefined
     // wrk counts only responses with a status of 400 or more.
     statusCodes: { '<400': result.requests - result.status, '>=400': result.status },
     bytesPerResponse: result.requests ? Math.round(result.bytes / result.requests) : 0,
-    serverCpuPct,
-    loadGeneratorCpuPct,
-    serverRssMaxMb: maxRssKb ? round(maxRssKb / 1024, 1) : undefined,
-    machineBusyPct,
-    otherCpuPct:
-      machineBusyPct !== undefined && serverCpuPct !== undefined ? Math.max(0, round(machineBusyPct * cpus().length - serverCpuPct - loadGeneratorCpuPct, 0)) : undefined,
+    ...watch.figures(loadGeneratorCpuPct),
   };
 }
 
