@@ -112,6 +112,14 @@ export function createBufferedQuotaStore(
     for (const [name, c] of counters) if (c.day < today && !dirty.has(name)) counters.delete(name);
   }
 
+  /** Counts one request on a loaded counter unless it reached the limit. */
+  function take(name: string, c: { used: number }, limit: number): { allowed: boolean; used: number } {
+    if (c.used >= limit) return { allowed: false, used: c.used };
+    c.used += 1;
+    dirty.add(name);
+    return { allowed: true, used: c.used };
+  }
+
   let flushing: Promise<void> | undefined;
   const runFlush = () =>
     (flushing ??= flush().finally(() => {
@@ -135,19 +143,13 @@ export function createBufferedQuotaStore(
         entry.loading.catch(() => counters.delete(name));
       }
       if (c.loading) await c.loading;
-      if (c.used >= limit) return { allowed: false, used: c.used };
-      c.used += 1;
-      dirty.add(name);
-      return { allowed: true, used: c.used };
+      return take(name, c, limit);
     },
     consumeNow(keyId, day, limit) {
       const name = `${keyId}:${day}`;
       const c = counters.get(name);
       if (!c || c.loading) return undefined;
-      if (c.used >= limit) return { allowed: false, used: c.used };
-      c.used += 1;
-      dirty.add(name);
-      return { allowed: true, used: c.used };
+      return take(name, c, limit);
     },
     async used(keyId, day) {
       const c = counters.get(`${keyId}:${day}`);

@@ -6,6 +6,7 @@ import { consumeDailyQuota, consumeDailyQuotaNow, type QuotaDecision, type Quota
 import { convertAt, parseAmount, type RateBook, type RateQuote } from '../core/rates.js';
 import type { ServiceMetrics } from '../metrics.js';
 import { compressed, httpDate, negotiateEncoding, strongEtag } from './caching.js';
+import { CURRENCY_PATTERN } from './schemas.js';
 import { CSV_TYPE, HISTORY_MAX_AGE, JSON_TYPE, liveCacheControl, renderConversion, renderQuote, type HistoryBodies } from './responses.js';
 
 /**
@@ -47,8 +48,8 @@ type Route = '/api/v1/rate' | '/api/v1/convert' | '/api/v1/history';
 const ROUTES: ReadonlySet<string> = new Set<Route>(['/api/v1/rate', '/api/v1/convert', '/api/v1/history']);
 /** Characters a parameter may hold on the fast path; anything else (%, +, unicode…) goes the full way. */
 const PLAIN = /^[A-Za-z0-9._~-]*$/;
-const CURRENCY = /^[A-Za-z]{3}$/;
-const AMOUNT = /^[0-9]{1,18}(\.[0-9]{1,12})?$/;
+/** The routes' own pattern: the fast path declines what their validation would refuse. */
+const CURRENCY = new RegExp(CURRENCY_PATTERN);
 
 interface Query {
   from?: string;
@@ -129,7 +130,8 @@ export function createFastPath(options: FastPathOptions): FastPath {
       return { route, status: 200, body: rendered.body, headers: live, stale: quote.stale };
     }
     const amountText = query.amount;
-    if (amountText === undefined || !AMOUNT.test(amountText)) return undefined;
+    // parseAmount refuses a bad amount by throwing, which hands the request on.
+    if (amountText === undefined) return undefined;
     const body = renderConversion(convertAt(quote, parseAmount(amountText)));
     live.push('etag', strongEtag(body));
     return { route, status: 200, body, headers: live, stale: quote.stale };
@@ -165,8 +167,8 @@ export function createFastPath(options: FastPathOptions): FastPath {
       // A refusal is not counted: the full path counts again, refuses and words the 429.
       if (!decision.allowed) return fallback(request, response);
       if (found.stale) metrics.staleServed();
-      const headers = found.headers;
-      headers.push(
+      const out = found.headers;
+      out.push(
         'x-ratelimit-limit', String(decision.limit),
         'x-ratelimit-remaining', String(decision.remaining),
         'x-ratelimit-reset', String(decision.resetAt),
@@ -174,7 +176,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
         ...options.commonHeaders,
       );
       try {
-        response.writeHead(found.status, headers);
+        response.writeHead(found.status, out);
         response.end(found.body);
       } catch (error) {
         // Counted already, so not handed on; the socket is the only way left to say it failed.

@@ -1,6 +1,6 @@
 import { parseCurrency } from '../core/currencies.js';
 import { historyCsv, pairHistory, type HistoryRange } from '../core/history.js';
-import type { Conversion, RateBook, RateQuote } from '../core/rates.js';
+import { today, type Conversion, type RateBook, type RateQuote } from '../core/rates.js';
 import { createByteLru } from './byte-lru.js';
 import { strongEtag } from './caching.js';
 
@@ -72,7 +72,7 @@ export interface HistoryBodies {
 export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024): HistoryBodies {
   const cache = createByteLru<RenderedHistory>(maxBytes);
   const keyOf = (from: string, to: string, range: HistoryRange, csv: boolean, generation: number) =>
-    `${from}${to}:${range}:${csv ? 'csv' : 'json'}:${book.clock.now().toISOString().slice(0, 10)}:${generation}`;
+    `${from}${to}:${range}:${csv ? 'csv' : 'json'}:${today(book.clock)}:${generation}`;
   return {
     peek(from, to, range, csv) {
       return cache.get(keyOf(from, to, range, csv, book.generation()));

@@ -12,9 +12,12 @@ export const PARAM_CODES = {
   format: 'invalid_format',
 } as const;
 
+/** The shape of a currency parameter (case-insensitive); ISO 4217 decides the rest. */
+export const CURRENCY_PATTERN = '^[A-Za-z]{3}$';
+
 const Currency = (description: string) =>
   Type.String({
-    pattern: '^[A-Za-z]{3}$',
+    pattern: CURRENCY_PATTERN,
     description: `${description} ISO 4217 alphabetic code, case-insensitive (answers use upper case).`,
     examples: ['EUR'],
   });
