@@ -95,11 +95,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
           clock: deps.clock,
           metrics: deps.metrics,
           refreshSeconds: deps.config.refreshSeconds,
-          commonHeaders: [
-            'access-control-allow-origin', '*',
-            'access-control-expose-headers', CORS_EXPOSED_HEADERS.join(', '),
-            'x-content-type-options', 'nosniff',
-          ],
+          exposedHeaders: CORS_EXPOSED_HEADERS.join(', '),
           closing: () => closing,
           onError: (error) => deps.log.error({ err: error }, 'response failed'),
         })

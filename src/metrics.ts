@@ -1,9 +1,17 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { Metrics } from './core/ports.js';
+
+/** The requests of one route, method and status. */
+export interface RequestSeries {
+  /** Counts one request, answered in `seconds`. */
+  observe(seconds: number): void;
+}
 
 export interface ServiceMetrics extends Metrics {
   registry: Registry;
   httpRequest(route: string, method: string, status: number, seconds: number): void;
+  /** The series of one route, method and status, for a caller that records many requests of it. */
+  requestSeries(route: string, method: string, status: number): RequestSeries;
   /** A response given on the fast path (it is counted by httpRequest too). */
   fastPathServed(): void;
 }
@@ -12,19 +20,6 @@ export interface ServiceMetrics extends Metrics {
 export function createMetrics(): ServiceMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'exrates_' });
-  const requests = new Counter({
-    name: 'exrates_http_requests_total',
-    help: 'HTTP requests by route and status.',
-    labelNames: ['route', 'method', 'status'],
-    registers: [registry],
-  });
-  const latency = new Histogram({
-    name: 'exrates_http_request_duration_seconds',
-    help: 'HTTP request latency by route.',
-    labelNames: ['route'],
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [registry],
-  });
   const refreshes = new Counter({
     name: 'exrates_refresh_total',
     help: 'Refreshes by provider and outcome.',
@@ -53,26 +48,23 @@ export function createMetrics(): ServiceMetrics {
   });
   const stale = new Counter({ name: 'exrates_stale_responses_total', help: 'Rates served with stale: true.', registers: [registry] });
   const quota = new Counter({ name: 'exrates_quota_rejections_total', help: 'Requests refused with 429.', registers: [registry] });
-  const fastPath = new Counter({
+  const requests = createRequestMetrics(registry);
+  let fastPathPending = 0;
+  new Counter({
     name: 'exrates_http_fast_path_responses_total',
     help: 'Responses answered on the fast path, without the full request pipeline (also counted in exrates_http_requests_total).',
     registers: [registry],
+    collect() {
+      this.inc(fastPathPending);
+      fastPathPending = 0;
+    },
   });
-  // Label children looked up once per route, method and status: resolving labels on every
-  // request costs more than the observation itself.
-  const requestChildren = new Map<string, { inc(): void }>();
-  const latencyChildren = new Map<string, { observe(value: number): void }>();
   return {
     registry,
     httpRequest(route, method, status, seconds) {
-      const key = `${route} ${method} ${status}`;
-      let counter = requestChildren.get(key);
-      if (!counter) requestChildren.set(key, (counter = requests.labels(route, method, String(status))));
-      counter.inc();
-      let histogram = latencyChildren.get(route);
-      if (!histogram) latencyChildren.set(route, (histogram = latency.labels(route)));
-      histogram.observe(seconds);
+      requests.series(route, method, status).observe(seconds);
     },
+    requestSeries: (route, method, status) => requests.series(route, method, status),
     refresh(provider, outcome, seconds) {
       refreshes.inc({ provider, outcome });
       refreshDuration.observe({ provider }, seconds);
@@ -90,7 +82,118 @@ export function createMetrics(): ServiceMetrics {
       quota.inc();
     },
     fastPathServed() {
-      fastPath.inc();
+      fastPathPending += 1;
+    },
+  };
+}
+
+export const HTTP_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+/**
+ * exrates_http_requests_total and exrates_http_request_duration_seconds, counted in plain numbers
+ * on every request and handed to the registry when it is read. Written by hand because a labelled
+ * prom-client observation works out its labels' key on every call, which costs more than a whole
+ * fast-path answer; the counter is still prom-client's (fed on scrape), and the histogram is
+ * reported in the shape prom-client's own histograms have, so cluster aggregation sums it alike.
+ */
+function createRequestMetrics(registry: Registry): { series(route: string, method: string, status: number): RequestSeries } {
+  interface Latency {
+    route: string;
+    /** Observations per bucket (not cumulative); the last slot counts those above every bound. */
+    counts: Float64Array;
+    sum: number;
+    count: number;
+  }
+  interface Series extends RequestSeries {
+    labels: { route: string; method: string; status: string };
+    pending: number;
+  }
+  const all = new Map<string, Series>();
+  const latencies = new Map<string, Latency>();
+
+  const requests = new Counter({
+    name: 'exrates_http_requests_total',
+    help: 'HTTP requests by route and status.',
+    labelNames: ['route', 'method', 'status'],
+    registers: [registry],
+    collect() {
+      for (const series of all.values()) {
+        if (series.pending === 0) continue;
+        this.inc(series.labels, series.pending);
+        series.pending = 0;
+      }
+    },
+  });
+
+  const name = 'exrates_http_request_duration_seconds';
+  const help = 'HTTP request latency by route.';
+  const latencyMetric = {
+    name,
+    help,
+    type: 'histogram',
+    aggregator: 'sum',
+    get() {
+      const values: { labels: Record<string, string | number>; value: number; metricName: string }[] = [];
+      for (const latency of latencies.values()) {
+        // As with prom-client's histograms, a series appears once observed (again, after a reset).
+        if (latency.count === 0) continue;
+        const { route } = latency;
+        let cumulative = 0;
+        HTTP_BUCKETS.forEach((le, i) => {
+          cumulative += latency.counts[i]!;
+          values.push({ labels: { le, route }, value: cumulative, metricName: `${name}_bucket` });
+        });
+        values.push(
+          { labels: { le: '+Inf', route }, value: latency.count, metricName: `${name}_bucket` },
+          { labels: { route }, value: latency.sum, metricName: `${name}_sum` },
+          { labels: { route }, value: latency.count, metricName: `${name}_count` },
+        );
+      }
+      return Promise.resolve({ name, help, type: 'histogram', values, aggregator: 'sum' });
+    },
+    reset() {
+      for (const latency of latencies.values()) {
+        latency.counts.fill(0);
+        latency.sum = 0;
+        latency.count = 0;
+      }
+    },
+  };
+  registry.registerMetric(latencyMetric as unknown as Metric);
+  // Registry.resetMetrics() resets the counter; pending counts go with it.
+  const resetCounter = requests.reset.bind(requests);
+  requests.reset = () => {
+    for (const series of all.values()) series.pending = 0;
+    resetCounter();
+  };
+
+  function latencyOf(route: string): Latency {
+    let latency = latencies.get(route);
+    if (!latency) latencies.set(route, (latency = { route, counts: new Float64Array(HTTP_BUCKETS.length + 1), sum: 0, count: 0 }));
+    return latency;
+  }
+
+  return {
+    series(route, method, status) {
+      const key = `${route} ${method} ${status}`;
+      let series = all.get(key);
+      if (!series) {
+        const latency = latencyOf(route);
+        series = {
+          labels: { route, method, status: String(status) },
+          pending: 0,
+          observe(seconds) {
+            this.pending += 1;
+            let i = 0;
+            while (i < HTTP_BUCKETS.length && seconds > HTTP_BUCKETS[i]!) i++;
+            latency.counts[i] = latency.counts[i]! + 1;
+            latency.sum += seconds;
+            latency.count += 1;
+          },
+        };
+        all.set(key, series);
+      }
+      return series;
     },
   };
 }

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { hash, randomBytes, randomUUID } from 'node:crypto';
 import type { ApiKeyRecord, Clock, KeyStore, Tier } from './ports.js';
 
 export const KEY_PREFIX = 'exr_';
@@ -23,8 +23,9 @@ function randomBase62(length: number): string {
   return out;
 }
 
+/** One-shot crypto.hash: about three times faster than a Hash object, and it runs on every request. */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /** Cheap shape check before any lookup: a malformed key is refused like an unknown one. */

@@ -86,13 +86,20 @@ export function createBufferedQuotaStore(
   store: QuotaStore & Required<Pick<QuotaStore, 'record' | 'recordMany'>>,
   options: { flushMs: number; log: Logger; clock: Clock },
 ): QuotaStore {
-  const counters = new Map<string, { keyId: string; day: Day; used: number; loading?: Promise<void> }>();
-  const dirty = new Set<string>();
+  interface Counter {
+    keyId: string;
+    day: Day;
+    used: number;
+    loading?: Promise<void>;
+  }
+  const counters = new Map<string, Counter>();
+  /** Each key's counter of the latest day it was used on: a request finds it without building a name. */
+  const latest = new Map<string, Counter>();
+  const dirty = new Set<Counter>();
 
   async function flush(): Promise<void> {
-    const names = [...dirty];
+    const entries = [...dirty];
     dirty.clear();
-    const entries = names.map((name) => counters.get(name)).filter((c) => c !== undefined);
     // Batches of FLUSH_BATCH keys, one statement and transaction each, with requests served in
     // between: SQLite writes block the event loop, and a thousand keys at once would hold every
     // request for tens of milliseconds.
@@ -101,7 +108,7 @@ export function createBufferedQuotaStore(
       try {
         await store.recordMany(batch.map((c) => ({ keyId: c.keyId, day: c.day, used: c.used })));
       } catch (error) {
-        for (const c of entries.slice(i)) dirty.add(`${c.keyId}:${c.day}`);
+        for (const c of entries.slice(i)) dirty.add(c);
         options.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not write quota counters; will retry');
         return;
       }
@@ -109,14 +116,18 @@ export function createBufferedQuotaStore(
     }
     // Yesterday's counters are done once written.
     const today = options.clock.now().toISOString().slice(0, 10);
-    for (const [name, c] of counters) if (c.day < today && !dirty.has(name)) counters.delete(name);
+    for (const [name, c] of counters) {
+      if (c.day >= today || dirty.has(c)) continue;
+      counters.delete(name);
+      if (latest.get(c.keyId) === c) latest.delete(c.keyId);
+    }
   }
 
   /** Counts one request on a loaded counter unless it reached the limit. */
-  function take(name: string, c: { used: number }, limit: number): { allowed: boolean; used: number } {
+  function take(c: Counter, limit: number): { allowed: boolean; used: number } {
     if (c.used >= limit) return { allowed: false, used: c.used };
     c.used += 1;
-    dirty.add(name);
+    dirty.add(c);
     return { allowed: true, used: c.used };
   }
 
@@ -133,23 +144,27 @@ export function createBufferedQuotaStore(
       const name = `${keyId}:${day}`;
       let c = counters.get(name);
       if (!c) {
-        const entry: { keyId: string; day: Day; used: number; loading?: Promise<void> } = { keyId, day, used: 0 };
+        const entry: Counter = { keyId, day, used: 0 };
         entry.loading = store.used(keyId, day).then((used) => {
           entry.used += used;
           delete entry.loading;
         });
         counters.set(name, entry);
+        const previous = latest.get(keyId);
+        if (!previous || previous.day <= day) latest.set(keyId, entry);
         c = entry;
-        entry.loading.catch(() => counters.delete(name));
+        entry.loading.catch(() => {
+          counters.delete(name);
+          if (latest.get(keyId) === entry) latest.delete(keyId);
+        });
       }
       if (c.loading) await c.loading;
-      return take(name, c, limit);
+      return take(c, limit);
     },
     consumeNow(keyId, day, limit) {
-      const name = `${keyId}:${day}`;
-      const c = counters.get(name);
-      if (!c || c.loading) return undefined;
-      return take(name, c, limit);
+      const c = latest.get(keyId);
+      if (!c || c.day !== day || c.loading) return undefined;
+      return take(c, limit);
     },
     async used(keyId, day) {
       const c = counters.get(`${keyId}:${day}`);

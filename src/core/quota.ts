@@ -60,9 +60,9 @@ export function consumeDailyQuotaNow(
   key: { id: string; tier: Tier },
   limits: QuotaLimits,
   clock: Clock,
+  now: Date = clock.now(),
 ): QuotaDecision | undefined {
   if (!store.consumeNow) return undefined;
-  const now = clock.now();
   const limit = dailyQuota(key.tier, limits);
   const today = dayAt(now);
   const outcome = store.consumeNow(key.id, today.day, limit);

@@ -3,11 +3,11 @@ import { hashApiKey, isWellFormedKey } from '../core/api-keys.js';
 import { DEFAULT_RANGE, RANGES, type HistoryRange } from '../core/history.js';
 import type { Clock, KeyStore, QuotaStore } from '../core/ports.js';
 import { consumeDailyQuota, consumeDailyQuotaNow, type QuotaDecision, type QuotaLimits } from '../core/quota.js';
-import { convertAt, parseAmount, type RateBook, type RateQuote } from '../core/rates.js';
+import type { RateBook, RateQuote } from '../core/rates.js';
 import type { ServiceMetrics } from '../metrics.js';
-import { compressed, httpDate, negotiateEncoding, strongEtag } from './caching.js';
+import { compressed, httpDate, negotiateEncoding } from './caching.js';
 import { CURRENCY_PATTERN } from './schemas.js';
-import { CSV_TYPE, HISTORY_MAX_AGE, JSON_TYPE, liveCacheControl, renderConversion, renderQuote, type HistoryBodies } from './responses.js';
+import { CSV_TYPE, HISTORY_MAX_AGE, JSON_TYPE, createConversionBodies, liveCacheControl, renderQuote, type HistoryBodies } from './responses.js';
 
 /**
  * The fast path answers the API's everyday request — a GET of rate, convert or history with a
@@ -36,8 +36,8 @@ export interface FastPathOptions {
   clock: Clock;
   metrics: ServiceMetrics;
   refreshSeconds: number;
-  /** Headers every API response carries (CORS, nosniff), as name/value pairs in lower case. */
-  commonHeaders: readonly string[];
+  /** The CORS Access-Control-Expose-Headers value the full path sends. */
+  exposedHeaders: string;
   /** True once the server is shutting down: Fastify then answers 503. */
   closing(): boolean;
   /** A response that failed after its request was counted. */
@@ -45,55 +45,145 @@ export interface FastPathOptions {
 }
 
 type Route = '/api/v1/rate' | '/api/v1/convert' | '/api/v1/history';
-const ROUTES: ReadonlySet<string> = new Set<Route>(['/api/v1/rate', '/api/v1/convert', '/api/v1/history']);
 /** Characters a parameter may hold on the fast path; anything else (%, +, unicode…) goes the full way. */
 const PLAIN = /^[A-Za-z0-9._~-]*$/;
 /** The routes' own pattern: the fast path declines what their validation would refuse. */
 const CURRENCY = new RegExp(CURRENCY_PATTERN);
 
+/** The parameters the API reads; one object shape for every request. */
 interface Query {
-  from?: string;
-  to?: string;
-  amount?: string;
-  range?: string;
-  format?: string;
-  apikey?: string;
+  from: string | undefined;
+  to: string | undefined;
+  amount: string | undefined;
+  range: string | undefined;
+  format: string | undefined;
+  apikey: string | undefined;
 }
-const KNOWN = new Set(['from', 'to', 'amount', 'range', 'format', 'apikey']);
 
-/** The parameters of a plain query string; undefined when the full parser must decide. */
-function plainQuery(search: string): Query | undefined {
-  const query: Record<string, string> = {};
-  if (search.length === 0) return query;
-  for (const part of search.split('&')) {
-    const eq = part.indexOf('=');
-    if (eq <= 0) return undefined;
-    const name = part.slice(0, eq);
-    const value = part.slice(eq + 1);
+/**
+ * The parameters of the plain query string url[start..]; undefined when the full parser must
+ * decide (an empty or nameless part, a character that is not plain, a repeated parameter).
+ */
+function plainQuery(url: string, start: number): Query | undefined {
+  const query: Query = { from: undefined, to: undefined, amount: undefined, range: undefined, format: undefined, apikey: undefined };
+  const end = url.length;
+  if (start >= end) return query;
+  for (let at = start; ; ) {
+    let amp = url.indexOf('&', at);
+    if (amp === -1) amp = end;
+    const eq = url.indexOf('=', at);
+    if (eq <= at || eq > amp) return undefined;
+    const name = url.slice(at, eq);
+    const value = url.slice(eq + 1, amp);
     if (!PLAIN.test(name) || !PLAIN.test(value)) return undefined;
-    if (!KNOWN.has(name)) continue;
-    // A repeated parameter is an error the full path words.
-    if (name in query) return undefined;
-    query[name] = value;
+    // A repeated parameter is an error the full path words; unknown ones are ignored.
+    switch (name) {
+      case 'from':
+        if (query.from !== undefined) return undefined;
+        query.from = value;
+        break;
+      case 'to':
+        if (query.to !== undefined) return undefined;
+        query.to = value;
+        break;
+      case 'amount':
+        if (query.amount !== undefined) return undefined;
+        query.amount = value;
+        break;
+      case 'range':
+        if (query.range !== undefined) return undefined;
+        query.range = value;
+        break;
+      case 'format':
+        if (query.format !== undefined) return undefined;
+        query.format = value;
+        break;
+      case 'apikey':
+        if (query.apikey !== undefined) return undefined;
+        query.apikey = value;
+        break;
+    }
+    if (amp === end) return query;
+    at = amp + 1;
   }
-  return query;
 }
 
+/** A header name, compared without regard to case (lower is in lower case). */
+const isNamed = (name: string, lower: string): boolean => name === lower || name.toLowerCase() === lower;
+
+/** What the fast path reads from the request headers. */
+interface Headers {
+  apiKey: string | undefined;
+  acceptEncoding: string | undefined;
+}
+
+/**
+ * The headers the fast path needs, read from rawHeaders: request.headers would build an object of
+ * every header on each request. Undefined when the full path must answer: If-None-Match, a body
+ * (Content-Length but 0, or Transfer-Encoding), or a needed header sent twice.
+ */
+function readHeaders(raw: string[]): Headers | undefined {
+  let apiKey: string | undefined;
+  let acceptEncoding: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    switch (name.length) {
+      case 9:
+        if (isNamed(name, 'x-api-key')) {
+          if (apiKey !== undefined) return undefined;
+          apiKey = raw[i + 1]!;
+        }
+        break;
+      case 13:
+        if (isNamed(name, 'if-none-match')) return undefined;
+        break;
+      case 14:
+        if (isNamed(name, 'content-length') && raw[i + 1] !== '0') return undefined;
+        break;
+      case 15:
+        if (isNamed(name, 'accept-encoding')) {
+          if (acceptEncoding !== undefined) return undefined;
+          acceptEncoding = raw[i + 1]!;
+        }
+        break;
+      case 17:
+        if (isNamed(name, 'transfer-encoding')) return undefined;
+        break;
+    }
+  }
+  return { apiKey, acceptEncoding };
+}
+
+/** An answer ready to send but for the key's quota headers. */
 interface Answer {
   route: Route;
-  status: 200;
   body: string | Buffer;
-  headers: string[];
+  length: number;
+  etag: string;
   stale: boolean;
+  /** Live answers (rate, convert): their Cache-Control and Last-Modified. */
+  cacheControl: string;
+  lastModified: string | undefined;
+  contentType: string;
+  vary: string;
+  contentEncoding: string | undefined;
+  contentDisposition: string | undefined;
 }
 
 export function createFastPath(options: FastPathOptions): FastPath {
-  const { book, histories, keys, quotas, limits, clock, metrics } = options;
+  const { book, histories, keys, quotas, limits, clock, metrics, exposedHeaders } = options;
   const peek = keys.peekByHash?.bind(keys);
   if (!peek) return (request, response, fallback) => fallback(request, response);
+  const series = {
+    '/api/v1/rate': metrics.requestSeries('/api/v1/rate', 'GET', 200),
+    '/api/v1/convert': metrics.requestSeries('/api/v1/convert', 'GET', 200),
+    '/api/v1/history': metrics.requestSeries('/api/v1/history', 'GET', 200),
+  };
+  const historyCacheControl = `private, max-age=${HISTORY_MAX_AGE}`;
+  const conversionBody = createConversionBodies();
 
   /** The answer without the key's headers, when it is ready now. */
-  function answer(route: Route, query: Query, request: IncomingMessage): Answer | undefined {
+  function answer(route: Route, query: Query, acceptEncoding: string | undefined, now: Date): Answer | undefined {
     const { from, to } = query;
     if (from === undefined || to === undefined || !CURRENCY.test(from) || !CURRENCY.test(to)) return undefined;
     const fromCode = from.toUpperCase();
@@ -106,91 +196,93 @@ export function createFastPath(options: FastPathOptions): FastPath {
       const csv = format === 'csv';
       const rendered = histories.peek(fromCode, toCode, range, csv);
       if (!rendered) return undefined;
-      const encoding = negotiateEncoding(request.headers['accept-encoding']);
-      const headers = [
-        'vary', 'Accept-Encoding, X-Api-Key',
-        'cache-control', `private, max-age=${HISTORY_MAX_AGE}`,
-        'content-type', csv ? CSV_TYPE : JSON_TYPE,
-      ];
-      if (csv) headers.push('content-disposition', `attachment; filename="${rendered.name}"`);
+      const encoding = negotiateEncoding(acceptEncoding);
+      const contentDisposition = csv ? `attachment; filename="${rendered.name}"` : undefined;
+      const contentType = csv ? CSV_TYPE : JSON_TYPE;
       if (encoding === 'identity') {
-        headers.push('etag', rendered.etag);
-        return { route, status: 200, body: rendered.body, headers, stale: false };
+        const body = rendered.body;
+        return { route, body, length: body.length, etag: rendered.etag, stale: false, cacheControl: historyCacheControl, lastModified: undefined, contentType, vary: 'Accept-Encoding, X-Api-Key', contentEncoding: undefined, contentDisposition };
       }
       const etag = `${rendered.etag.slice(0, -1)}-${encoding}"`;
-      headers.push('etag', etag, 'content-encoding', encoding);
-      return { route, status: 200, body: compressed(rendered.body, etag, encoding), headers, stale: false };
+      const body = compressed(rendered.body, etag, encoding);
+      return { route, body, length: body.length, etag, stale: false, cacheControl: historyCacheControl, lastModified: undefined, contentType, vary: 'Accept-Encoding, X-Api-Key', contentEncoding: encoding, contentDisposition };
     }
     const quote: RateQuote | undefined = book.cachedQuote(fromCode, toCode);
     if (!quote) return undefined;
-    const live = ['vary', 'X-Api-Key', 'cache-control', liveCacheControl(book, options.refreshSeconds), 'last-modified', httpDate(quote.asOf), 'content-type', JSON_TYPE];
+    const cacheControl = liveCacheControl(book, options.refreshSeconds, now);
+    const lastModified = httpDate(quote.asOf);
     if (route === '/api/v1/rate') {
       const rendered = renderQuote(quote);
-      live.push('etag', rendered.etag);
-      return { route, status: 200, body: rendered.body, headers: live, stale: quote.stale };
+      return { route, body: rendered.body, length: rendered.length, etag: rendered.etag, stale: quote.stale, cacheControl, lastModified, contentType: JSON_TYPE, vary: 'X-Api-Key', contentEncoding: undefined, contentDisposition: undefined };
     }
     const amountText = query.amount;
-    // parseAmount refuses a bad amount by throwing, which hands the request on.
     if (amountText === undefined) return undefined;
-    const body = renderConversion(convertAt(quote, parseAmount(amountText)));
-    live.push('etag', strongEtag(body));
-    return { route, status: 200, body, headers: live, stale: quote.stale };
+    // A bad amount throws, which hands the request on.
+    const rendered = conversionBody(quote, amountText);
+    return { route, body: rendered.body, length: rendered.length, etag: rendered.etag, stale: quote.stale, cacheControl, lastModified, contentType: JSON_TYPE, vary: 'X-Api-Key', contentEncoding: undefined, contentDisposition: undefined };
+  }
+
+  /** Sends a counted answer; the headers are those the routes and hooks set, in one object of one shape. */
+  function send(response: ServerResponse, found: Answer, decision: QuotaDecision, started: number): void {
+    if (found.stale) metrics.staleServed();
+    const headers: Record<string, string> = {
+      'access-control-allow-origin': '*',
+      'access-control-expose-headers': exposedHeaders,
+      'x-ratelimit-limit': String(decision.limit),
+      'x-ratelimit-remaining': String(decision.remaining),
+      'x-ratelimit-reset': String(decision.resetAt),
+      vary: found.vary,
+      etag: found.etag,
+      'cache-control': found.cacheControl,
+      'content-type': found.contentType,
+      'x-content-type-options': 'nosniff',
+      'content-length': String(found.length),
+    };
+    if (found.lastModified !== undefined) headers['last-modified'] = found.lastModified;
+    if (found.contentDisposition !== undefined) headers['content-disposition'] = found.contentDisposition;
+    if (found.contentEncoding !== undefined) headers['content-encoding'] = found.contentEncoding;
+    try {
+      response.writeHead(200, headers);
+      response.end(found.body);
+    } catch (error) {
+      // Counted already, so not handed on; the socket is the only way left to say it failed.
+      options.onError(error);
+      response.destroy();
+      return;
+    }
+    series[found.route].observe((performance.now() - started) / 1000);
+    metrics.fastPathServed();
   }
 
   return function fastPath(request, response, fallback) {
     const started = performance.now();
+    if (request.method !== 'GET' || options.closing()) return fallback(request, response);
     const url = request.url ?? '';
     const mark = url.indexOf('?');
     const path = mark === -1 ? url : url.slice(0, mark);
-    const headers = request.headers;
-    // A GET with a body (or body framing to check) is not everyday: the full path words it.
-    const framed = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
-    if (request.method !== 'GET' || !ROUTES.has(path) || headers['if-none-match'] !== undefined || framed || options.closing()) {
-      return fallback(request, response);
-    }
-    const query = plainQuery(mark === -1 ? '' : url.slice(mark + 1));
+    if (path !== '/api/v1/rate' && path !== '/api/v1/convert' && path !== '/api/v1/history') return fallback(request, response);
+    const headers = readHeaders(request.rawHeaders);
+    if (!headers) return fallback(request, response);
+    const query = plainQuery(url, mark === -1 ? url.length : mark + 1);
     if (!query) return fallback(request, response);
-    const header = headers['x-api-key'];
-    const presented = header !== undefined ? header : query.apikey;
-    if (typeof presented !== 'string' || !isWellFormedKey(presented)) return fallback(request, response);
+    const presented = headers.apiKey !== undefined ? headers.apiKey : query.apikey;
+    if (presented === undefined || !isWellFormedKey(presented)) return fallback(request, response);
     const record = peek(hashApiKey(presented));
     if (!record || record.revokedAt !== null) return fallback(request, response);
-    let ready: Answer | undefined;
+    const at = clock.now();
+    let found: Answer | undefined;
     try {
-      ready = answer(path as Route, query, request);
+      found = answer(path, query, headers.acceptEncoding, at);
     } catch {
-      ready = undefined;
+      found = undefined;
     }
-    if (!ready) return fallback(request, response);
-    const found = ready;
-    const respond = (decision: QuotaDecision): void => {
-      // A refusal is not counted: the full path counts again, refuses and words the 429.
-      if (!decision.allowed) return fallback(request, response);
-      if (found.stale) metrics.staleServed();
-      const out = found.headers;
-      out.push(
-        'x-ratelimit-limit', String(decision.limit),
-        'x-ratelimit-remaining', String(decision.remaining),
-        'x-ratelimit-reset', String(decision.resetAt),
-        'content-length', String(typeof found.body === 'string' ? Buffer.byteLength(found.body) : found.body.length),
-        ...options.commonHeaders,
-      );
-      try {
-        response.writeHead(found.status, out);
-        response.end(found.body);
-      } catch (error) {
-        // Counted already, so not handed on; the socket is the only way left to say it failed.
-        options.onError(error);
-        response.destroy();
-        return;
-      }
-      metrics.httpRequest(found.route, 'GET', found.status, (performance.now() - started) / 1000);
-      metrics.fastPathServed();
-    };
-    const now = consumeDailyQuotaNow(quotas, record, limits, clock);
-    if (now) return respond(now);
+    if (!found) return fallback(request, response);
+    const now = consumeDailyQuotaNow(quotas, record, limits, clock, at);
+    // A refusal is not counted: the full path counts again, refuses and words the 429.
+    if (now) return now.allowed ? send(response, found, now, started) : fallback(request, response);
+    const ready = found;
     consumeDailyQuota(quotas, record, limits, clock).then(
-      respond,
+      (decision) => (decision.allowed ? send(response, ready, decision, started) : fallback(request, response)),
       // Not counted (the store could not be reached): the full path tries again and answers 503 if it must.
       () => fallback(request, response),
     );

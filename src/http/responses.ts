@@ -1,6 +1,6 @@
 import { parseCurrency } from '../core/currencies.js';
 import { historyCsv, pairHistory, type HistoryRange } from '../core/history.js';
-import { today, type Conversion, type RateBook, type RateQuote } from '../core/rates.js';
+import { convertAt, parseAmount, today, type Conversion, type RateBook, type RateQuote } from '../core/rates.js';
 import { createByteLru } from './byte-lru.js';
 import { strongEtag } from './caching.js';
 
@@ -17,6 +17,8 @@ export const CSV_TYPE = 'text/csv; charset=utf-8';
 export interface RenderedBody {
   body: string;
   etag: string;
+  /** The body's length in bytes. */
+  length: number;
 }
 
 export interface RenderedHistory {
@@ -34,20 +36,54 @@ export function renderQuote(quote: RateQuote): RenderedBody {
   let rendered = renderedQuotes.get(quote);
   if (!rendered) {
     const body = JSON.stringify({ pair: quote.pair, from: quote.from, to: quote.to, rate: quote.rate, asOf: quote.asOf, stale: quote.stale });
-    rendered = { body, etag: strongEtag(body) };
+    rendered = { body, etag: strongEtag(body), length: Buffer.byteLength(body) };
     renderedQuotes.set(quote, rendered);
   }
   return rendered;
 }
 
+/**
+ * The same text as JSON.stringify({ from, to, amount, rate, result, asOf, stale }), written out:
+ * it runs on every conversion and takes a quarter of the time. Currency codes are three letters
+ * and amount, rate and result plain decimals (validated or formatted by src/core), so nothing in
+ * them needs escaping; asOf comes from a provider, so it is still escaped. A property test holds
+ * the two equal.
+ */
 export function renderConversion(conversion: Conversion): string {
   const { from, to, amount, rate, result, asOf, stale } = conversion;
-  return JSON.stringify({ from, to, amount, rate, result, asOf, stale });
+  return `{"from":"${from}","to":"${to}","amount":"${amount}","rate":"${rate}","result":"${result}","asOf":${JSON.stringify(asOf)},"stale":${stale}}`;
+}
+
+/**
+ * Conversions rendered per quote and amount (as sent): prices are converted again and again, and
+ * a quote object lives until the rates change, so its conversions go with it. Bounded by entries
+ * over all quotes; past the bound everything is dropped and rendered anew.
+ */
+export function createConversionBodies(maxEntries = 20_000): (quote: RateQuote, amountText: string) => RenderedBody {
+  let byQuote = new WeakMap<RateQuote, Map<string, RenderedBody>>();
+  let entries = 0;
+  return (quote, amountText) => {
+    let bodies = byQuote.get(quote);
+    let rendered = bodies?.get(amountText);
+    if (rendered) return rendered;
+    // parseAmount throws on an amount the routes would refuse; nothing is kept then.
+    const body = renderConversion(convertAt(quote, parseAmount(amountText)));
+    rendered = { body, etag: strongEtag(body), length: Buffer.byteLength(body) };
+    if (entries >= maxEntries) {
+      byQuote = new WeakMap();
+      entries = 0;
+      bodies = undefined;
+    }
+    if (!bodies) byQuote.set(quote, (bodies = new Map()));
+    bodies.set(amountText, rendered);
+    entries += 1;
+    return rendered;
+  };
 }
 
 /** Live answers may be cached until the next scheduled refresh; refreshes run on wall-clock multiples of the interval. */
-export function liveCacheControl(book: RateBook, refreshSeconds: number): string {
-  const nowSeconds = Math.floor(book.clock.now().getTime() / 1000);
+export function liveCacheControl(book: RateBook, refreshSeconds: number, now: Date = book.clock.now()): string {
+  const nowSeconds = Math.floor(now.getTime() / 1000);
   if (nowSeconds !== lastLive.second || refreshSeconds !== lastLive.refreshSeconds) {
     const untilRefresh = refreshSeconds - (nowSeconds % refreshSeconds);
     lastLive = { second: nowSeconds, refreshSeconds, value: `private, max-age=${Math.min(untilRefresh, LIVE_MAX_AGE_CAP)}` };

@@ -57,7 +57,7 @@ interface Reply {
 }
 
 /** A raw request (fetch would normalise the URL and add headers of its own). */
-function send(port: number, method: string, path: string, headers: Record<string, string>): Promise<Reply> {
+function send(port: number, method: string, path: string, headers: Record<string, string | string[]>): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
@@ -95,6 +95,10 @@ type Spec = {
   method: string;
   ifNoneMatch: boolean;
   origin: boolean;
+  /** How the header names are written: their case must not matter. */
+  names: 'lower' | 'title' | 'upper';
+  /** A header sent twice: the full path decides what that means. */
+  twice: 'none' | 'key' | 'encoding';
 };
 
 const ENCODINGS = ['gzip', 'br', 'gzip, br', 'identity', 'br;q=0, gzip;q=0.5', '*'];
@@ -112,6 +116,8 @@ const anyRequest: fc.Arbitrary<Spec> = fc.record({
   method: weighted(['GET'], ['HEAD']),
   ifNoneMatch: weighted([false], [true]),
   origin: weighted([false], [true]),
+  names: weighted(['lower'] as const, ['title', 'upper'] as const),
+  twice: weighted(['none'] as const, ['key', 'encoding'] as const),
 });
 
 const VALID_CODES = ['EUR', 'USD', 'JPY', 'GBP', 'CHF', 'KRW', 'usd', 'Gbp', 'nok'];
@@ -128,6 +134,8 @@ const everydayRequest: fc.Arbitrary<Spec> = fc.record({
   method: fc.constant('GET'),
   ifNoneMatch: fc.constant(false),
   origin: fc.boolean(),
+  names: fc.constantFrom('lower', 'title', 'upper'),
+  twice: fc.constant('none'),
 });
 
 describe('fast path', () => {
@@ -161,17 +169,19 @@ describe('fast path', () => {
         if (spec.amount !== undefined) params.push(`amount=${spec.amount}`);
         if (spec.range !== undefined) params.push(`range=${spec.range}`);
         if (spec.format !== undefined) params.push(`format=${spec.format}`);
-        const headers: Record<string, string> = {};
+        const headers: Record<string, string | string[]> = {};
+        const named = (name: string) =>
+          spec.names === 'upper' ? name.toUpperCase() : spec.names === 'title' ? name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase()) : name;
         const presented = spec.keyIn === 'wrong' ? unissuedKey() : spec.keyIn === 'malformed' ? 'exr_short' : key;
-        if (spec.keyIn !== 'none' && spec.keyIn !== 'query') headers['x-api-key'] = presented;
+        if (spec.keyIn !== 'none' && spec.keyIn !== 'query') headers[named('x-api-key')] = spec.twice === 'key' ? [presented, presented] : presented;
         if (spec.keyIn === 'query' || spec.keyIn === 'both') params.push(`apikey=${spec.keyIn === 'both' ? ignoredQueryKey : presented}`);
-        if (spec.encoding !== undefined) headers['accept-encoding'] = spec.encoding;
-        if (spec.origin) headers.origin = 'https://shop.example';
+        if (spec.encoding !== undefined) headers[named('accept-encoding')] = spec.twice === 'encoding' ? [spec.encoding, 'gzip'] : spec.encoding;
+        if (spec.origin) headers[named('origin')] = 'https://shop.example';
         const path = `/api/v1/${spec.route}?${params.join('&')}${spec.extra}`;
         // Three times: the first request of a kind fills the caches, after which the fast path can answer.
         for (let round = 0; round < 3; round++) {
           const [a, b] = await Promise.all([send(fast.port, spec.method, path, headers), send(full.port, spec.method, path, headers)]);
-          if (spec.ifNoneMatch && typeof b.headers.etag === 'string') headers['if-none-match'] = b.headers.etag;
+          if (spec.ifNoneMatch && typeof b.headers.etag === 'string') headers[named('if-none-match')] = b.headers.etag;
           assert.deepEqual(comparable(a), comparable(b), `${spec.method} ${path} ${JSON.stringify(headers)} (round ${round})`);
           compared += 1;
         }
