@@ -50,6 +50,8 @@ const POLL_MS = 10;
  * kernel's loopback work); more means other processes competed for the 2 cores.
  */
 const NOISY_OTHER_CPU = 50;
+/** CPU time the hypervisor gave to other machines, in % of one core, above which a row is marked noisy. */
+const NOISY_STEAL = 10;
 
 // ---------------------------------------------------------------- options
 
@@ -235,14 +237,18 @@ function procStatus(pid: number): { rssKb: number; hwmKb: number } | undefined {
   }
 }
 
-/** Machine-wide CPU time from /proc/stat: busy and total jiffies over every CPU. */
-function machineCpu(): { busy: number; total: number } | undefined {
+/**
+ * Machine-wide CPU time from /proc/stat, in jiffies over every CPU: busy (processes and kernel),
+ * steal (time a virtual machine's CPUs waited while the host ran something else) and total.
+ */
+function machineCpu(): { busy: number; steal: number; total: number } | undefined {
   try {
     const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
     const v = line.trim().split(/\s+/).slice(1, 9).map(Number);
     const total = v.reduce((a, b) => a + b, 0);
     const idle = (v[3] ?? 0) + (v[4] ?? 0);
-    return { busy: total - idle, total };
+    const steal = v[7] ?? 0;
+    return { busy: total - idle - steal, steal, total };
   } catch {
     return undefined;
   }
@@ -486,6 +492,12 @@ interface Measured {
   machineBusyPct: number | undefined;
   /** CPU used by neither the server nor the load generator (other processes, kernel), in % of one core. */
   otherCpuPct: number | undefined;
+  /** CPU time the host gave to other virtual machines, in % of one core (see NOISY_STEAL). */
+  stealPct: number | undefined;
+  /** Index into the baseline runs made between scenarios: the one just before this scenario. */
+  adjacentBaseline?: number;
+  /** The baseline requests/s this scenario is compared with (see referenceFor). */
+  baselineRequestsPerSecond?: number;
   ratioToBaseline?: number;
   p99RatioToBaseline?: number;
   target?: Target;
@@ -574,7 +586,7 @@ async function runWrk(scenario: Scenario, port: number, seconds: number): Promis
 }
 
 /** Server-side figures of a measured run: CPU and memory of the server and its workers, and the machine's load. */
-type ServerFigures = Pick<Measured, 'serverCpuPct' | 'loadGeneratorCpuPct' | 'serverRssMaxMb' | 'machineBusyPct' | 'otherCpuPct'>;
+type ServerFigures = Pick<Measured, 'serverCpuPct' | 'loadGeneratorCpuPct' | 'serverRssMaxMb' | 'machineBusyPct' | 'otherCpuPct' | 'stealPct'>;
 
 /**
  * Watches the server (and its workers, if any: CPU and memory are summed over them) from now on;
@@ -615,6 +627,10 @@ function watchServer(pid: number | undefined, sampleRss: boolean): { stop(): voi
         loadGeneratorCpuPct,
         serverRssMaxMb: maxRssKb ? round(maxRssKb / 1024, 1) : undefined,
         machineBusyPct,
+        stealPct:
+          machineBefore && machineAfter && machineAfter.total > machineBefore.total
+            ? round(((machineAfter.steal - machineBefore.steal) / (machineAfter.total - machineBefore.total)) * 100 * cpus().length, 0)
+            : undefined,
         otherCpuPct:
           machineBusyPct !== undefined && serverCpuPct !== undefined ? Math.max(0, round(machineBusyPct * cpus().length - serverCpuPct - loadGeneratorCpuPct, 0)) : undefined,
       };
@@ -720,10 +736,25 @@ async function loadWrk(scenario: Scenario, port: number, pid: number | undefined
 
 // ---------------------------------------------------------------- report
 
-function judge(m: Measured, baseline: Measured | undefined): void {
-  if (baseline && baseline !== m) {
-    m.ratioToBaseline = Math.round((m.requestsPerSecond / baseline.requestsPerSecond) * 1000) / 1000;
-    m.p99RatioToBaseline = Math.round((m.latencyMs.p99 / baseline.latencyMs.p99) * 100) / 100;
+/**
+ * What a scenario is compared with: the mean of the baseline measured just before it and just
+ * after it (the host's speed drifts over minutes), else the baseline measured first.
+ */
+function referenceFor(m: Measured, first: Measured | undefined, adjacent: Measured[]): { requestsPerSecond: number; p99: number } | undefined {
+  if (m.server === 'baseline') return undefined;
+  const before = m.adjacentBaseline !== undefined ? adjacent[m.adjacentBaseline] : undefined;
+  const after = m.adjacentBaseline !== undefined ? adjacent[m.adjacentBaseline + 1] : undefined;
+  const around = [before, after].filter((b) => b !== undefined);
+  if (around.length === 0) return first && { requestsPerSecond: first.requestsPerSecond, p99: first.latencyMs.p99 };
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+  return { requestsPerSecond: Math.round(mean(around.map((b) => b.requestsPerSecond))), p99: mean(around.map((b) => b.latencyMs.p99)) };
+}
+
+function judge(m: Measured, reference: { requestsPerSecond: number; p99: number } | undefined): void {
+  if (reference) {
+    m.baselineRequestsPerSecond = reference.requestsPerSecond;
+    m.ratioToBaseline = Math.round((m.requestsPerSecond / reference.requestsPerSecond) * 1000) / 1000;
+    m.p99RatioToBaseline = Math.round((m.latencyMs.p99 / reference.p99) * 100) / 100;
   }
   if (!m.target) return;
   const reasons: string[] = [];
@@ -755,7 +786,7 @@ function table(rows: string[][], align: Array<'l' | 'r'>): string {
 
 function resultsTable(measured: Measured[]): string {
   const fmt = (v: number | undefined, digits = 2) => (v === undefined || Number.isNaN(v) ? '–' : v.toFixed(digits));
-  const rows = [['scenario', 'req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'errors', '× baseline', 'srv CPU', 'gen CPU', 'other CPU', 'B/resp', 'target', 'result']];
+  const rows = [['scenario', 'req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'errors', 'baseline req/s', '× baseline', 'srv CPU', 'gen CPU', 'other CPU', 'steal', 'B/resp', 'target', 'result']];
   for (const m of measured) {
     rows.push([
       m.name,
@@ -764,16 +795,18 @@ function resultsTable(measured: Measured[]): string {
       fmt(m.latencyMs.p99),
       fmt(m.latencyMs.p999),
       String(m.errors),
+      m.server === 'baseline' ? '–' : m.baselineRequestsPerSecond === undefined ? '–' : String(m.baselineRequestsPerSecond),
       m.server === 'baseline' ? '1.000' : fmt(m.ratioToBaseline, 3),
       m.serverCpuPct === undefined ? '–' : `${m.serverCpuPct}%`,
       `${m.loadGeneratorCpuPct}%`,
       m.otherCpuPct === undefined ? '–' : `${m.otherCpuPct}%${m.otherCpuPct > NOISY_OTHER_CPU ? '*' : ''}`,
+      m.stealPct === undefined ? '–' : `${m.stealPct}%${m.stealPct > NOISY_STEAL ? '*' : ''}`,
       String(m.bytesPerResponse),
       targetText(m.target),
       m.pass === undefined ? '' : m.pass ? 'PASS' : 'FAIL',
     ]);
   }
-  return table(rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l', 'l']);
+  return table(rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l', 'l']);
 }
 
 // ---------------------------------------------------------------- main
@@ -890,6 +923,19 @@ async function main(): Promise<void> {
   let peak: { hwmMb: number; rssAfterMb: number; maxSampledMb: number | undefined } | undefined;
   let profile: ProfileSummary | undefined;
   let profileFile: string | undefined;
+  let baselineServer: { port: number; child: ChildProcess } | undefined;
+  /** The baseline measured between service scenarios, in order: a scenario is compared with the one before and the one after it. */
+  const adjacent: Measured[] = [];
+  const adjacentSeconds = Math.max(2, Math.round(options.duration / 2));
+  async function adjacentBaseline(): Promise<number | undefined> {
+    if (!baselineServer || !baselineScenario) return undefined;
+    const { port, child } = baselineServer;
+    await load(baselineScenario, port, child.pid, 1, false);
+    const m = (await load(baselineScenario, port, child.pid, adjacentSeconds, true))!;
+    adjacent.push(m);
+    console.log(`bench:   baseline again: ${m.requestsPerSecond} req/s, p99 ${m.latencyMs.p99} ms`);
+    return adjacent.length - 1;
+  }
   try {
     // 1. keys, then the history through a real start of the server.
     let t = performance.now();
@@ -909,7 +955,8 @@ async function main(): Promise<void> {
     }
     console.log(`bench: loaded the ECB history into the store in ${Math.round(performance.now() - t)} ms (sample rate body: ${sampleBody.length} bytes)`);
 
-    // 2. baseline, in its own process.
+    // 2. baseline, in its own process, kept running: it is measured again next to every service
+    // scenario (see adjacentBaseline), so that each ratio compares runs a few seconds apart.
     if (baselineScenario) {
       const port = await freePort();
       const child = spawn(process.execPath, ['--import', 'tsx', join(BENCH_DIR, 'baseline.ts')], {
@@ -919,17 +966,13 @@ async function main(): Promise<void> {
       });
       children.add(child);
       const output = tail(child, 'baseline');
-      try {
-        await waitFor200(`http://127.0.0.1:${port}/api/v1/rate?from=EUR&to=USD`, {}, child, output);
-        console.log(`bench: ${baselineScenario.name}: warm-up ${options.warmup} s, measure ${options.duration} s`);
-        await load(baselineScenario, port, child.pid, options.warmup, false);
-        const m = (await load(baselineScenario, port, child.pid, options.duration, true))!;
-        measured.push(m);
-        console.log(`bench:   ${m.requestsPerSecond} req/s, p99 ${m.latencyMs.p99} ms, server CPU ${m.serverCpuPct ?? '?'}%, load generator CPU ${m.loadGeneratorCpuPct}%`);
-      } finally {
-        child.stdin?.end();
-        await stopChild(child);
-      }
+      baselineServer = { port, child };
+      await waitFor200(`http://127.0.0.1:${port}/api/v1/rate?from=EUR&to=USD`, {}, child, output);
+      console.log(`bench: ${baselineScenario.name}: warm-up ${options.warmup} s, measure ${options.duration} s`);
+      await load(baselineScenario, port, child.pid, options.warmup, false);
+      const m = (await load(baselineScenario, port, child.pid, options.duration, true))!;
+      measured.push(m);
+      console.log(`bench:   ${m.requestsPerSecond} req/s, p99 ${m.latencyMs.p99} ms, server CPU ${m.serverCpuPct ?? '?'}%, load generator CPU ${m.loadGeneratorCpuPct}%`);
     }
 
     // 3. cold start on a store that already holds the full history.
@@ -956,9 +999,11 @@ async function main(): Promise<void> {
       try {
         await waitFor200(`http://127.0.0.1:${port}/api/v1/rate?from=EUR&to=USD`, { 'x-api-key': keys[0]! }, running.child, running.output);
         for (const scenario of serviceScenarios) {
+          const before = await adjacentBaseline();
           console.log(`bench: ${scenario.name}: warm-up ${options.warmup} s, measure ${options.duration} s`);
           await load(scenario, port, running.child.pid, options.warmup, false);
           const m = (await load(scenario, port, running.child.pid, options.duration, true))!;
+          m.adjacentBaseline = before;
           measured.push(m);
           const codes = Object.entries(m.statusCodes).map(([c, n]) => `${c}×${n}`).join(' ');
           console.log(`bench:   ${m.requestsPerSecond} req/s, p99 ${m.latencyMs.p99} ms, server CPU ${m.serverCpuPct ?? '?'}%, load generator CPU ${m.loadGeneratorCpuPct}%, statuses ${codes}`);
@@ -988,9 +1033,11 @@ async function main(): Promise<void> {
         await waitFor200(`http://127.0.0.1:${port}/api/v1/rate?from=EUR&to=USD`, { 'x-api-key': keys[0]! }, running.child, running.output);
         for (const scenario of workerScenarios) {
           const named = { ...scenario, name: `${scenario.name}@${options.workers}w`, description: `${scenario.description}, EXRATES_WORKERS=${options.workers}`, target: undefined };
+          const before = await adjacentBaseline();
           console.log(`bench: ${named.name}: warm-up ${options.warmup} s, measure ${options.duration} s`);
           await load(named, port, running.child.pid, options.warmup, false);
           const m = (await load(named, port, running.child.pid, options.duration, true))!;
+          m.adjacentBaseline = before;
           m.workers = options.workers;
           measured.push(m);
           console.log(`bench:   ${m.requestsPerSecond} req/s, p99 ${m.latencyMs.p99} ms, server CPU ${m.serverCpuPct ?? '?'}% (all workers), load generator CPU ${m.loadGeneratorCpuPct}%`);
@@ -999,6 +1046,12 @@ async function main(): Promise<void> {
       } finally {
         await stopChild(running.child, 30_000);
       }
+    }
+    // The baseline after the last scenario.
+    if (adjacent.length > 0) await adjacentBaseline();
+    if (baselineServer) {
+      baselineServer.child.stdin?.end();
+      await stopChild(baselineServer.child);
     }
   } finally {
     killAll('SIGKILL');
@@ -1011,7 +1064,7 @@ async function main(): Promise<void> {
   const baseline = measured.find((m) => m.server === 'baseline');
   for (const m of measured) {
     m.target = scenarios.find((s) => s.name === m.name)?.target;
-    judge(m, baseline);
+    judge(m, referenceFor(m, baseline, adjacent));
   }
   const median = (values: number[]) => (values.length ? [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]! : undefined);
   const coldMedian = median(coldStartMs);
@@ -1050,6 +1103,13 @@ async function main(): Promise<void> {
         `(listening, first /healthz 200: median ${listeningMedian} ms) — target ≤ 1500 ms: ${coldPass ? 'PASS' : 'FAIL'}`,
     );
   }
+  if (adjacent.length > 0) {
+    const rates = adjacent.map((b) => b.requestsPerSecond);
+    console.log(
+      `baseline measured ${adjacent.length} more times, between the scenarios (${adjacentSeconds} s each): median ${median(rates)} req/s, ` +
+        `${Math.min(...rates)}–${Math.max(...rates)}; each row is compared with the mean of the runs just before and after it (column baseline req/s)`,
+    );
+  }
   const multi = measured.filter((m) => m.workers !== undefined);
   for (const m of multi) {
     const single = measured.find((one) => one.name === m.name.replace(/@\d+w$/, ''));
@@ -1070,6 +1130,13 @@ async function main(): Promise<void> {
         'those figures are low and noisy; run again on a quiet machine.',
     );
   }
+  const stolen = measured.filter((m) => (m.stealPct ?? 0) > NOISY_STEAL);
+  if (stolen.length) {
+    console.log(
+      `note: * the host took more than ${NOISY_STEAL}% of a core from this virtual machine (steal) during ${stolen.map((m) => m.name).join(', ')}: ` +
+        'those figures are low and noisy; run again when the host is quieter.',
+    );
+  }
   const maxGen = Math.max(...measured.map((m) => m.loadGeneratorCpuPct));
   if (maxGen >= 90) console.log(`note: the load generator reached ${maxGen}% of one core: scenarios near that are limited by it, not only by the server.`);
   if (profile) {
@@ -1084,6 +1151,7 @@ async function main(): Promise<void> {
     git,
     options: { ...options, csv: relative(ROOT, options.csv), databaseUrl: options.databaseUrl ? 'postgres (given)' : 'sqlite temporary file', redisUrl: options.redisUrl ? '(given)' : undefined, keys: KEY_COUNT, currencies: currencies.length, pairs: pairs.length },
     scenarios: measured,
+    baselineBetweenScenarios: adjacent,
     peakRss: peak ? { ...peak, targetMb: 200, pass: rssPass } : undefined,
     coldStart: coldMedian !== undefined ? { runsMs: coldStartMs, medianMs: coldMedian, listeningRunsMs: listeningMs, listeningMedianMs: listeningMedian, targetMs: 1500, pass: coldPass } : undefined,
     workers: options.workers > 1 ? { workers: options.workers, scenarios: multi.map((m) => m.name) } : 'not measured (--workers 1)',
