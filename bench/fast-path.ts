@@ -1,0 +1,131 @@
+/**
+ * The fast path's own cost per request, without the network: src/http/fast-path.ts called in a
+ * loop with plain request objects and a response whose writeHead/end only count, on the full ECB
+ * history (SQLite in a temporary folder, file provider, fixed clock), over the 870 ordered pairs
+ * of the currencies ECB publishes. Unlike `npm run bench`, the figures do not move with the load
+ * generator, the kernel or the host, so they compare changes to the hot path.
+ *
+ *   npm run bench:fast-path                 # rate, convert (5 amounts), convert (new amounts)
+ *   npm run bench:fast-path -- --rounds 8   # more rounds of 300,000 calls each
+ *
+ * Prints microseconds per call for each round; the median is the figure to compare.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../src/config.js';
+import { hashApiKey, issueApiKey } from '../src/core/api-keys.js';
+import { syncProvider } from '../src/core/refresh.js';
+import { createDeps } from '../src/deps.js';
+import { createFastPath } from '../src/http/fast-path.js';
+import { createHistoryBodies } from '../src/http/responses.js';
+import { createLogger } from '../src/log.js';
+
+const { values: flags } = parseArgs({ options: { rounds: { type: 'string' }, calls: { type: 'string' } } });
+const ROUNDS = Number(flags.rounds ?? 5);
+const CALLS = Number(flags.calls ?? 300_000);
+const CSV = process.env.BENCH_ECB_CSV ?? fileURLToPath(new URL('../../shared/data/ecb/eurofxref-hist.csv', import.meta.url));
+const AMOUNTS = ['100', '99.95', '1250000', '0.5', '7340.12'];
+
+const dir = mkdtempSync(join(tmpdir(), 'exrates-fast-path-'));
+const config = loadConfig({
+  EXRATES_DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`,
+  EXRATES_PROVIDERS: 'file',
+  EXRATES_FILE_URL: CSV,
+  EXRATES_NOW: '2026-03-06T12:00:00Z',
+  EXRATES_LOG_LEVEL: 'silent',
+  EXRATES_QUOTA_FREE: '1000000000',
+  EXRATES_CONTACT_EMAIL: 'bench@example.org',
+});
+const deps = await createDeps(config, { log: createLogger('silent') });
+try {
+  for (const provider of deps.providers) {
+    const outcome = await syncProvider(provider, deps.rates, deps.clock, deps.log);
+    if (!outcome.ok) throw new Error(`loading ${provider.id} failed: ${outcome.error}`);
+  }
+  deps.book.invalidate();
+  const { key } = await issueApiKey(deps.keys, { tier: 'free', owner: 'bench@example.org' }, deps.clock);
+  // Into the key cache, as the first request of a key does.
+  const record = await deps.keys.findByHash(hashApiKey(key));
+  if (!record) throw new Error('the issued key was not found');
+  // The currencies quoted now (ECB's history also holds currencies it no longer publishes).
+  const snapshot = await deps.book.snapshot();
+  const known = [...new Set([...snapshot.data.values()].flatMap((d) => [d.base, ...d.series.keys()]))].sort();
+  const codes: string[] = [];
+  for (const code of known) {
+    if (await deps.book.liveRate(code, 'EUR').then(() => true, () => false)) codes.push(code);
+  }
+  const pairs = codes.flatMap((a) => codes.filter((b) => b !== a).map((b) => [a, b] as const));
+  for (const [from, to] of pairs) await deps.book.liveRate(from, to);
+
+  const fastPath = createFastPath({
+    book: deps.book,
+    histories: createHistoryBodies(deps.book),
+    keys: deps.keys,
+    quotas: deps.quotas,
+    limits: config.quota,
+    clock: deps.clock,
+    metrics: deps.metrics,
+    refreshSeconds: config.refreshSeconds,
+    exposedHeaders: 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, ETag, Content-Disposition',
+    closing: () => false,
+    onError: (error) => {
+      throw error;
+    },
+  });
+
+  let answered = 0;
+  let declined = 0;
+  const response = {
+    writeHead() {
+      return this;
+    },
+    end() {
+      answered += 1;
+    },
+    destroy() {},
+  } as never;
+  const fallback = () => {
+    declined += 1;
+  };
+  const rawHeaders = ['Host', '127.0.0.1', 'X-Api-Key', key];
+  const request = (url: string) => ({ method: 'GET', url, rawHeaders, headers: { host: '127.0.0.1', 'x-api-key': key } }) as never;
+
+  const scenarios: Array<{ name: string; url: (n: number) => string }> = [
+    { name: 'rate', url: (n) => `/api/v1/rate?from=${pairs[(n * 37) % pairs.length]![0]}&to=${pairs[(n * 37) % pairs.length]![1]}` },
+    {
+      name: 'convert, 5 amounts',
+      url: (n) => `/api/v1/convert?from=${pairs[(n * 37) % pairs.length]![0]}&to=${pairs[(n * 37) % pairs.length]![1]}&amount=${AMOUNTS[n % AMOUNTS.length]}`,
+    },
+    {
+      name: 'convert, new amounts',
+      url: (n) => `/api/v1/convert?from=${pairs[(n * 37) % pairs.length]![0]}&to=${pairs[(n * 37) % pairs.length]![1]}&amount=${n}.${n % 97}`,
+    },
+  ];
+  console.log(`fast path: ${pairs.length} pairs, ${ROUNDS} rounds of ${CALLS.toLocaleString('en-US')} calls, µs per call`);
+  for (const scenario of scenarios) {
+    // One warm-up pass: every quota counter and kept body the scenario needs.
+    const urls = Array.from({ length: 4_000 }, (_, n) => scenario.url(n));
+    for (const url of urls) fastPath(request(url), response, fallback);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const perCall: number[] = [];
+    const unique = scenario.name.endsWith('new amounts');
+    for (let round = 0; round < ROUNDS; round++) {
+      // New amounts never repeat: every call of every round has a URL of its own, built beforehand.
+      const roundUrls = unique ? Array.from({ length: CALLS }, (_, n) => scenario.url(4_000 + round * CALLS + n)) : urls;
+      const before = answered;
+      const started = performance.now();
+      for (let i = 0; i < CALLS; i++) fastPath(request(roundUrls[i % roundUrls.length]!), response, fallback);
+      perCall.push(((performance.now() - started) * 1000) / CALLS);
+      if (answered - before !== CALLS) throw new Error(`${scenario.name}: ${CALLS - (answered - before)} calls were declined`);
+    }
+    const sorted = [...perCall].sort((a, b) => a - b);
+    console.log(`${scenario.name.padEnd(22)} median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)}  (${perCall.map((v) => v.toFixed(2)).join(', ')})`);
+  }
+  if (declined > 0) console.log(`(${declined} calls of the warm-up went the full way)`);
+} finally {
+  await deps.close();
+  rmSync(dir, { recursive: true, force: true });
+}
