@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { authenticateApiKey } from '../core/api-keys.js';
 import type { KeyStore, QuotaStore, Clock, ApiKeyRecord, Metrics } from '../core/ports.js';
-import { consumeDailyQuota, type QuotaLimits } from '../core/quota.js';
+import { consumeDailyQuota, type QuotaDecision, type QuotaLimits } from '../core/quota.js';
 import { consumeDemoQuota, DEMO_KEY, demoKeyRecord, looksLikeDemoKey, type DemoKeyPolicy } from '../core/demo-key.js';
 import { problemOf, sendProblem } from './problem.js';
 
@@ -44,19 +44,24 @@ export function createAuthHook(options: AuthOptions) {
   async function authenticateDemo(request: FastifyRequest, reply: FastifyReply, demo: DemoKeyPolicy): Promise<void> {
     request.apiKey = demoKeyRecord(demo.tier);
     const decision = await consumeDemoQuota(options.quotas, demo, request.ip, options.limits, options.clock);
+    const refused = answerQuota(reply, decision, () =>
+      decision.exhausted === 'shared'
+        ? `The demo key's requests for today are used up; the quota resets at 00:00 UTC. For a key of your own, e-mail ${options.contactEmail}.`
+        : `This address's ${decision.limit} demo requests for today are used up; the quota resets at 00:00 UTC. For a key of your own, e-mail ${options.contactEmail}.`,
+    );
+    if (refused) return reply;
+  }
+
+  /** The quota headers of a decision; a refusal is counted and answered with a 429. True when refused. */
+  function answerQuota(reply: FastifyReply, decision: QuotaDecision, refusal: () => string): boolean {
     reply.header('X-RateLimit-Limit', decision.limit);
     reply.header('X-RateLimit-Remaining', decision.remaining);
     reply.header('X-RateLimit-Reset', decision.resetAt);
-    if (!decision.allowed) {
-      options.metrics.quotaRejected();
-      reply.header('Retry-After', decision.retryAfter);
-      const detail =
-        decision.exhausted === 'shared'
-          ? `The demo key's requests for today are used up; the quota resets at 00:00 UTC. For a key of your own, e-mail ${options.contactEmail}.`
-          : `This address's ${decision.limit} demo requests for today are used up; the quota resets at 00:00 UTC. For a key of your own, e-mail ${options.contactEmail}.`;
-      sendProblem(reply, problemOf('quota_exceeded', detail));
-      return reply;
-    }
+    if (decision.allowed) return false;
+    options.metrics.quotaRejected();
+    reply.header('Retry-After', decision.retryAfter);
+    sendProblem(reply, problemOf('quota_exceeded', refusal()));
+    return true;
   }
 
   return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -77,17 +82,6 @@ export function createAuthHook(options: AuthOptions) {
     }
     request.apiKey = record;
     const decision = await consumeDailyQuota(options.quotas, record, options.limits, options.clock);
-    reply.header('X-RateLimit-Limit', decision.limit);
-    reply.header('X-RateLimit-Remaining', decision.remaining);
-    reply.header('X-RateLimit-Reset', decision.resetAt);
-    if (!decision.allowed) {
-      options.metrics.quotaRejected();
-      reply.header('Retry-After', decision.retryAfter);
-      sendProblem(
-        reply,
-        problemOf('quota_exceeded', `This key's ${decision.limit} requests for today are used up; the quota resets at 00:00 UTC.`),
-      );
-      return reply;
-    }
+    if (answerQuota(reply, decision, () => `This key's ${decision.limit} requests for today are used up; the quota resets at 00:00 UTC.`)) return reply;
   };
 }
