@@ -15,9 +15,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { CORS_EXPOSED_HEADERS } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { hashApiKey, issueApiKey } from '../src/core/api-keys.js';
-import { syncProvider } from '../src/core/refresh.js';
 import { createDeps } from '../src/deps.js';
 import { createFastPath } from '../src/http/fast-path.js';
 import { createHistoryBodies } from '../src/http/responses.js';
@@ -41,11 +41,9 @@ const config = loadConfig({
 });
 const deps = await createDeps(config, { log: createLogger('silent') });
 try {
-  for (const provider of deps.providers) {
-    const outcome = await syncProvider(provider, deps.rates, deps.clock, deps.log);
-    if (!outcome.ok) throw new Error(`loading ${provider.id} failed: ${outcome.error}`);
+  for (const outcome of await deps.refresher.refreshAll()) {
+    if (!outcome.ok) throw new Error(`loading ${outcome.provider} failed: ${outcome.error}`);
   }
-  deps.book.invalidate();
   const { key } = await issueApiKey(deps.keys, { tier: 'free', owner: 'bench@example.org' }, deps.clock);
   // Into the key cache, as the first request of a key does.
   const record = await deps.keys.findByHash(hashApiKey(key));
@@ -69,7 +67,7 @@ try {
     clock: deps.clock,
     metrics: deps.metrics,
     refreshSeconds: config.refreshSeconds,
-    exposedHeaders: 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, ETag, Content-Disposition',
+    exposedHeaders: CORS_EXPOSED_HEADERS.join(', '),
     closing: () => false,
     onError: (error) => {
       throw error;
@@ -93,16 +91,15 @@ try {
   const rawHeaders = ['Host', '127.0.0.1', 'X-Api-Key', key];
   const request = (url: string) => ({ method: 'GET', url, rawHeaders, headers: { host: '127.0.0.1', 'x-api-key': key } }) as never;
 
+  // Pairs spread over the rotation as in bench/run.ts: neighbours differ in both currencies.
+  const pairQuery = (n: number) => {
+    const [from, to] = pairs[(n * 37) % pairs.length]!;
+    return `from=${from}&to=${to}`;
+  };
   const scenarios: Array<{ name: string; url: (n: number) => string }> = [
-    { name: 'rate', url: (n) => `/api/v1/rate?from=${pairs[(n * 37) % pairs.length]![0]}&to=${pairs[(n * 37) % pairs.length]![1]}` },
-    {
-      name: 'convert, 5 amounts',
-      url: (n) => `/api/v1/convert?from=${pairs[(n * 37) % pairs.length]![0]}&to=${pairs[(n * 37) % pairs.length]![1]}&amount=${AMOUNTS[n % AMOUNTS.length]}`,
-    },
-    {
-      name: 'convert, new amounts',
-      url: (n) => `/api/v1/convert?from=${pairs[(n * 37) % pairs.length]![0]}&to=${pairs[(n * 37) % pairs.length]![1]}&amount=${n}.${n % 97}`,
-    },
+    { name: 'rate', url: (n) => `/api/v1/rate?${pairQuery(n)}` },
+    { name: 'convert, 5 amounts', url: (n) => `/api/v1/convert?${pairQuery(n)}&amount=${AMOUNTS[n % AMOUNTS.length]}` },
+    { name: 'convert, new amounts', url: (n) => `/api/v1/convert?${pairQuery(n)}&amount=${n}.${n % 97}` },
   ];
   console.log(`fast path: ${pairs.length} pairs, ${ROUNDS} rounds of ${CALLS.toLocaleString('en-US')} calls, µs per call`);
   for (const scenario of scenarios) {

@@ -54,7 +54,7 @@ export interface BuildOptions {
 }
 
 /** Browsers call rate APIs directly: any origin may GET, sending its key in X-Api-Key. */
-const CORS_EXPOSED_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'ETag', 'Content-Disposition'];
+export const CORS_EXPOSED_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'ETag', 'Content-Disposition'];
 
 /**
  * Fastify's own HTTP/1 server (fastify/lib/server.js), with the fast path in front of its
