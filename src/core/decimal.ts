@@ -188,3 +188,150 @@ export function mean(values: readonly Rational[]): Rational {
   }
   return reduce(sum, common * BigInt(values.length));
 }
+
+/**
+ * A plain non-negative decimal as an integer count of 10^-scale: `1.0812` is 10812 at scale 4.
+ * Only values whose integer fits a double exactly (at most 15 digits) and whose scale is at most
+ * 22 (10^scale is then an exact double) have one; for them the functions below work in a
+ * double's exact integer range, tens of times faster than BigInt, and give the same results.
+ */
+export interface SmallDecimal {
+  units: number;
+  scale: number;
+}
+
+const SMALL_POW10 = Array.from({ length: 23 }, (_, n) => 10 ** n);
+const MAX_EXACT = Number.MAX_SAFE_INTEGER;
+
+/** Parses a plain non-negative decimal into a SmallDecimal; undefined when it is not one (or not a decimal). */
+export function parseSmallDecimal(text: string): SmallDecimal | undefined {
+  const length = text.length;
+  if (length === 0 || length > 40) return undefined;
+  let units = 0;
+  let digits = 0;
+  let scale = -1;
+  for (let i = 0; i < length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 46 /* . */) {
+      if (scale !== -1 || i === 0 || i === length - 1) return undefined;
+      scale = 0;
+      continue;
+    }
+    if (c < 48 || c > 57) return undefined;
+    units = units * 10 + (c - 48);
+    if (units > 0) digits += 1;
+    if (scale !== -1) scale += 1;
+  }
+  if (scale === -1) scale = 0;
+  return digits <= 15 && scale <= 22 ? { units, scale } : undefined;
+}
+
+/**
+ * The text roundSignificant writes for units × 10^-scale (units a positive integer), trailing
+ * zeros removed: `formatSmall(10812, 4)` is `1.0812`, `formatSmall(123, -2)` is `12300`.
+ */
+export function formatSmall(units: number, scale: number): string {
+  while (scale > 0 && units % 10 === 0) {
+    units /= 10;
+    scale -= 1;
+  }
+  const digits = String(units);
+  if (scale <= 0) return scale === 0 ? digits : digits + '0'.repeat(-scale);
+  const point = digits.length - scale;
+  return point > 0 ? `${digits.slice(0, point)}.${digits.slice(point)}` : `0.${'0'.repeat(-point)}${digits}`;
+}
+
+/**
+ * a / b (each units × 10^-scale) rounded half-to-even to `digits` (≤ 9) significant digits, the
+ * value roundSignificant gives, written into `out`; false when an intermediate value would leave
+ * a double's exact integer range, where the caller uses roundSignificant(divide(…)) instead.
+ * Every step is exact integer arithmetic: the quotient's floor is corrected by its remainder,
+ * which then decides the rounding.
+ */
+export function quotientSignificant(aUnits: number, aScale: number, bUnits: number, bScale: number, digits: number, out: SmallDecimal): boolean {
+  const n = aUnits;
+  const d = bUnits;
+  // Also false for NaN, which marks a value that is not a SmallDecimal.
+  if (!(n > 0 && d > 0) || digits > 9) return false;
+  const lower = SMALL_POW10[digits - 1]!;
+  const upper = lower * 10;
+  // value = n / d × 10^e; find m with lower ≤ n × 10^m / d < upper, starting from an estimate.
+  const e = bScale - aScale;
+  let m = digits - 1 - Math.floor(Math.log10(n / d));
+  for (let tries = 0; tries < 4; tries++) {
+    if (m > 22 || m < -22) return false;
+    const x = m >= 0 ? n * SMALL_POW10[m]! : n;
+    const y = m >= 0 ? d : d * SMALL_POW10[-m]!;
+    // q × y ≤ x + y must be exact for the remainder to be. Past that range, the estimate may have
+    // been one too high (log10 of a quotient just under a power of ten): try one lower.
+    if (x + y > MAX_EXACT) {
+      m -= 1;
+      continue;
+    }
+    let q = Math.floor(x / y);
+    let r = x - q * y;
+    if (r < 0) {
+      q -= 1;
+      r += y;
+    } else if (r >= y) {
+      q += 1;
+      r -= y;
+    }
+    if (q < lower) {
+      m += 1;
+      continue;
+    }
+    if (q >= upper) {
+      m -= 1;
+      continue;
+    }
+    const twice = 2 * r;
+    if (twice > y || (twice === y && q % 2 === 1)) q += 1;
+    out.units = q;
+    out.scale = m - e;
+    return true;
+  }
+  return false;
+}
+
+/**
+ * The indexes of the greatest and the least of `count` SmallDecimals (the last one winning ties)
+ * and their exact mean; undefined when one is not a SmallDecimal (NaN units) or a sum would leave a double's exact integer range. Values
+ * are ordered as doubles: units / 10^scale is correctly rounded, and decimals of at most 15
+ * digits that differ are more than a double's precision apart, so the order is the decimals'.
+ * The mean sums the units of each scale as exact integers and joins the sums with BigInt once.
+ */
+export function summarize(
+  units: ArrayLike<number>,
+  scales: ArrayLike<number>,
+  count: number,
+): { greatest: number; least: number; mean: Rational } | undefined {
+  if (count === 0) return undefined;
+  const sums = new Array<number>(SMALL_POW10.length).fill(0);
+  let greatest = 0;
+  let least = 0;
+  let high = -Infinity;
+  let low = Infinity;
+  let maxScale = 0;
+  for (let i = 0; i < count; i++) {
+    const u = units[i]!;
+    const scale = scales[i]!;
+    if (!(u >= 0 && u < 1e15) || scale < 0 || scale >= SMALL_POW10.length) return undefined;
+    const sum = sums[scale]! + u;
+    if (sum > MAX_EXACT) return undefined;
+    sums[scale] = sum;
+    if (scale > maxScale) maxScale = scale;
+    const approx = u / SMALL_POW10[scale]!;
+    if (approx >= high) {
+      high = approx;
+      greatest = i;
+    }
+    if (approx <= low) {
+      low = approx;
+      least = i;
+    }
+  }
+  let total = 0n;
+  for (let scale = 0; scale <= maxScale; scale++) if (sums[scale]! > 0) total += BigInt(sums[scale]!) * pow10(maxScale - scale);
+  return { greatest, least, mean: reduce(total, pow10(maxScale) * BigInt(count)) };
+}

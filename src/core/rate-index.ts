@@ -1,4 +1,4 @@
-import { ONE, parseDecimal, type Rational } from './decimal.js';
+import { ONE, parseDecimal, parseSmallDecimal, type Rational } from './decimal.js';
 import type { RateDocument, StoredQuote } from './ports.js';
 import { addDays, type Day } from './time.js';
 
@@ -154,4 +154,40 @@ export function quotesNow(data: ProviderRates, code: string): boolean {
 
 export function hasCurrency(data: ProviderRates, code: string): boolean {
   return code === data.base ? data.days.length > 0 : data.series.has(code);
+}
+
+/** A currency's days and rates as SmallDecimals (units NaN where a rate is not one), for arithmetic without BigInt. */
+export interface ScaledSeries {
+  days: readonly Day[];
+  units: Float64Array;
+  scales: Int8Array;
+}
+
+/**
+ * Keyed by the series (or, for the base, the provider's days array): both are replaced, never
+ * changed, when rates arrive or are pruned, so an entry can never go out of date.
+ */
+const scaled = new WeakMap<object, ScaledSeries>();
+
+/** A currency's rates in a provider as SmallDecimals, parsed once per version of its series. */
+export function scaledSeries(data: ProviderRates, code: string): ScaledSeries | undefined {
+  const owner: object | undefined = code === data.base ? data.days : data.series.get(code);
+  if (!owner) return undefined;
+  let found = scaled.get(owner);
+  if (found) return found;
+  if (code === data.base) {
+    found = { days: data.days, units: new Float64Array(data.days.length).fill(1), scales: new Int8Array(data.days.length) };
+  } else {
+    const series = owner as CurrencySeries;
+    const units = new Float64Array(series.rates.length);
+    const scales = new Int8Array(series.rates.length);
+    series.rates.forEach((text, i) => {
+      const value = parseSmallDecimal(text);
+      units[i] = value ? value.units : Number.NaN;
+      scales[i] = value ? value.scale : 0;
+    });
+    found = { days: series.days, units, scales };
+  }
+  scaled.set(owner, found);
+  return found;
 }

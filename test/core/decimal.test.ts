@@ -34,18 +34,23 @@ import {
   add,
   compare,
   divide,
+  formatSmall,
   fromInteger,
   isPositive,
   mean,
   multiply,
   parseDecimal,
+  parseSmallDecimal,
   pow10,
+  quotientSignificant,
   roundSignificant,
   roundToScale,
   stripLeadingZeros,
   subtract,
+  summarize,
   toPlainString,
   type Rational,
+  type SmallDecimal,
 } from '../../src/core/decimal.js';
 
 const D = Decimal.clone({
@@ -771,5 +776,101 @@ describe('properties', () => {
       }),
       { numRuns: 6000 },
     );
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Small decimals: the same answers in a double's exact integer range
+
+/** A published rate: up to 7 significant digits, 0 to 6 decimals, as central banks publish them. */
+const publishedRate = fc
+  .tuple(fc.constantFrom(...'123456789'), digits(0, 6), fc.integer({ min: -6, max: 6 }))
+  .map(([lead, rest, exp]) => plain(BigInt(lead + rest), Math.max(0, rest.length - exp)))
+  .filter((t) => (t.split('.')[1] ?? '').length <= 6);
+
+const smallOf = (text: string): SmallDecimal => {
+  const value = parseSmallDecimal(text);
+  assert.ok(value, `parseSmallDecimal(${text})`);
+  return value;
+};
+
+describe('small decimals', () => {
+  it('parseSmallDecimal gives the value of parseDecimal, up to 15 digits and 22 decimals', () => {
+    fc.assert(
+      fc.property(fc.oneof(positiveValue, rateText, fc.constantFrom('0', '00.0', '1.', '.5', '', '1e5', '-1', '1.2.3')), (text) => {
+        const small = parseSmallDecimal(text);
+        const exact = parseDecimal(text);
+        if (!exact) return assert.equal(small, undefined, text);
+        const significant = (text.replace('.', '').replace(/^0+/, '') || '0').length;
+        const decimals = (text.split('.')[1] ?? '').length;
+        assert.equal(small !== undefined, significant <= 15 && decimals <= 22, text);
+        if (small) assert.equal(compare({ num: BigInt(small.units), den: pow10(small.scale) }, exact), 0, text);
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('quotientSignificant equals roundSignificant(divide(a, b)) and always answers for published rates to 8 digits', () => {
+    const out: SmallDecimal = { units: 0, scale: 0 };
+    fc.assert(
+      fc.property(fc.oneof(publishedRate, wide(12)), fc.oneof(publishedRate, wide(12)), fc.integer({ min: 1, max: 9 }), (a, b, digits) => {
+        const x = parseSmallDecimal(a);
+        const y = parseSmallDecimal(b);
+        fc.pre(x !== undefined && y !== undefined);
+        const answered = quotientSignificant(x.units, x.scale, y.units, y.scale, digits, out);
+        const exact = roundSignificant(divide(r(a), r(b)), digits);
+        if (answered) assert.equal(formatSmall(out.units, out.scale), exact, `${a} / ${b} to ${digits}`);
+        if (digits <= 8 && /^\d{0,8}(\.\d{0,6})?$/.test(a) && /^\d{0,8}(\.\d{0,6})?$/.test(b) && x.units < 1e7 && y.units < 1e7) assert.ok(answered, `${a} / ${b}`);
+      }),
+      { numRuns: 20000 },
+    );
+  });
+
+  it('quotientSignificant rounds ties to even and carries into a new digit', () => {
+    const out: SmallDecimal = { units: 0, scale: 0 };
+    const q = (a: string, b: string, digits = 8) => {
+      const x = smallOf(a);
+      const y = smallOf(b);
+      assert.ok(quotientSignificant(x.units, x.scale, y.units, y.scale, digits, out), `${a} / ${b}`);
+      return formatSmall(out.units, out.scale);
+    };
+    assert.equal(q('24691357', '2'), '12345678'); // 12345678.5 → even, down
+    assert.equal(q('24691355', '2'), '12345678'); // 12345677.5 → even, up
+    assert.equal(q('199999999', '2'), '100000000'); // 99999999.5 → carries to a ninth digit
+    assert.equal(q('1', '3'), '0.33333333');
+    assert.equal(q('158.72', '1.0812'), '146.79985');
+    assert.equal(q('1', '1'), '1');
+    assert.equal(q('0.00001', '300000'), '0.000000000033333333');
+    assert.equal(quotientSignificant(0, 0, 1, 0, 8, out), false);
+    assert.equal(quotientSignificant(Number.NaN, 0, 1, 0, 8, out), false);
+  });
+
+  it('summarize finds the last greatest and least and the exact mean', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(publishedRate, rateText, fc.constantFrom('1.5', '1.50', '2')), { minLength: 1, maxLength: 40 }), (texts) => {
+        const values = texts.map((t) => parseSmallDecimal(t));
+        fc.pre(values.every((v) => v !== undefined));
+        const summary = summarize(
+          values.map((v) => v!.units),
+          values.map((v) => v!.scale),
+          texts.length,
+        );
+        assert.ok(summary, texts.join(', '));
+        const exact = texts.map(r);
+        let greatest = 0;
+        let least = 0;
+        exact.forEach((v, i) => {
+          if (compare(v, exact[greatest]!) >= 0) greatest = i;
+          if (compare(v, exact[least]!) <= 0) least = i;
+        });
+        assert.equal(summary.greatest, greatest, texts.join(', '));
+        assert.equal(summary.least, least, texts.join(', '));
+        assert.equal(compare(summary.mean, mean(exact)), 0, texts.join(', '));
+      }),
+      { numRuns: 3000 },
+    );
+    assert.equal(summarize([Number.NaN], [0], 1), undefined);
+    assert.equal(summarize([], [], 0), undefined);
+    assert.equal(summarize([5e15, 5e15], [0, 0], 2), undefined);
   });
 });
