@@ -18,20 +18,23 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
 
 export type Encoding = 'br' | 'gzip' | 'identity';
 
+/** A body compressed as the service compresses every body it sends compressed. */
+export function compressBody(body: string | Buffer, encoding: 'br' | 'gzip'): Buffer {
+  return encoding === 'br' ? brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 5 } }) : gzipSync(body, { level: 6 });
+}
+
 /**
- * Compressed bodies by ETag and encoding. A history body changes only when the stored rates do,
- * so compressing it once serves every repeat of the same request.
+ * Compressed bodies by ETag and encoding, for the portal's page and assets (history bodies are
+ * kept with the history answers, src/http/responses.ts): a body that does not change is
+ * compressed once for every repeat of the same request.
  */
-const compressedCache = createByteLru<Buffer>(16 * 1024 * 1024);
+const compressedCache = createByteLru<Buffer>(4 * 1024 * 1024);
 
 export function compressed(body: string | Buffer, etag: string, encoding: 'br' | 'gzip'): Buffer {
   const key = `${encoding}:${etag}`;
   let buffer = compressedCache.get(key);
   if (!buffer) {
-    buffer =
-      encoding === 'br'
-        ? brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 5 } })
-        : gzipSync(body, { level: 6 });
+    buffer = compressBody(body, encoding);
     compressedCache.set(key, buffer, buffer.length);
   }
   return buffer;
@@ -72,6 +75,8 @@ export interface CacheableBody {
   lastModified?: string;
   /** Offer gzip and br when the client accepts them. */
   compressible?: boolean;
+  /** The body in an encoding, when the caller keeps compressed bodies itself. */
+  encoded?: (encoding: 'br' | 'gzip') => Buffer;
   /**
    * The answer depends on the API key sent in X-Api-Key (its quota headers, whether it is
    * served at all): a browser cache must not answer a request with another key from it.
@@ -105,5 +110,5 @@ export function sendCacheable(request: FastifyRequest, reply: FastifyReply, resp
   reply.type(response.contentType);
   if (encoding === 'identity') return reply.send(response.body);
   reply.header('Content-Encoding', encoding);
-  return reply.send(compressed(response.body, etag, encoding));
+  return reply.send(response.encoded ? response.encoded(encoding) : compressed(response.body, etag, encoding));
 }

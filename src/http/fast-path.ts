@@ -5,7 +5,7 @@ import type { Clock, KeyStore, QuotaStore } from '../core/ports.js';
 import { consumeDailyQuota, consumeDailyQuotaNow, type QuotaDecision, type QuotaLimits } from '../core/quota.js';
 import type { RateBook, RateQuote } from '../core/rates.js';
 import type { ServiceMetrics } from '../metrics.js';
-import { compressed, httpDate, negotiateEncoding } from './caching.js';
+import { httpDate, negotiateEncoding } from './caching.js';
 import { CURRENCY_PATTERN } from './schemas.js';
 import { CSV_TYPE, HISTORY_MAX_AGE, JSON_TYPE, createConversionBodies, liveCacheControl, renderQuote, type HistoryBodies } from './responses.js';
 
@@ -194,18 +194,25 @@ export function createFastPath(options: FastPathOptions): FastPath {
       if (!RANGES.includes(range) || (format !== 'json' && format !== 'csv')) return undefined;
       if (!book.current()) return undefined;
       const csv = format === 'csv';
-      const rendered = histories.peek(fromCode, toCode, range, csv);
-      if (!rendered) return undefined;
       const encoding = negotiateEncoding(acceptEncoding);
+      const rendered = histories.peek(fromCode, toCode, range, csv, encoding);
+      if (!rendered) return undefined;
       const contentDisposition = csv ? `attachment; filename="${rendered.name}"` : undefined;
       const contentType = csv ? CSV_TYPE : JSON_TYPE;
-      if (encoding === 'identity') {
-        const body = rendered.body;
-        return { route, body, length: body.length, etag: rendered.etag, stale: false, cacheControl: historyCacheControl, lastModified: undefined, contentType, vary: 'Accept-Encoding, X-Api-Key', contentEncoding: undefined, contentDisposition };
-      }
-      const etag = `${rendered.etag.slice(0, -1)}-${encoding}"`;
-      const body = compressed(rendered.body, etag, encoding);
-      return { route, body, length: body.length, etag, stale: false, cacheControl: historyCacheControl, lastModified: undefined, contentType, vary: 'Accept-Encoding, X-Api-Key', contentEncoding: encoding, contentDisposition };
+      const body = rendered.body;
+      return {
+        route,
+        body,
+        length: body.length,
+        etag: rendered.etag,
+        stale: false,
+        cacheControl: historyCacheControl,
+        lastModified: undefined,
+        contentType,
+        vary: 'Accept-Encoding, X-Api-Key',
+        contentEncoding: encoding === 'identity' ? undefined : encoding,
+        contentDisposition,
+      };
     }
     const quote: RateQuote | undefined = book.cachedQuote(fromCode, toCode);
     if (!quote) return undefined;

@@ -2,7 +2,7 @@ import { parseCurrency } from '../core/currencies.js';
 import { historyCsv, pairHistory, type HistoryRange } from '../core/history.js';
 import { convertAt, parseAmount, today, type Conversion, type RateBook, type RateQuote } from '../core/rates.js';
 import { createByteLru } from './byte-lru.js';
-import { strongEtag } from './caching.js';
+import { compressBody, strongEtag, type Encoding } from './caching.js';
 
 /**
  * The bodies of the API's answers, rendered once and shared by both ways a request is served
@@ -24,9 +24,12 @@ export interface RenderedBody {
 export interface RenderedHistory {
   /** Encoded once: history bodies are large, and a string would be encoded again on every send. */
   body: Buffer;
+  /** The representation's strong ETag: a compressed body has its own. */
   etag: string;
   /** The file name offered for CSV downloads. */
   name: string;
+  /** Where the answer is kept: its pair, range, format, day and generation of the rates. */
+  key: string;
 }
 
 /** Rendered bodies of cached quotes: the book hands out the same quote object until the rates change. */
@@ -94,24 +97,48 @@ export function liveCacheControl(book: RateBook, refreshSeconds: number, now: Da
 let lastLive = { second: -1, refreshSeconds: 0, value: '' };
 
 export interface HistoryBodies {
-  /** The rendered answer when it is already held (codes in upper case); never computes. */
-  peek(from: string, to: string, range: HistoryRange, csv: boolean): RenderedHistory | undefined;
+  /**
+   * The answer in an encoding when it is already held (codes in upper case). Never computes a
+   * history; compresses a held answer once.
+   */
+  peek(from: string, to: string, range: HistoryRange, csv: boolean, encoding: Encoding): RenderedHistory | undefined;
   /** The rendered answer, computed when it is not held yet. */
   render(from: string, to: string, range: HistoryRange, csv: boolean): Promise<RenderedHistory>;
+  /** A rendered answer compressed, kept with it. */
+  encode(rendered: RenderedHistory, encoding: 'br' | 'gzip'): RenderedHistory;
 }
 
 /**
- * Rendered history bodies per pair, range, format, day and generation of the rates: the same
- * history is asked for again and again between refreshes. Byte-bounded, sized for every pair of
- * the bulk provider in every range.
+ * Rendered history answers per pair, range, format, day and generation of the rates, and their
+ * compressed forms: the same history is asked for again and again between refreshes. One
+ * byte-bounded LRU holds both, each form an entry of its own, so that clients who all ask for
+ * gzip keep only the compressed bodies (a fifth of the size) and the budget is spent on what is
+ * asked for. 48 MB hold every pair of the bulk provider's currencies over five years in one form.
  */
 export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024): HistoryBodies {
   const cache = createByteLru<RenderedHistory>(maxBytes);
   const keyOf = (from: string, to: string, range: HistoryRange, csv: boolean, generation: number) =>
     `${from}${to}:${range}:${csv ? 'csv' : 'json'}:${today(book.clock)}:${generation}`;
+
+  function encode(rendered: RenderedHistory, encoding: 'br' | 'gzip'): RenderedHistory {
+    const key = `${rendered.key}:${encoding}`;
+    let found = cache.get(key);
+    if (!found) {
+      const body = compressBody(rendered.body, encoding);
+      found = { body, etag: `${rendered.etag.slice(0, -1)}-${encoding}"`, name: rendered.name, key };
+      cache.set(key, found, body.length);
+    }
+    return found;
+  }
+
   return {
-    peek(from, to, range, csv) {
-      return cache.get(keyOf(from, to, range, csv, book.generation()));
+    peek(from, to, range, csv, encoding) {
+      const key = keyOf(from, to, range, csv, book.generation());
+      if (encoding === 'identity') return cache.get(key);
+      const held = cache.get(`${key}:${encoding}`);
+      if (held) return held;
+      const plain = cache.get(key);
+      return plain && encode(plain, encoding);
     },
     async render(from, to, range, csv) {
       const fromCode = parseCurrency(from, 'from');
@@ -127,11 +154,13 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
         body = JSON.stringify(fields);
       }
       const bytes = Buffer.from(body, 'utf8');
-      const rendered = { body: bytes, etag: strongEtag(bytes), name: `${history.pair}_${history.range}.csv` };
       // Kept under the generation the answer was computed from: if the rates moved meanwhile, a
       // newer request computes again.
-      cache.set(keyOf(fromCode, toCode, range, csv, generation), rendered, bytes.length);
+      const key = keyOf(fromCode, toCode, range, csv, generation);
+      const rendered = { body: bytes, etag: strongEtag(bytes), name: `${history.pair}_${history.range}.csv`, key };
+      cache.set(key, rendered, bytes.length);
       return rendered;
     },
+    encode,
   };
 }

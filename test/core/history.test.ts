@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { divide, ONE, parseDecimal, roundSignificant } from '../../src/core/decimal.js';
 import { DomainError } from '../../src/core/errors.js';
 import { DEFAULT_RANGE, historyCsv, historyStats, pairHistory, parseRange, rangeStart, RANGES, type HistoryPoint } from '../../src/core/history.js';
 import type { Clock, RateDocument, RateStore } from '../../src/core/ports.js';
@@ -394,5 +395,55 @@ describe('pairHistory over a stored rate document', () => {
       await empty.close();
       emptyDir.remove();
     }
+  });
+});
+
+describe('pairHistory with rates too long for exact double arithmetic', () => {
+  const dir = tempDir();
+  let database: OpenDatabase;
+  let store: RateStore;
+  // 17 significant digits: not exact in a double, so these points are computed with BigInt.
+  const LONG: Record<string, Record<string, string>> = {
+    '2026-01-12': { USD: '1.1800', XAU: '0.00041234567890123456' },
+    '2026-01-13': { USD: '1.1850', XAU: '0.00041334567890123457' },
+    '2026-01-14': { USD: '1.1900', XAU: '0.0004' },
+  };
+
+  before(async () => {
+    database = await openDatabase(`sqlite:${join(dir.path, 'long.db')}`);
+    await migrateToLatest(database.db);
+    store = createRateStore(database.db);
+    await store.saveDocument({
+      provider: 'ecb',
+      base: 'EUR',
+      days: Object.entries(LONG).map(([day, rates]) => ({ day, asOf: ecbReferenceTime(day), rates })),
+    });
+  });
+
+  after(async () => {
+    await database.close();
+    dir.remove();
+  });
+
+  it('gives the exact rounding of every point and the statistics of the points as served', async () => {
+    const book = createRateBook({ store, providers: ['ecb'], clock: clockAt('2026-02-12T12:00:00Z') });
+    const history = await pairHistory(book, 'USD', 'XAU', '1m');
+    const expected = Object.entries(LONG).map(([date, rates]) => ({
+      date,
+      rate: roundSignificant(divide(parseDecimal(rates.XAU!)!, parseDecimal(rates.USD!)!), 8),
+    }));
+    assert.deepEqual(history.points, expected);
+    assert.deepEqual(
+      history.points.map((p) => p.rate),
+      ['0.00034944549', '0.00034881492', '0.00033613445'],
+    );
+    assert.deepEqual(history.stats, historyStats(expected));
+    assert.equal(history.stats.best, '0.00034944549');
+    assert.equal(history.stats.worst, '0.00033613445');
+    const inverse = await pairHistory(book, 'XAU', 'EUR', '1m');
+    assert.deepEqual(
+      inverse.points.map((p) => p.rate),
+      Object.values(LONG).map((rates) => roundSignificant(divide(ONE, parseDecimal(rates.XAU!)!), 8)),
+    );
   });
 });

@@ -1,9 +1,15 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { convertAt, parseAmount, type RateQuote } from '../../src/core/rates.js';
+import { convertAt, createRateBook, parseAmount, type RateQuote } from '../../src/core/rates.js';
+import { ecbReferenceTime } from '../../src/core/time.js';
 import { strongEtag } from '../../src/http/caching.js';
-import { createConversionBodies, renderConversion, renderQuote } from '../../src/http/responses.js';
+import { createConversionBodies, createHistoryBodies, renderConversion, renderQuote } from '../../src/http/responses.js';
+import { migrateToLatest, openDatabase, type OpenDatabase } from '../../src/storage/database.js';
+import { createRateStore } from '../../src/storage/rate-store.js';
+import { tempDir } from '../helper.js';
 
 const code = fc.stringMatching(/^[A-Z]{3}$/);
 const decimal = fc
@@ -49,5 +55,56 @@ describe('rendered bodies', () => {
     bodyOf(quote, '2');
     assert.notEqual(bodyOf(quote, '99.95'), first, 'dropped past the bound');
     assert.deepEqual(bodyOf(quote, '99.95'), first);
+  });
+});
+
+describe('history bodies', () => {
+  const dir = tempDir();
+  let database: OpenDatabase;
+  let book: ReturnType<typeof createRateBook>;
+
+  before(async () => {
+    database = await openDatabase(`sqlite:${join(dir.path, 'bodies.db')}`);
+    await migrateToLatest(database.db);
+    const store = createRateStore(database.db);
+    const days = ['2026-01-12', '2026-01-13', '2026-01-14', '2026-01-15'].map((day, i) => ({
+      day,
+      asOf: ecbReferenceTime(day),
+      rates: { USD: `1.18${i}0`, JPY: `17${i}.50`, GBP: `0.86${i}` },
+    }));
+    await store.saveDocument({ provider: 'ecb', base: 'EUR', days });
+    book = createRateBook({ store, providers: ['ecb'], clock: { now: () => new Date('2026-02-12T12:00:00Z') } });
+  });
+
+  after(async () => {
+    await database.close();
+    dir.remove();
+  });
+
+  it('keeps each form of an answer in one budget, so a compressed one is served without its plain body', async () => {
+    const sizes = createHistoryBodies(book);
+    const plain = await sizes.render('USD', 'JPY', '1m', false);
+    const zipped = sizes.encode(plain, 'gzip').body.length;
+    const other = (await sizes.render('USD', 'GBP', '1m', false)).body.length;
+    // Room for two of the three entries made below: each new one evicts the least recently used.
+    const bodies = createHistoryBodies(book, Math.max(plain.body.length, other) + zipped);
+    assert.equal(bodies.peek('USD', 'JPY', '1m', false, 'identity'), undefined, 'peek never computes');
+    const rendered = await bodies.render('usd', 'jpy', '1m', false);
+    assert.deepEqual(rendered.body, plain.body);
+    assert.equal(bodies.peek('USD', 'JPY', '1m', false, 'identity'), rendered);
+
+    const gzip = bodies.peek('USD', 'JPY', '1m', false, 'gzip');
+    assert.ok(gzip);
+    assert.equal(gzip.etag, `${rendered.etag.slice(0, -1)}-gzip"`);
+    assert.deepEqual(gunzipSync(gzip.body), rendered.body);
+    assert.equal(bodies.encode(rendered, 'gzip'), gzip, 'compressed once');
+
+    // Another answer pushes out the least recently used entry: the plain body, not the gzip one
+    // that was asked for last.
+    await bodies.render('USD', 'GBP', '1m', false);
+    assert.equal(bodies.peek('USD', 'JPY', '1m', false, 'identity'), undefined);
+    assert.equal(bodies.peek('USD', 'JPY', '1m', false, 'gzip'), gzip);
+    // br is made from the plain body, which is gone: not held, so not answered from here.
+    assert.equal(bodies.peek('USD', 'JPY', '1m', false, 'br'), undefined);
   });
 });

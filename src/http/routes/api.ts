@@ -141,6 +141,7 @@ export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions
         contentType: csv ? CSV_TYPE : JSON_TYPE,
         cacheControl: `private, max-age=${HISTORY_MAX_AGE}`,
         compressible: true,
+        encoded: (encoding) => histories.encode(rendered, encoding).body,
         ...(csv ? { extraHeaders: { 'Content-Disposition': `attachment; filename="${rendered.name}"` } } : {}),
       });
     },
