@@ -226,6 +226,18 @@ export function parseSmallDecimal(text: string): SmallDecimal | undefined {
   return digits <= 15 && scale <= 22 ? { units, scale } : undefined;
 }
 
+/** Decimal texts as SmallDecimals in two arrays: NaN units where a text is not one. */
+export function parseSmallDecimals(texts: readonly string[]): { units: Float64Array; scales: Int8Array } {
+  const units = new Float64Array(texts.length);
+  const scales = new Int8Array(texts.length);
+  texts.forEach((text, i) => {
+    const value = parseSmallDecimal(text);
+    units[i] = value ? value.units : Number.NaN;
+    scales[i] = value ? value.scale : 0;
+  });
+  return { units, scales };
+}
+
 /**
  * The text roundSignificant writes for units × 10^-scale (units a positive integer), trailing
  * zeros removed: `formatSmall(10812, 4)` is `1.0812`, `formatSmall(123, -2)` is `12300`.

@@ -9,6 +9,7 @@ import {
   ONE,
   parseDecimal,
   parseSmallDecimal,
+  parseSmallDecimals,
   quotientSignificant,
   roundSignificant,
   roundToScale,
@@ -73,13 +74,7 @@ function percent(numerator: Rational, denominator: Rational): number {
  * lowest, the most recent date winning ties; the average is the exact mean, rounded once.
  */
 export function historyStats(points: readonly HistoryPoint[]): HistoryStats {
-  const units = new Float64Array(points.length);
-  const scales = new Int8Array(points.length);
-  points.forEach((p, i) => {
-    const value = parseSmallDecimal(p.rate);
-    units[i] = value ? value.units : Number.NaN;
-    scales[i] = value ? value.scale : 0;
-  });
+  const { units, scales } = parseSmallDecimals(points.map((p) => p.rate));
   return statsOf(points, units, scales);
 }
 
@@ -141,13 +136,13 @@ async function computeHistory(book: RateBook, from: string, to: string, range: H
   let toData = (await book.sourceFor(to, 'to', 'history')).data;
   ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to));
 
-  const bridge = bridgeCurrency(fromData, toData);
-  const days = daysOf(fromData, from);
   if (from !== to && fromData === toData) {
     const { points, units, scales } = sameProviderPoints(fromData, from, to, start, end);
     if (points.length === 0) throw noHistory(from, to, range);
     return { pair: from + to, from, to, range, count: points.length, points, stats: statsOf(points, units, scales) };
   }
+  const bridge = bridgeCurrency(fromData, toData);
+  const days = daysOf(fromData, from);
   const points: HistoryPoint[] = [];
   for (let i = lowerBound(days, start); i < days.length; i++) {
     const day = days[i]!;

@@ -1,4 +1,4 @@
-import { ONE, parseDecimal, parseSmallDecimal, type Rational } from './decimal.js';
+import { ONE, parseDecimal, parseSmallDecimals, type Rational } from './decimal.js';
 import type { RateDocument, StoredQuote } from './ports.js';
 import { addDays, type Day } from './time.js';
 
@@ -179,14 +179,7 @@ export function scaledSeries(data: ProviderRates, code: string): ScaledSeries | 
     found = { days: data.days, units: new Float64Array(data.days.length).fill(1), scales: new Int8Array(data.days.length) };
   } else {
     const series = owner as CurrencySeries;
-    const units = new Float64Array(series.rates.length);
-    const scales = new Int8Array(series.rates.length);
-    series.rates.forEach((text, i) => {
-      const value = parseSmallDecimal(text);
-      units[i] = value ? value.units : Number.NaN;
-      scales[i] = value ? value.scale : 0;
-    });
-    found = { days: series.days, units, scales };
+    found = { days: series.days, ...parseSmallDecimals(series.rates) };
   }
   scaled.set(owner, found);
   return found;
