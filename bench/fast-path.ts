@@ -10,52 +10,24 @@
  *
  * Prints microseconds per call for each round; the median is the figure to compare.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { CORS_EXPOSED_HEADERS } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
 import { hashApiKey, issueApiKey } from '../src/core/api-keys.js';
-import { createDeps } from '../src/deps.js';
 import { createFastPath } from '../src/http/fast-path.js';
 import { createHistoryBodies } from '../src/http/responses.js';
-import { createLogger } from '../src/log.js';
+import { openEcbStore } from './ecb-store.js';
 
 const { values: flags } = parseArgs({ options: { rounds: { type: 'string' }, calls: { type: 'string' } } });
 const ROUNDS = Number(flags.rounds ?? 5);
 const CALLS = Number(flags.calls ?? 300_000);
-const CSV = process.env.BENCH_ECB_CSV ?? fileURLToPath(new URL('../../shared/data/ecb/eurofxref-hist.csv', import.meta.url));
 const AMOUNTS = ['100', '99.95', '1250000', '0.5', '7340.12'];
 
-const dir = mkdtempSync(join(tmpdir(), 'exrates-fast-path-'));
-const config = loadConfig({
-  EXRATES_DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`,
-  EXRATES_PROVIDERS: 'file',
-  EXRATES_FILE_URL: CSV,
-  EXRATES_NOW: '2026-03-06T12:00:00Z',
-  EXRATES_LOG_LEVEL: 'silent',
-  EXRATES_QUOTA_FREE: '1000000000',
-  EXRATES_CONTACT_EMAIL: 'bench@example.org',
-});
-const deps = await createDeps(config, { log: createLogger('silent') });
+const { config, deps, pairs, close } = await openEcbStore('fast-path', { EXRATES_QUOTA_FREE: '1000000000' });
 try {
-  for (const outcome of await deps.refresher.refreshAll()) {
-    if (!outcome.ok) throw new Error(`loading ${outcome.provider} failed: ${outcome.error}`);
-  }
   const { key } = await issueApiKey(deps.keys, { tier: 'free', owner: 'bench@example.org' }, deps.clock);
   // Into the key cache, as the first request of a key does.
   const record = await deps.keys.findByHash(hashApiKey(key));
   if (!record) throw new Error('the issued key was not found');
-  // The currencies quoted now (ECB's history also holds currencies it no longer publishes).
-  const snapshot = await deps.book.snapshot();
-  const known = [...new Set([...snapshot.data.values()].flatMap((d) => [d.base, ...d.series.keys()]))].sort();
-  const codes: string[] = [];
-  for (const code of known) {
-    if (await deps.book.liveRate(code, 'EUR').then(() => true, () => false)) codes.push(code);
-  }
-  const pairs = codes.flatMap((a) => codes.filter((b) => b !== a).map((b) => [a, b] as const));
   for (const [from, to] of pairs) await deps.book.liveRate(from, to);
 
   const fastPath = createFastPath({
@@ -123,6 +95,5 @@ try {
   }
   if (declined > 0) console.log(`(${declined} calls of the warm-up went the full way)`);
 } finally {
-  await deps.close();
-  rmSync(dir, { recursive: true, force: true });
+  await close();
 }

@@ -10,40 +10,16 @@
  *
  * Prints microseconds per pair for each round; the median is the figure to compare.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../src/config.js';
-import { createDeps } from '../src/deps.js';
 import { createHistoryBodies } from '../src/http/responses.js';
-import { createLogger } from '../src/log.js';
-import { quotesNow } from '../src/core/rate-index.js';
+import { openEcbStore } from './ecb-store.js';
 
 const { values: flags } = parseArgs({ options: { rounds: { type: 'string' } } });
 const ROUNDS = Number(flags.rounds ?? 3);
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`--rounds must be a positive integer, got '${flags.rounds}'`);
-const CSV = process.env.BENCH_ECB_CSV ?? fileURLToPath(new URL('../../shared/data/ecb/eurofxref-hist.csv', import.meta.url));
 
-const dir = mkdtempSync(join(tmpdir(), 'exrates-history-'));
-const config = loadConfig({
-  EXRATES_DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`,
-  EXRATES_PROVIDERS: 'file',
-  EXRATES_FILE_URL: CSV,
-  EXRATES_NOW: '2026-03-06T12:00:00Z',
-  EXRATES_LOG_LEVEL: 'silent',
-  EXRATES_CONTACT_EMAIL: 'bench@example.org',
-});
-const deps = await createDeps(config, { log: createLogger('silent') });
+const { deps, pairs, close } = await openEcbStore('history');
 try {
-  for (const outcome of await deps.refresher.refreshAll()) {
-    if (!outcome.ok) throw new Error(`loading ${outcome.provider} failed: ${outcome.error}`);
-  }
-  const snapshot = await deps.book.snapshot();
-  const data = [...snapshot.data.values()][0]!;
-  const codes = [data.base, ...[...data.series.keys()].filter((code) => quotesNow(data, code))].sort();
-  const pairs = codes.flatMap((a) => codes.filter((b) => b !== a).map((b) => [a, b] as const));
   console.log(`history: ${pairs.length} pairs, ${ROUNDS} rounds, µs per pair (computed and rendered, nothing kept)`);
   for (const range of ['1y', '5y'] as const) {
     for (const csv of [false, true]) {
@@ -65,6 +41,5 @@ try {
     }
   }
 } finally {
-  await deps.close();
-  rmSync(dir, { recursive: true, force: true });
+  await close();
 }
