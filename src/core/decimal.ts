@@ -308,10 +308,11 @@ export function quotientSignificant(aUnits: number, aScale: number, bUnits: numb
 
 /**
  * The indexes of the greatest and the least of `count` SmallDecimals (the last one winning ties)
- * and their exact mean; undefined when one is not a SmallDecimal (NaN units) or a sum would leave a double's exact integer range. Values
- * are ordered as doubles: units / 10^scale is correctly rounded, and decimals of at most 15
- * digits that differ are more than a double's precision apart, so the order is the decimals'.
- * The mean sums the units of each scale as exact integers and joins the sums with BigInt once.
+ * and their exact mean; undefined when one is not a SmallDecimal (NaN units) or a sum would
+ * leave a double's exact integer range. Values are ordered as doubles: units / 10^scale is
+ * correctly rounded, and decimals of at most 15 digits that differ are more than a double's
+ * precision apart, so the order is the decimals'. The mean sums the units of each scale as exact
+ * integers and joins the sums with BigInt once.
  */
 export function summarize(
   units: ArrayLike<number>,

@@ -18,6 +18,11 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
 
 export type Encoding = 'br' | 'gzip' | 'identity';
 
+/** The strong ETag of a compressed form of the body whose ETag is `etag`. */
+export function encodedEtag(etag: string, encoding: 'br' | 'gzip'): string {
+  return `${etag.slice(0, -1)}-${encoding}"`;
+}
+
 /** A body compressed as the service compresses every body it sends compressed. */
 export function compressBody(body: string | Buffer, encoding: 'br' | 'gzip'): Buffer {
   return encoding === 'br' ? brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 5 } }) : gzipSync(body, { level: 6 });
@@ -99,7 +104,7 @@ export function sendCacheable(request: FastifyRequest, reply: FastifyReply, resp
     const accepted = request.headers['accept-encoding'];
     if (typeof accepted === 'string') encoding = negotiateEncoding(accepted);
   }
-  const etag = encoding === 'identity' ? baseTag : `${baseTag.slice(0, -1)}-${encoding}"`;
+  const etag = encoding === 'identity' ? baseTag : encodedEtag(baseTag, encoding);
   reply.header('ETag', etag);
   reply.header('Cache-Control', response.cacheControl);
   if (response.lastModified) reply.header('Last-Modified', httpDate(response.lastModified));

@@ -7,7 +7,7 @@ import type { RateBook, RateQuote } from '../core/rates.js';
 import type { ServiceMetrics } from '../metrics.js';
 import { httpDate, negotiateEncoding } from './caching.js';
 import { CURRENCY_PATTERN } from './schemas.js';
-import { CSV_TYPE, HISTORY_MAX_AGE, JSON_TYPE, createConversionBodies, liveCacheControl, renderQuote, type HistoryBodies } from './responses.js';
+import { CSV_TYPE, HISTORY_MAX_AGE, JSON_TYPE, createConversionBodies, liveCacheControl, renderQuote, type HistoryBodies, type RenderedBody } from './responses.js';
 
 /**
  * The fast path answers the API's everyday request — a GET of rate, convert or history with a
@@ -60,6 +60,8 @@ interface Query {
   apikey: string | undefined;
 }
 
+const PARAMETERS: ReadonlySet<string> = new Set<keyof Query>(['from', 'to', 'amount', 'range', 'format', 'apikey']);
+
 /**
  * The parameters of the plain query string url[start..]; undefined when the full parser must
  * decide (an empty or nameless part, a character that is not plain, a repeated parameter).
@@ -77,31 +79,10 @@ function plainQuery(url: string, start: number): Query | undefined {
     const value = url.slice(eq + 1, amp);
     if (!PLAIN.test(name) || !PLAIN.test(value)) return undefined;
     // A repeated parameter is an error the full path words; unknown ones are ignored.
-    switch (name) {
-      case 'from':
-        if (query.from !== undefined) return undefined;
-        query.from = value;
-        break;
-      case 'to':
-        if (query.to !== undefined) return undefined;
-        query.to = value;
-        break;
-      case 'amount':
-        if (query.amount !== undefined) return undefined;
-        query.amount = value;
-        break;
-      case 'range':
-        if (query.range !== undefined) return undefined;
-        query.range = value;
-        break;
-      case 'format':
-        if (query.format !== undefined) return undefined;
-        query.format = value;
-        break;
-      case 'apikey':
-        if (query.apikey !== undefined) return undefined;
-        query.apikey = value;
-        break;
+    if (PARAMETERS.has(name)) {
+      const parameter = name as keyof Query;
+      if (query[parameter] !== undefined) return undefined;
+      query[parameter] = value;
     }
     if (amp === end) return query;
     at = amp + 1;
@@ -218,14 +199,13 @@ export function createFastPath(options: FastPathOptions): FastPath {
     if (!quote) return undefined;
     const cacheControl = liveCacheControl(book, options.refreshSeconds, now);
     const lastModified = httpDate(quote.asOf);
-    if (route === '/api/v1/rate') {
-      const rendered = renderQuote(quote);
-      return { route, body: rendered.body, length: rendered.length, etag: rendered.etag, stale: quote.stale, cacheControl, lastModified, contentType: JSON_TYPE, vary: 'X-Api-Key', contentEncoding: undefined, contentDisposition: undefined };
+    let rendered: RenderedBody;
+    if (route === '/api/v1/rate') rendered = renderQuote(quote);
+    else {
+      if (query.amount === undefined) return undefined;
+      // A bad amount throws, which hands the request on.
+      rendered = conversionBody(quote, query.amount);
     }
-    const amountText = query.amount;
-    if (amountText === undefined) return undefined;
-    // A bad amount throws, which hands the request on.
-    const rendered = conversionBody(quote, amountText);
     return { route, body: rendered.body, length: rendered.length, etag: rendered.etag, stale: quote.stale, cacheControl, lastModified, contentType: JSON_TYPE, vary: 'X-Api-Key', contentEncoding: undefined, contentDisposition: undefined };
   }
 

@@ -2,7 +2,7 @@ import { parseCurrency } from '../core/currencies.js';
 import { historyCsv, pairHistory, type HistoryRange } from '../core/history.js';
 import { convertAt, parseAmount, today, type Conversion, type RateBook, type RateQuote } from '../core/rates.js';
 import { createByteLru } from './byte-lru.js';
-import { compressBody, strongEtag, type Encoding } from './caching.js';
+import { compressBody, encodedEtag, strongEtag, type Encoding } from './caching.js';
 
 /**
  * The bodies of the API's answers, rendered once and shared by both ways a request is served
@@ -125,7 +125,7 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
     let found = cache.get(key);
     if (!found) {
       const body = compressBody(rendered.body, encoding);
-      found = { body, etag: `${rendered.etag.slice(0, -1)}-${encoding}"`, name: rendered.name, key };
+      found = { body, etag: encodedEtag(rendered.etag, encoding), name: rendered.name, key };
       cache.set(key, found, body.length);
     }
     return found;
