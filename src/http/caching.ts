@@ -23,9 +23,16 @@ export function encodedEtag(etag: string, encoding: 'br' | 'gzip'): string {
   return `${etag.slice(0, -1)}-${encoding}"`;
 }
 
-/** A body compressed as the service compresses every body it sends compressed. */
+/**
+ * A body compressed as the service compresses every body it sends compressed, in memory of its
+ * own size: zlib writes into 16 KB chunks, and a kept 10 KB body would otherwise hold all 16.
+ */
 export function compressBody(body: string | Buffer, encoding: 'br' | 'gzip'): Buffer {
-  return encoding === 'br' ? brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 5 } }) : gzipSync(body, { level: 6 });
+  const out = encoding === 'br' ? brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 5 } }) : gzipSync(body, { level: 6 });
+  if (out.buffer.byteLength === out.length) return out;
+  const exact = Buffer.allocUnsafeSlow(out.length);
+  out.copy(exact);
+  return exact;
 }
 
 /**

@@ -102,8 +102,11 @@ export interface HistoryBodies {
    * history; compresses a held answer once.
    */
   peek(from: string, to: string, range: HistoryRange, csv: boolean, encoding: Encoding): RenderedHistory | undefined;
-  /** The rendered answer, computed when it is not held yet. */
-  render(from: string, to: string, range: HistoryRange, csv: boolean): Promise<RenderedHistory>;
+  /**
+   * The rendered answer, computed when it is not held yet. A computed answer is kept unless
+   * `keep` is false: a client that takes it compressed keeps only the compressed form (`encode`).
+   */
+  render(from: string, to: string, range: HistoryRange, csv: boolean, keep?: boolean): Promise<RenderedHistory>;
   /** A rendered answer compressed, kept with it. */
   encode(rendered: RenderedHistory, encoding: 'br' | 'gzip'): RenderedHistory;
 }
@@ -111,9 +114,10 @@ export interface HistoryBodies {
 /**
  * Rendered history answers per pair, range, format, day and generation of the rates, and their
  * compressed forms: the same history is asked for again and again between refreshes. One
- * byte-bounded LRU holds both, each form an entry of its own, so that clients who all ask for
- * gzip keep only the compressed bodies (a fifth of the size) and the budget is spent on what is
- * asked for. 48 MB hold every pair of the bulk provider's currencies over five years in one form.
+ * byte-bounded LRU holds both, each form an entry of its own, and the plain form is kept only
+ * when it is asked for: clients who all ask for gzip keep only the compressed bodies (a fifth of
+ * the size), and the budget is spent on what is asked for. 48 MB hold every pair of the bulk
+ * provider's currencies over five years in one form.
  */
 export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024): HistoryBodies {
   const cache = createByteLru<RenderedHistory>(maxBytes);
@@ -140,7 +144,7 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
       const plain = cache.get(key);
       return plain && encode(plain, encoding);
     },
-    async render(from, to, range, csv) {
+    async render(from, to, range, csv, keep = true) {
       const fromCode = parseCurrency(from, 'from');
       const toCode = parseCurrency(to, 'to');
       const cached = cache.get(keyOf(fromCode, toCode, range, csv, book.generation()));
@@ -158,7 +162,7 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
       // newer request computes again.
       const key = keyOf(fromCode, toCode, range, csv, generation);
       const rendered = { body: bytes, etag: strongEtag(bytes), name: `${history.pair}_${history.range}.csv`, key };
-      cache.set(key, rendered, bytes.length);
+      if (keep) cache.set(key, rendered, bytes.length);
       return rendered;
     },
     encode,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { brotliDecompressSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { revokeApiKeys } from '../../src/core/api-keys.js';
 import { utcDay } from '../../src/core/time.js';
 import { createTestApp, issueKey, type TestApp } from '../helper.js';
@@ -109,6 +109,18 @@ describe('HTTP API on the shared ECB history', () => {
     assert.equal(br.headers['content-encoding'], 'br');
     assert.equal(brotliDecompressSync(br.rawPayload).toString('utf8'), plain.body);
     assert.notEqual(br.headers.etag, plain.headers.etag);
+  });
+
+  test('history asked for gzip first, then plain, answers each in its own form', async () => {
+    const gzip = await get('/api/v1/history?from=CHF&to=GBP&range=1y', { 'accept-encoding': 'gzip' });
+    assert.equal(gzip.headers['content-encoding'], 'gzip');
+    const plain = await get('/api/v1/history?from=CHF&to=GBP&range=1y');
+    assert.equal(plain.headers['content-encoding'], undefined);
+    assert.equal(gunzipSync(gzip.rawPayload).toString('utf8'), plain.body);
+    assert.equal(JSON.parse(plain.body).pair, 'CHFGBP');
+    assert.equal(gzip.headers.etag, `${String(plain.headers.etag).slice(0, -1)}-gzip"`);
+    const again = await get('/api/v1/history?from=CHF&to=GBP&range=1y', { 'accept-encoding': 'gzip' });
+    assert.deepEqual(again.rawPayload, gzip.rawPayload);
   });
 
   test('a matching If-None-Match gets 304 and still counts', async () => {

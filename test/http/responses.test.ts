@@ -107,4 +107,22 @@ describe('history bodies', () => {
     // br is made from the plain body, which is gone: not held, so not answered from here.
     assert.equal(bodies.peek('USD', 'JPY', '1m', false, 'br'), undefined);
   });
+
+  it('keeps only the compressed form of an answer computed for a client that takes it compressed', async () => {
+    const bodies = createHistoryBodies(book);
+    const rendered = await bodies.render('USD', 'JPY', '1m', true, false);
+    assert.match(rendered.body.toString(), /^date,rate\r\n2026-01-12,/);
+    assert.equal(bodies.peek('USD', 'JPY', '1m', true, 'identity'), undefined, 'the plain form is not kept');
+    const gzip = bodies.encode(rendered, 'gzip');
+    assert.equal(bodies.peek('USD', 'JPY', '1m', true, 'gzip'), gzip);
+    assert.deepEqual(gunzipSync(gzip.body), rendered.body);
+    assert.equal(bodies.peek('USD', 'JPY', '1m', true, 'identity'), undefined);
+    // The kept body holds memory of its own size, not zlib's 16 KB output chunk.
+    assert.equal(gzip.body.buffer.byteLength, gzip.body.length);
+    // A plain request computes the answer again, and keeps it.
+    const again = await bodies.render('USD', 'JPY', '1m', true);
+    assert.deepEqual(again.body, rendered.body);
+    assert.equal(again.etag, rendered.etag);
+    assert.equal(bodies.peek('USD', 'JPY', '1m', true, 'identity'), again);
+  });
 });

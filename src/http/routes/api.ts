@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { DEFAULT_RANGE } from '../../core/history.js';
 import type { RateBook } from '../../core/rates.js';
-import { sendCacheable } from '../caching.js';
+import { negotiateEncoding, sendCacheable } from '../caching.js';
 import { PROBLEMS, problemOf, sendProblem } from '../problem.js';
 import { CSV_TYPE, HISTORY_MAX_AGE, JSON_TYPE, liveCacheControl, renderConversion, renderQuote, type HistoryBodies } from '../responses.js';
 import {
@@ -133,7 +133,9 @@ export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions
     async (request, reply) => {
       const { from, to, range, format } = request.query;
       const csv = format === 'csv';
-      const rendered = await histories.render(from, to, range ?? DEFAULT_RANGE, csv);
+      const accepted = request.headers['accept-encoding'];
+      const plainWanted = negotiateEncoding(typeof accepted === 'string' ? accepted : undefined) === 'identity';
+      const rendered = await histories.render(from, to, range ?? DEFAULT_RANGE, csv, plainWanted);
       return sendCacheable(request, reply, {
         keyed: true,
         body: rendered.body,
