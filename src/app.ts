@@ -105,6 +105,8 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     loggerInstance: deps.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: !logRequests }),
     exposeHeadRoutes: true,
+    // request.ip: the connection's peer, or, from a trusted proxy, the client it reports.
+    ...(deps.config.trustedProxies.length > 0 ? { trustProxy: [...deps.config.trustedProxies] } : {}),
     return503OnClosing: true,
     bodyLimit: 1024,
     routerOptions: { maxParamLength: 100, ignoreTrailingSlash: false },

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
+import proxyAddr from '@fastify/proxy-addr';
 import Type, { type TSchema } from 'typebox';
 import Value from 'typebox/value';
 
@@ -115,7 +116,7 @@ export const ConfigSchema = Type.Object({
     {
       default: 'off',
       description:
-        'The portal at `/` hands every visitor the public demo key `exr_demo_public`, which works like a key of this tier whose daily quota all its users share, and is also limited per client address by EXRATES_DEMO_QUOTA_PER_IP: `off` (no demo key; it is refused like an unknown key), `free` or `pro`. The address is the connection\'s peer: behind a proxy, every visitor shares the proxy\'s.',
+        'The portal at `/` hands every visitor the public demo key `exr_demo_public`, which works like a key of this tier whose daily quota all its users share, and is also limited per client address by EXRATES_DEMO_QUOTA_PER_IP: `off` (no demo key; it is refused like an unknown key), `free` or `pro`. The address is the connection\'s peer, or the one EXRATES_TRUST_PROXY lets the proxies in front report.',
     },
   ),
   EXRATES_DEMO_QUOTA_PER_IP: Type.Integer({
@@ -124,6 +125,13 @@ export const ConfigSchema = Type.Object({
     default: 100,
     description: 'Requests per UTC day one client address (an IPv4 address, or an IPv6 /64) may make with the demo key.',
   }),
+  EXRATES_TRUST_PROXY: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        'The reverse proxies in front of the service, as comma-separated addresses and CIDR ranges (`10.0.0.0/8`) or the names `loopback`, `linklocal` and `uniquelocal`. A request from one of them is taken to come from the address it puts in `X-Forwarded-For` (the nearest address there that is not itself a trusted proxy): the demo key\'s per-address quota and the logs use it. Unset: the connection\'s peer, and `X-Forwarded-For` is ignored.',
+    }),
+  ),
   EXRATES_UPSTREAM_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 10000, description: 'Timeout of one upstream request, in milliseconds.' }),
   EXRATES_REFRESH_SECONDS: Type.Integer({ minimum: 1, maximum: 86400, default: 600, description: 'Interval between live-rate refreshes, in seconds. Refreshes run on wall-clock multiples of it.' }),
   EXRATES_NEGATIVE_CACHE_SECONDS: Type.Integer({
@@ -159,6 +167,8 @@ export interface Config {
   contactEmail: string;
   /** The portal's public demo key: its tier and the requests one client address may make with it a day; undefined when off. */
   demoKey: { tier: 'free' | 'pro'; perAddress: number } | undefined;
+  /** The addresses and ranges of trusted reverse proxies (EXRATES_TRUST_PROXY); empty when none. */
+  trustedProxies: readonly string[];
   upstreamTimeoutMs: number;
   refreshSeconds: number;
 }
@@ -207,7 +217,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     PORT: number; HOST: string; EXRATES_DATABASE_URL: string; EXRATES_REDIS_URL?: string; EXRATES_REDIS_PREFIX: string; EXRATES_PROVIDERS: string; EXRATES_ECB_URL: string;
     EXRATES_FILE_URL?: string; EXRATES_NOW?: string; EXRATES_FRANKFURTER_URL: string; EXRATES_OXR_APP_ID?: string; EXRATES_OXR_URL: string;
     EXRATES_NEGATIVE_CACHE_SECONDS: number; EXRATES_QUOTA_FLUSH_MS: number; EXRATES_KEY_CACHE_MS: number; EXRATES_REVOCATION_POLL_MS: number; EXRATES_LOG_REQUESTS: boolean; EXRATES_WORKERS: number; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
-    EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_CONTACT_EMAIL: string; EXRATES_DEMO_KEY_TIER: (typeof DEMO_KEY_TIERS)[number]; EXRATES_DEMO_QUOTA_PER_IP: number; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
+    EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_CONTACT_EMAIL: string; EXRATES_DEMO_KEY_TIER: (typeof DEMO_KEY_TIERS)[number]; EXRATES_DEMO_QUOTA_PER_IP: number; EXRATES_TRUST_PROXY?: string; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
   };
   const list: string[] = [];
   const providers = v.EXRATES_PROVIDERS.split(',') as ProviderId[];
@@ -220,6 +230,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (v.EXRATES_NOW !== undefined) {
     now = new Date(v.EXRATES_NOW);
     if (Number.isNaN(now.getTime())) list.push(`EXRATES_NOW=${JSON.stringify(v.EXRATES_NOW)} is not a real date-time`);
+  }
+  const trustedProxies = (v.EXRATES_TRUST_PROXY ?? '').split(',').map((part) => part.trim()).filter((part) => part.length > 0);
+  if (v.EXRATES_TRUST_PROXY !== undefined) {
+    try {
+      if (trustedProxies.length === 0) throw new Error('no address given');
+      proxyAddr.compile(trustedProxies);
+    } catch (error) {
+      list.push(`EXRATES_TRUST_PROXY=${JSON.stringify(v.EXRATES_TRUST_PROXY)} is not valid: ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
   if (list.length > 0) throw new ConfigError(list);
 
@@ -246,6 +265,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logLevel: v.EXRATES_LOG_LEVEL,
     contactEmail: v.EXRATES_CONTACT_EMAIL,
     demoKey: v.EXRATES_DEMO_KEY_TIER === 'off' ? undefined : Object.freeze({ tier: v.EXRATES_DEMO_KEY_TIER, perAddress: v.EXRATES_DEMO_QUOTA_PER_IP }),
+    trustedProxies: Object.freeze(trustedProxies),
     upstreamTimeoutMs: v.EXRATES_UPSTREAM_TIMEOUT_MS,
     refreshSeconds: v.EXRATES_REFRESH_SECONDS,
   });

@@ -33,6 +33,30 @@ describe('EXRATES_DEMO_KEY_TIER and EXRATES_DEMO_QUOTA_PER_IP', () => {
   });
 });
 
+describe('EXRATES_TRUST_PROXY', () => {
+  it('is none by default, and takes addresses, CIDR ranges and the named ranges', () => {
+    assert.deepEqual(loadConfig({}).trustedProxies, []);
+    assert.deepEqual(loadConfig({ EXRATES_TRUST_PROXY: ' 10.0.0.0/8, loopback,2001:db8::1 ' }).trustedProxies, ['10.0.0.0/8', 'loopback', '2001:db8::1']);
+  });
+
+  it('rejects what is not an address or range with one clear line', () => {
+    for (const [value, reason] of [
+      ['10.0.0.0/40', 'invalid range on address: 10.0.0.0/40'],
+      ['proxy.example.org', 'invalid IP address: proxy.example.org'],
+      [' , ', 'no address given'],
+    ] as const) {
+      assert.throws(
+        () => loadConfig({ EXRATES_TRUST_PROXY: value }),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError);
+          assert.deepEqual(error.problems, [`EXRATES_TRUST_PROXY=${JSON.stringify(value)} is not valid: ${reason}`]);
+          return true;
+        },
+      );
+    }
+  });
+});
+
 describe('client address groups', () => {
   it('are IPv4 addresses (also IPv4-mapped) and IPv6 /64s', () => {
     assert.equal(addressGroup('203.0.113.7'), '203.0.113.7');
@@ -125,5 +149,54 @@ describe('the demo key, on', () => {
   it('is described in the OpenAPI document', async () => {
     const doc = (await t.app.inject('/api/v1/openapi.json')).json();
     assert.match(doc.info.description, /\*\*Demo key\.\*\* The portal at \/ calls this API with the public demo key `exr_demo_public`.*3 requests per UTC day per client address.*free tier's 5 a day/);
+  });
+});
+
+describe('the demo key behind a trusted proxy', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp({ EXRATES_DEMO_KEY_TIER: 'free', EXRATES_DEMO_QUOTA_PER_IP: '1', EXRATES_TRUST_PROXY: '10.0.0.0/8' });
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  const ask = (remoteAddress: string, forwardedFor?: string) =>
+    t.app.inject({
+      url: '/api/v1/rate?from=EUR&to=USD',
+      headers: { 'x-api-key': DEMO_KEY, ...(forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor }) },
+      remoteAddress,
+    });
+
+  it('counts each client the proxy reports on its own', async () => {
+    assert.equal((await ask('10.1.2.3', '198.51.100.1')).statusCode, 200);
+    assert.equal((await ask('10.1.2.3', '198.51.100.1')).statusCode, 429);
+    // Another client through the same proxy, and the same client through another proxy of the range.
+    assert.equal((await ask('10.1.2.3', '198.51.100.2')).statusCode, 200);
+    assert.equal((await ask('10.9.9.9', '198.51.100.1')).statusCode, 429);
+    // The nearest untrusted address counts: a client cannot hide behind what it writes itself.
+    assert.equal((await ask('10.1.2.3', '192.0.2.50, 198.51.100.2')).statusCode, 429);
+  });
+
+  it('ignores X-Forwarded-For from anyone else', async () => {
+    assert.equal((await ask('203.0.113.7', '198.51.100.3')).statusCode, 200);
+    assert.equal((await ask('203.0.113.7', '198.51.100.4')).statusCode, 429, 'counted against 203.0.113.7, whatever the header says');
+  });
+});
+
+describe('the demo key without EXRATES_TRUST_PROXY', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp({ EXRATES_DEMO_KEY_TIER: 'free', EXRATES_DEMO_QUOTA_PER_IP: '1' });
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  it('counts the connection\'s peer and ignores X-Forwarded-For', async () => {
+    const ask = (forwardedFor: string) =>
+      t.app.inject({ url: '/api/v1/rate?from=EUR&to=USD', headers: { 'x-api-key': DEMO_KEY, 'x-forwarded-for': forwardedFor }, remoteAddress: '127.0.0.1' });
+    assert.equal((await ask('198.51.100.1')).statusCode, 200);
+    assert.equal((await ask('198.51.100.2')).statusCode, 429);
   });
 });
