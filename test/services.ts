@@ -28,16 +28,23 @@ export async function createPostgresSchema(): Promise<{ url: string; drop(): Pro
   const schema = `exrates_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: POSTGRES_URL });
   await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  await admin.end();
+  // Ended even if the statement fails, so an open connection cannot keep the test process alive.
+  try {
+    await admin.query(`create schema ${schema}`);
+  } finally {
+    await admin.end();
+  }
   const separator = POSTGRES_URL.includes('?') ? '&' : '?';
   return {
     url: `${POSTGRES_URL}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
     async drop() {
       const client = new pg.Client({ connectionString: POSTGRES_URL });
       await client.connect();
-      await client.query(`drop schema if exists ${schema} cascade`);
-      await client.end();
+      try {
+        await client.query(`drop schema if exists ${schema} cascade`);
+      } finally {
+        await client.end();
+      }
     },
   };
 }

@@ -29,6 +29,18 @@ interface Pair {
   upstream: net.Socket;
 }
 
+/**
+ * Resets a connection (RST rather than FIN). A socket already ending (end() called: by us, or by
+ * Node after the peer's FIN) cannot be reset: Node's resetAndDestroy() then fails with EINVAL and
+ * leaves the socket's handle open for good, and a process with such a handle never exits. That
+ * connection is closing anyway, so it is destroyed instead.
+ */
+function reset(socket: net.Socket): void {
+  if (socket.destroyed) return;
+  if (socket.writableEnded) socket.destroy();
+  else socket.resetAndDestroy();
+}
+
 function listen(server: net.Server, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -88,7 +100,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
 
   function resetAll(): void {
     for (const { client, upstream } of pairs) {
-      client.resetAndDestroy();
+      reset(client);
       upstream.destroy();
     }
     pairs.clear();
@@ -125,7 +137,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
         server = net.createServer(onConnection);
         await listen(server, port);
       }
-      for (const socket of held) socket.resetAndDestroy();
+      for (const socket of held) reset(socket);
       held.clear();
       if (previous === 'stalled') {
         for (const { client, upstream } of pairs) {
