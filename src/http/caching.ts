@@ -87,8 +87,11 @@ export interface CacheableBody {
   lastModified?: string;
   /** Offer gzip and br when the client accepts them. */
   compressible?: boolean;
-  /** The body in an encoding, when the caller keeps compressed bodies itself. */
-  encoded?: (encoding: 'br' | 'gzip') => Buffer;
+  /**
+   * The encoding `body` is in, when the caller negotiated it (negotiateEncoding) and keeps its
+   * compressed bodies itself. `etag` is still the plain body's: a compressed one's is made from it.
+   */
+  encoding?: Encoding;
   /**
    * The answer depends on the API key sent in X-Api-Key (its quota headers, whether it is
    * served at all): a browser cache must not answer a request with another key from it.
@@ -107,7 +110,8 @@ export function sendCacheable(request: FastifyRequest, reply: FastifyReply, resp
   if (response.compressible || response.keyed) {
     reply.header('Vary', response.compressible ? (response.keyed ? 'Accept-Encoding, X-Api-Key' : 'Accept-Encoding') : 'X-Api-Key');
   }
-  if (response.compressible) {
+  if (response.encoding !== undefined) encoding = response.encoding;
+  else if (response.compressible) {
     const accepted = request.headers['accept-encoding'];
     if (typeof accepted === 'string') encoding = negotiateEncoding(accepted);
   }
@@ -122,5 +126,5 @@ export function sendCacheable(request: FastifyRequest, reply: FastifyReply, resp
   reply.type(response.contentType);
   if (encoding === 'identity') return reply.send(response.body);
   reply.header('Content-Encoding', encoding);
-  return reply.send(response.encoded ? response.encoded(encoding) : compressed(response.body, etag, encoding));
+  return reply.send(response.encoding !== undefined ? response.body : compressed(response.body, etag, encoding));
 }

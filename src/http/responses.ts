@@ -26,6 +26,8 @@ export interface RenderedHistory {
   body: Buffer;
   /** The representation's strong ETag: a compressed body has its own. */
   etag: string;
+  /** The plain body's ETag, from which a compressed body's own is made. */
+  plainEtag: string;
   /** The file name offered for CSV downloads. */
   name: string;
   /** Where the answer is kept: its pair, range, format, day and generation of the rates. */
@@ -103,12 +105,10 @@ export interface HistoryBodies {
    */
   peek(from: string, to: string, range: HistoryRange, csv: boolean, encoding: Encoding): RenderedHistory | undefined;
   /**
-   * The rendered answer, computed when it is not held yet. A computed answer is kept unless
-   * `keep` is false: a client that takes it compressed keeps only the compressed form (`encode`).
+   * The answer in an encoding, computed when it is not held yet. Only the form asked for is kept:
+   * a computed plain body that was needed only to be compressed is not.
    */
-  render(from: string, to: string, range: HistoryRange, csv: boolean, keep?: boolean): Promise<RenderedHistory>;
-  /** A rendered answer compressed, kept with it. */
-  encode(rendered: RenderedHistory, encoding: 'br' | 'gzip'): RenderedHistory;
+  render(from: string, to: string, range: HistoryRange, csv: boolean, encoding?: Encoding): Promise<RenderedHistory>;
 }
 
 /**
@@ -124,31 +124,34 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
   const keyOf = (from: string, to: string, range: HistoryRange, csv: boolean, generation: number) =>
     `${from}${to}:${range}:${csv ? 'csv' : 'json'}:${today(book.clock)}:${generation}`;
 
+  /** A plain answer compressed, kept under its own key: compressed once for every request for it. */
   function encode(rendered: RenderedHistory, encoding: 'br' | 'gzip'): RenderedHistory {
     const key = `${rendered.key}:${encoding}`;
     let found = cache.get(key);
     if (!found) {
       const body = compressBody(rendered.body, encoding);
-      found = { body, etag: encodedEtag(rendered.etag, encoding), name: rendered.name, key };
+      found = { body, etag: encodedEtag(rendered.plainEtag, encoding), plainEtag: rendered.plainEtag, name: rendered.name, key };
       cache.set(key, found, body.length);
     }
     return found;
   }
 
+  function peek(from: string, to: string, range: HistoryRange, csv: boolean, encoding: Encoding): RenderedHistory | undefined {
+    const key = keyOf(from, to, range, csv, book.generation());
+    if (encoding === 'identity') return cache.get(key);
+    const held = cache.get(`${key}:${encoding}`);
+    if (held) return held;
+    const plain = cache.get(key);
+    return plain && encode(plain, encoding);
+  }
+
   return {
-    peek(from, to, range, csv, encoding) {
-      const key = keyOf(from, to, range, csv, book.generation());
-      if (encoding === 'identity') return cache.get(key);
-      const held = cache.get(`${key}:${encoding}`);
-      if (held) return held;
-      const plain = cache.get(key);
-      return plain && encode(plain, encoding);
-    },
-    async render(from, to, range, csv, keep = true) {
+    peek,
+    async render(from, to, range, csv, encoding = 'identity') {
       const fromCode = parseCurrency(from, 'from');
       const toCode = parseCurrency(to, 'to');
-      const cached = cache.get(keyOf(fromCode, toCode, range, csv, book.generation()));
-      if (cached) return cached;
+      const held = peek(fromCode, toCode, range, csv, encoding);
+      if (held) return held;
       const generation = book.generation();
       const history = await pairHistory(book, fromCode, toCode, range);
       let body: string;
@@ -161,10 +164,11 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
       // Kept under the generation the answer was computed from: if the rates moved meanwhile, a
       // newer request computes again.
       const key = keyOf(fromCode, toCode, range, csv, generation);
-      const rendered = { body: bytes, etag: strongEtag(bytes), name: `${history.pair}_${history.range}.csv`, key };
-      if (keep) cache.set(key, rendered, bytes.length);
+      const etag = strongEtag(bytes);
+      const rendered = { body: bytes, etag, plainEtag: etag, name: `${history.pair}_${history.range}.csv`, key };
+      if (encoding !== 'identity') return encode(rendered, encoding);
+      cache.set(key, rendered, bytes.length);
       return rendered;
     },
-    encode,
   };
 }

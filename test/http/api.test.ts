@@ -121,6 +121,13 @@ describe('HTTP API on the shared ECB history', () => {
     assert.equal(gzip.headers.etag, `${String(plain.headers.etag).slice(0, -1)}-gzip"`);
     const again = await get('/api/v1/history?from=CHF&to=GBP&range=1y', { 'accept-encoding': 'gzip' });
     assert.deepEqual(again.rawPayload, gzip.rawPayload);
+    const unchanged = await get('/api/v1/history?from=CHF&to=GBP&range=1y', { 'accept-encoding': 'gzip', 'if-none-match': String(gzip.headers.etag) });
+    assert.equal(unchanged.statusCode, 304);
+    assert.equal(unchanged.headers.etag, gzip.headers.etag);
+    // The plain ETag does not match the compressed representation.
+    const other = await get('/api/v1/history?from=CHF&to=GBP&range=1y', { 'accept-encoding': 'gzip', 'if-none-match': String(plain.headers.etag) });
+    assert.equal(other.statusCode, 200);
+    assert.equal(other.headers['content-encoding'], 'gzip');
   });
 
   test('a matching If-None-Match gets 304 and still counts', async () => {

@@ -134,16 +134,17 @@ export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions
       const { from, to, range, format } = request.query;
       const csv = format === 'csv';
       const accepted = request.headers['accept-encoding'];
-      const plainWanted = negotiateEncoding(typeof accepted === 'string' ? accepted : undefined) === 'identity';
-      const rendered = await histories.render(from, to, range ?? DEFAULT_RANGE, csv, plainWanted);
+      const encoding = negotiateEncoding(typeof accepted === 'string' ? accepted : undefined);
+      // The form that is sent is the one asked for, and the only one kept.
+      const rendered = await histories.render(from, to, range ?? DEFAULT_RANGE, csv, encoding);
       return sendCacheable(request, reply, {
         keyed: true,
         body: rendered.body,
-        etag: rendered.etag,
+        etag: rendered.plainEtag,
+        encoding,
         contentType: csv ? CSV_TYPE : JSON_TYPE,
         cacheControl: `private, max-age=${HISTORY_MAX_AGE}`,
         compressible: true,
-        encoded: (encoding) => histories.encode(rendered, encoding).body,
         ...(csv ? { extraHeaders: { 'Content-Disposition': `attachment; filename="${rendered.name}"` } } : {}),
       });
     },
