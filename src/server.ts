@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { createDeps, type Deps, type DepsOptions } from './deps.js';
+import { keepMemory } from './memory.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -16,11 +17,13 @@ export interface RunningServer {
  * refreshes on wall-clock multiples of the interval, and shuts down gracefully.
  */
 export async function startServer(config: Config, options: DepsOptions = {}): Promise<RunningServer> {
+  const memory = keepMemory();
   const deps = await createDeps(config, options);
   const app = await buildApp(deps, { logRequests: config.logRequests });
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
+    memory?.stop();
     await deps.close();
     throw error;
   }
@@ -30,6 +33,7 @@ export async function startServer(config: Config, options: DepsOptions = {}): Pr
     await app.close();
     await initialLoad.catch(() => undefined);
     await deps.close();
+    memory?.stop();
   }
   return { app, deps, initialLoad, close };
 }
