@@ -32,6 +32,7 @@ import { loadConfig } from '../src/config.js';
 import { issueApiKey } from '../src/core/api-keys.js';
 import { createDeps } from '../src/deps.js';
 import { createLogger } from '../src/log.js';
+import { serviceNodeFlags } from '../scripts/node-flags.js';
 import { formatProfile, summariseProfile, type ProfileSummary } from './profile.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -422,7 +423,8 @@ async function spawnService(service: ServiceEnv, port: number, nodeArgs: string[
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.startsWith('EXRATES_')) env[name] = value;
   Object.assign(env, service.env, extraEnv, { PORT: String(port) });
   // Run from the temporary folder, so that no .env of the working tree changes the configuration.
-  const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'dist', 'cli', 'main.js'), 'serve'], {
+  // Started as `npm start` starts it: with the same node flags.
+  const child = spawn(process.execPath, [...serviceNodeFlags(ROOT), ...nodeArgs, join(ROOT, 'dist', 'cli', 'main.js'), 'serve'], {
     cwd: service.dir,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

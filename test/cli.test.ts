@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
+import { serviceNodeFlags } from '../scripts/node-flags.js';
 import { ECB_CSV, ECB_XML_DIR, FIXED_NOW, tempDir } from './helper.js';
 
 const exec = promisify(execFile);
@@ -130,4 +132,17 @@ describe('exrates CLI', () => {
     assert.notEqual(result.code, 0);
     assert.match(result.stderr, /unknown command/);
   });
+});
+
+test('npm start, the exrates command and the Docker image start node with the same flags, and node takes them', async () => {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const flags = serviceNodeFlags(root);
+  assert.ok(flags.length > 0 && flags.every((flag) => flag.startsWith('--')), `flags: ${flags.join(' ')}`);
+  const shebang = readFileSync(join(root, 'src', 'cli', 'main.ts'), 'utf8').split('\n')[0];
+  assert.equal(shebang, `#!/usr/bin/env -S node ${flags.join(' ')}`);
+  const entrypoint = /^ENTRYPOINT (.*)$/m.exec(readFileSync(join(root, 'Dockerfile'), 'utf8'))?.[1];
+  assert.deepEqual(JSON.parse(entrypoint ?? 'null'), ['node', ...flags, 'dist/cli/main.js']);
+  // node refuses a flag it does not know (exit 9) rather than ignoring it.
+  const { stdout } = await exec(process.execPath, [...flags, '-e', 'console.log("ok")']);
+  assert.equal(stdout.trim(), 'ok');
 });
