@@ -64,5 +64,5 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
 
 # node is PID 1 and receives SIGTERM itself: `serve` drains in-flight requests and exits. The
 # node flags are those of `npm start` (package.json; see docs/operations.md, Memory).
-ENTRYPOINT ["node", "--max-semi-space-size=8", "--compact-on-every-full-gc", "dist/cli/main.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=8", "dist/cli/main.js"]
 CMD ["serve"]

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=8 --compact-on-every-full-gc
+#!/usr/bin/env -S node --max-semi-space-size=8
 import { Command, CommanderError } from 'commander';
 import { ConfigError, environmentWithDotenv, loadConfig, type Config } from '../config.js';
 import { issueApiKey, revokeApiKeys } from '../core/api-keys.js';
