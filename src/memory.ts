@@ -7,13 +7,13 @@ import vm from 'node:vm';
  * and Buffers (the history bodies, and each one evicted from the cache) 64 MB past the last
  * collection. For a service that holds 100 MB that is most of its memory again, in garbage: the
  * rates loaded at start, the objects of requests in flight that a young-generation collection
- * promoted, and evicted bodies. Node's start flags would need setting in every launcher, and
- * `--max-old-space-size` near the live size makes V8 mark all the time.
+ * promoted, and evicted bodies. `--max-old-space-size` near the live size makes V8 mark all the
+ * time instead.
  *
  * So the service looks at its heap ten times a second and asks for a full collection when the
  * old generation and the Buffers have grown by a budget since the last one: once after the
  * history is loaded, every half minute or so under a steady load, a few times a second while the
- * history cache turns over. A collection of this heap pauses for about 10–20 ms, and the
+ * history cache turns over. A collection of this heap pauses for about 10–30 ms, and the
  * collections asked for take at most a tenth of the time, so a working set that really grows
  * costs little.
  */

@@ -17,10 +17,18 @@ export interface RunningServer {
  * refreshes on wall-clock multiples of the interval, and shuts down gracefully.
  */
 export async function startServer(config: Config, options: DepsOptions = {}): Promise<RunningServer> {
+  // Watching from the start: what loading the rates leaves behind is the first collection's.
   const memory = keepMemory();
-  const deps = await createDeps(config, options);
-  const app = await buildApp(deps, { logRequests: config.logRequests });
+  let deps: Deps;
+  let app: FastifyInstance;
   try {
+    deps = await createDeps(config, options);
+  } catch (error) {
+    memory?.stop();
+    throw error;
+  }
+  try {
+    app = await buildApp(deps, { logRequests: config.logRequests });
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
     memory?.stop();
