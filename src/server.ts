@@ -27,6 +27,7 @@ export async function startServer(config: Config, options: DepsOptions = {}): Pr
     memory?.stop();
     throw error;
   }
+  if (!memory) deps.log.warn('V8 full collections cannot be asked for in this Node.js: memory is left to V8 (see docs/operations.md, Memory)');
   try {
     app = await buildApp(deps, { logRequests: config.logRequests });
     await app.listen({ port: config.port, host: config.host });
