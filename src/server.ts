@@ -19,30 +19,26 @@ export interface RunningServer {
 export async function startServer(config: Config, options: DepsOptions = {}): Promise<RunningServer> {
   // Watching from the start: what loading the rates leaves behind is the first collection's.
   const memory = keepMemory();
-  let deps: Deps;
+  let deps: Deps | undefined;
   let app: FastifyInstance;
   try {
     deps = await createDeps(config, options);
-  } catch (error) {
-    memory?.stop();
-    throw error;
-  }
-  if (!memory) deps.log.warn('V8 full collections cannot be asked for in this Node.js: memory is left to V8 (see docs/operations.md, Memory)');
-  try {
+    if (!memory) deps.log.warn('V8 full collections cannot be asked for in this Node.js: memory is left to V8 (see docs/operations.md, Memory)');
     app = await buildApp(deps, { logRequests: config.logRequests });
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
     memory?.stop();
-    await deps.close();
+    await deps?.close();
     throw error;
   }
-  const initialLoad = deps.refresher.refreshAllOnce().finally(() => deps.refresher.start());
+  const ready = deps;
+  const initialLoad = ready.refresher.refreshAllOnce().finally(() => ready.refresher.start());
 
   async function close(): Promise<void> {
     await app.close();
     await initialLoad.catch(() => undefined);
-    await deps.close();
+    await ready.close();
     memory?.stop();
   }
-  return { app, deps, initialLoad, close };
+  return { app, deps: ready, initialLoad, close };
 }
