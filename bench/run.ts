@@ -21,7 +21,7 @@
  * that), --keep (leave the temporary folder), --list.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, freemem, totalmem, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -72,6 +72,8 @@ const { values: flags } = parseArgs({
     list: { type: 'boolean', default: false },
     csv: { type: 'string' },
     env: { type: 'string', multiple: true },
+    'node-flag': { type: 'string', multiple: true },
+    'service-log': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
   allowPositionals: false,
@@ -120,6 +122,10 @@ const options = {
       return [pair.slice(0, at), pair.slice(at + 1)];
     }),
   ) as Record<string, string>,
+  /** Extra node flags for the service, after those of `npm start`: --node-flag=--trace-gc (repeatable). */
+  nodeFlags: flags['node-flag'] ?? [],
+  /** A file the service's output is appended to (with --node-flag=--trace-gc, say). */
+  serviceLog: flags['service-log'],
 };
 
 // ---------------------------------------------------------------- scenarios
@@ -424,12 +430,17 @@ async function spawnService(service: ServiceEnv, port: number, nodeArgs: string[
   Object.assign(env, service.env, extraEnv, { PORT: String(port) });
   // Run from the temporary folder, so that no .env of the working tree changes the configuration.
   // Started as `npm start` starts it: with the same node flags.
-  const child = spawn(process.execPath, [...serviceNodeFlags(ROOT), ...nodeArgs, join(ROOT, 'dist', 'cli', 'main.js'), 'serve'], {
+  const child = spawn(process.execPath, [...serviceNodeFlags(ROOT), ...options.nodeFlags, ...nodeArgs, join(ROOT, 'dist', 'cli', 'main.js'), 'serve'], {
     cwd: service.dir,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
+  if (options.serviceLog) {
+    const log = createWriteStream(options.serviceLog, { flags: 'a' });
+    child.stdout?.pipe(log);
+    child.stderr?.pipe(log);
+  }
   const output = tail(child, 'service');
   child.once('exit', () => children.delete(child));
   return { child, port, output };
@@ -876,6 +887,8 @@ async function main(): Promise<void> {
         '  --database-url URL    a PostgreSQL database instead of a temporary SQLite file (own schema, dropped after)',
         '  --redis-url URL       EXRATES_REDIS_URL for the service',
         '  --env NAME=VALUE      extra service environment, repeatable',
+        '  --node-flag=FLAG      extra node flag for the service (after those of npm start), repeatable',
+        '  --service-log FILE    append the service\'s output to FILE',
         '  --csv PATH            the ECB history (BENCH_ECB_CSV, ../shared/data/ecb/eurofxref-hist.csv)',
         '  --no-cold-start       skip the cold-start measurement',
         '  --generator G         wrk or autocannon (BENCH_GENERATOR; default wrk when installed)',
