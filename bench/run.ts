@@ -16,7 +16,9 @@
  * needed), --cpu-prof (profile the load server with node --cpu-prof and summarise the profile),
  * --database-url URL (BENCH_DATABASE_URL: e.g. a PostgreSQL database to use instead of a temporary
  * SQLite file; it must be one you can write to), --redis-url URL (passed as EXRATES_REDIS_URL),
- * --env NAME=VALUE (extra service environment, repeatable, for experiments), --no-cold-start,
+ * --env NAME=VALUE (extra service environment, repeatable, for experiments), --node-flag=FLAG
+ * (extra node flag for the service, repeatable), --service-log FILE (the service's output appended
+ * to FILE), --no-cold-start,
  * --workers N (BENCH_WORKERS, 2: rate, convert and mixed again with EXRATES_WORKERS=N; 1 skips
  * that), --keep (leave the temporary folder), --list.
  */
@@ -437,9 +439,11 @@ async function spawnService(service: ServiceEnv, port: number, nodeArgs: string[
   });
   children.add(child);
   if (options.serviceLog) {
+    // Both streams into one file, closed once the child's output has all been read.
     const log = createWriteStream(options.serviceLog, { flags: 'a' });
-    child.stdout?.pipe(log);
-    child.stderr?.pipe(log);
+    child.stdout?.pipe(log, { end: false });
+    child.stderr?.pipe(log, { end: false });
+    child.once('close', () => log.end());
   }
   const output = tail(child, 'service');
   child.once('exit', () => children.delete(child));
