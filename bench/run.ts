@@ -1105,7 +1105,8 @@ async function main(): Promise<void> {
     `exrates bench ${startedAt.toISOString()} — ${machine.nproc} CPUs (${machine.cpu}), node ${machine.node}, ` +
       `${options.connections} connections, load generator ${options.generator === 'wrk' ? 'wrk (1 thread)' : 'autocannon'}, ${options.duration} s per scenario after ${options.warmup} s warm-up, ` +
       `store ${options.databaseUrl ? `PostgreSQL (${options.databaseUrl.replace(/\/\/[^@/]*@/, '//…@')}, own schema)` : 'SQLite (temporary file)'}` +
-      `${options.redisUrl ? ' + Redis' : ''}${Object.keys(options.serviceEnv).length ? `, env ${Object.entries(options.serviceEnv).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}, git ${git.commit}` +
+      `${options.redisUrl ? ' + Redis' : ''}${Object.keys(options.serviceEnv).length ? `, env ${Object.entries(options.serviceEnv).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}` +
+      `${options.nodeFlags.length ? `, node flags + ${options.nodeFlags.join(' ')}` : ''}, git ${git.commit}` +
       (git.dirtySrc > 0 ? ` + ${git.dirtySrc} uncommitted change(s) in src/` : ''),
   );
   console.log('');
