@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { createDeps, type Deps, type DepsOptions } from './deps.js';
-import { keepMemory } from './memory.js';
+import { allocatorTrim, keepMemory } from './memory.js';
 import { holdTickShape } from './tick-shape.js';
 
 export interface RunningServer {
@@ -27,6 +27,9 @@ export async function startServer(config: Config, options: DepsOptions = {}): Pr
   try {
     deps = await createDeps(config, options);
     if (!memory) deps.log.warn('V8 full collections cannot be asked for in this Node.js: memory is left to V8 (see docs/operations.md, Memory)');
+    else if (process.platform === 'linux' && !allocatorTrim()) {
+      deps.log.info('the C allocator keeps the pages freed Buffers leave (the native module is not built, or the C library is not glibc): see docs/operations.md, Memory');
+    }
     app = await buildApp(deps, { logRequests: config.logRequests });
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {

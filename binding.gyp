@@ -1,0 +1,8 @@
+{
+  "targets": [
+    {
+      "target_name": "exrates_native",
+      "sources": ["native/trim.c"]
+    }
+  ]
+}
