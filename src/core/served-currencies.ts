@@ -28,7 +28,8 @@ export function currencyCatalogue(snapshot: RateSnapshot, options: { wideCoverag
     if (data.days.length > 0) served.add(data.base);
     for (const code of data.series.keys()) if (quotesNow(data, code)) served.add(code);
   }
-  const byCode = (a: ServedCurrency, b: ServedCurrency) => a.code.localeCompare(b.code);
+  // Codes are three ASCII letters: compared by code unit, without a collator (ICU's, for localeCompare).
+  const byCode = (a: ServedCurrency, b: ServedCurrency) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0);
   const onRequest = options.wideCoverage
     ? // Codes without minor units (gold, SDR, test codes) are not currencies a provider quotes as money.
       [...currencyTable().values()].filter((c) => c.minorUnits !== null && !served.has(c.code)).map((c) => named(c.code))

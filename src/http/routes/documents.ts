@@ -7,6 +7,14 @@ import type { Config } from '../../config.js';
 import { DEMO_KEY } from '../../core/demo-key.js';
 import { PORTAL_ICON } from './portal.js';
 
+/**
+ * An integer with its thousands grouped by commas (10,000). Not toLocaleString: its first use maps
+ * megabytes of ICU's locale data into the process for good, for a start-time string.
+ */
+function grouped(value: number): string {
+  return String(value).replace(/\B(?=(\d{3})+$)/g, ',');
+}
+
 function description(config: Config): string {
   return [
     'Live mid-market exchange rates for any pair of ISO 4217 currencies, exact conversion of decimal amounts, and up to 5 years of daily history with statistics, as JSON or CSV.',
@@ -19,11 +27,11 @@ function description(config: Config): string {
     '',
     '**Currencies.** Codes are matched case-insensitively and answered in upper case. A code that is not ISO 4217 is `invalid_currency`; a valid code that no configured provider quotes is `unsupported_currency`. `from` equal to `to` gives rate "1".',
     '',
-    `**Keys and quotas.** Every /api/v1 endpoint needs an API key in the \`X-Api-Key\` header or the \`apikey\` query parameter; when both are sent the header wins. Keys are requested by e-mail from ${config.contactEmail}; ask the same address for the pro tier. Daily quotas per key: free ${config.quota.free.toLocaleString('en-US')}, pro ${config.quota.pro.toLocaleString('en-US')} requests, resetting at 00:00 UTC. Every request with a valid key counts, whatever its status, except one refused with 429. Responses to a valid key carry X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (Unix seconds); a 429 also carries Retry-After.`,
+    `**Keys and quotas.** Every /api/v1 endpoint needs an API key in the \`X-Api-Key\` header or the \`apikey\` query parameter; when both are sent the header wins. Keys are requested by e-mail from ${config.contactEmail}; ask the same address for the pro tier. Daily quotas per key: free ${grouped(config.quota.free)}, pro ${grouped(config.quota.pro)} requests, resetting at 00:00 UTC. Every request with a valid key counts, whatever its status, except one refused with 429. Responses to a valid key carry X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (Unix seconds); a 429 also carries Retry-After.`,
     ...(config.demoKey
       ? [
           '',
-          `**Demo key.** The portal at / calls this API with the public demo key \`${DEMO_KEY}\`, which anyone may use for trying things out: ${config.demoKey.perAddress.toLocaleString('en-US')} requests per UTC day per client address (an IPv4 address or an IPv6 /64), within the ${config.demoKey.tier} tier's ${config.quota[config.demoKey.tier].toLocaleString('en-US')} a day that all its users share. Its X-RateLimit-* headers count the address's requests. For anything more, ask for a key of your own.`,
+          `**Demo key.** The portal at / calls this API with the public demo key \`${DEMO_KEY}\`, which anyone may use for trying things out: ${grouped(config.demoKey.perAddress)} requests per UTC day per client address (an IPv4 address or an IPv6 /64), within the ${config.demoKey.tier} tier's ${grouped(config.quota[config.demoKey.tier])} a day that all its users share. Its X-RateLimit-* headers count the address's requests. For anything more, ask for a key of your own.`,
         ]
       : []),
     '',

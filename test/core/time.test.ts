@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { addDays, ecbReferenceTime, frankfurtTime } from '../../src/core/time.js';
+
+/** The instant of a Frankfurt wall-clock time as ICU's time-zone database gives it (the oracle). */
+const berlin = new Intl.DateTimeFormat('en-GB', {
+  timeZone: 'Europe/Berlin',
+  hourCycle: 'h23',
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+});
+function viaIntl(day: string, hour: number): string | undefined {
+  const guess = Date.parse(`${day}T${String(hour).padStart(2, '0')}:00:00Z`);
+  for (const offsetHours of [1, 2]) {
+    const candidate = new Date(guess - offsetHours * 3_600_000);
+    const parts = Object.fromEntries(berlin.formatToParts(candidate).map((p) => [p.type, p.value]));
+    if (`${parts.year}-${parts.month}-${parts.day}` === day && Number(parts.hour) === hour) return candidate.toISOString().replace('.000Z', 'Z');
+  }
+  return undefined;
+}
+
+describe('Frankfurt wall-clock times', () => {
+  test('16:00 agrees with the IANA time-zone database for every day from 1996 to 2045', () => {
+    let days = 0;
+    for (let day = '1996-01-01'; day <= '2045-12-31'; day = addDays(day, 1), days++) {
+      assert.equal(ecbReferenceTime(day), viaIntl(day, 16), day);
+    }
+    assert.equal(days, 18_263);
+  });
+
+  test('every hour of the days the clocks change agrees too: the missing hour is an error, the repeated one is read as the later', () => {
+    for (let year = 1996; year <= 2045; year++) {
+      for (const month of [3, 10]) {
+        const last = new Date(Date.UTC(year, month, 0));
+        const sunday = addDays(last.toISOString().slice(0, 10), -last.getUTCDay());
+        for (let hour = 0; hour < 24; hour++) {
+          const expected = viaIntl(sunday, hour);
+          if (expected === undefined) assert.throws(() => frankfurtTime(sunday, hour), /no Frankfurt time/, `${sunday} ${hour}:00`);
+          else assert.equal(frankfurtTime(sunday, hour), expected, `${sunday} ${hour}:00`);
+        }
+      }
+    }
+  });
+
+  test('known instants: winter, summer, and the days the clocks change', () => {
+    assert.equal(ecbReferenceTime('2025-01-03'), '2025-01-03T15:00:00Z');
+    assert.equal(ecbReferenceTime('2025-07-01'), '2025-07-01T14:00:00Z');
+    assert.equal(ecbReferenceTime('2025-03-30'), '2025-03-30T14:00:00Z');
+    assert.equal(ecbReferenceTime('2025-10-26'), '2025-10-26T15:00:00Z');
+    assert.equal(frankfurtTime('2025-03-30', 1), '2025-03-30T00:00:00Z');
+    assert.throws(() => frankfurtTime('2025-03-30', 2), /no Frankfurt time 2:00 on 2025-03-30/);
+    assert.equal(frankfurtTime('2025-10-26', 2), '2025-10-26T01:00:00Z');
+  });
+
+  test('a day before the rule, or not a day, is refused', () => {
+    assert.throws(() => ecbReferenceTime('1995-12-31'), RangeError);
+    assert.throws(() => ecbReferenceTime('2025-02-30'), RangeError);
+  });
+});
