@@ -35,8 +35,6 @@ export interface MemoryKeeperOptions {
    * waits d × (1 / share − 1) ms.
    */
   maxTimeShare?: number;
-  /** Gives the C allocator's free pages back; by default glibc's malloc_trim where it can be had, null for none. */
-  trim?: (() => boolean) | null;
 }
 
 export interface MemoryKeeper {
@@ -118,7 +116,7 @@ export function keepMemory(options: MemoryKeeperOptions = {}): MemoryKeeper | un
   let floor = collectableBytes();
   let nextAllowedAt = 0;
   let collections = 0;
-  const trim = options.trim === undefined ? allocatorTrim() : options.trim;
+  const trim = allocatorTrim();
   let trimPending = false;
   let trims = 0;
   const timer = setInterval(() => {
