@@ -15,7 +15,8 @@
  * (BENCH_CONNECTIONS, 50), --only a,b (scenario names; the baseline always runs when a ratio is
  * needed), --cpu-prof (profile the load server with node --cpu-prof and summarise the profile),
  * --database-url URL (BENCH_DATABASE_URL: e.g. a PostgreSQL database to use instead of a temporary
- * SQLite file; it must be one you can write to), --redis-url URL (passed as EXRATES_REDIS_URL),
+ * SQLite file; it must be one you can write to), --redis-url URL (passed as EXRATES_REDIS_URL, with
+ * a key prefix of the run's own, its keys deleted at the end),
  * --env NAME=VALUE (extra service environment, repeatable, for experiments), --node-flag=FLAG
  * (extra node flag for the service, repeatable), --service-log FILE (the service's output appended
  * to FILE), --no-cold-start,
@@ -170,7 +171,7 @@ function killAll(signal: NodeJS.Signals = 'SIGKILL'): void {
   }
 }
 
-/** Clean-ups to run when the bench is interrupted (the temporary folder, a PostgreSQL schema). */
+/** Clean-ups to run when the bench is interrupted (the temporary folder, a PostgreSQL schema, Redis keys). */
 const onInterrupt: Array<() => void | Promise<void>> = [];
 
 process.on('exit', () => killAll('SIGKILL'));
@@ -380,13 +381,41 @@ async function postgresSchema(url: string): Promise<{ url: string; drop(): Promi
   return { url: scoped.toString(), drop: () => run(`drop schema if exists "${schema}" cascade`) };
 }
 
+/**
+ * A Redis is shared too, and the service's start and refresh locks outlive a run (one per
+ * refresh tick of the bench's fixed clock, held for a day): the bench gives the service a key
+ * prefix of its own and deletes its keys at the end. A second run on the same prefix would find
+ * the start's lock taken and wait for ever for a load that never comes.
+ */
+async function redisNamespace(url: string): Promise<{ prefix: string; drop(): Promise<void> }> {
+  const prefix = `exrates-bench-${Date.now()}:`;
+  return {
+    prefix,
+    async drop() {
+      const { Redis } = await import('ioredis');
+      const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
+      try {
+        await redis.connect();
+        for (let cursor = '0'; ; ) {
+          const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+          if (keys.length > 0) await redis.unlink(...keys);
+          if (next === '0') break;
+          cursor = next;
+        }
+      } finally {
+        redis.disconnect();
+      }
+    },
+  };
+}
+
 interface ServiceEnv {
   dir: string;
   databaseUrl: string;
   env: Record<string, string>;
 }
 
-function serviceEnvironment(dir: string, postgresUrl: string | undefined): ServiceEnv {
+function serviceEnvironment(dir: string, postgresUrl: string | undefined, redisPrefix: string | undefined): ServiceEnv {
   const databaseUrl = postgresUrl ?? options.databaseUrl ?? `sqlite:${join(dir, 'bench.db')}`;
   const env: Record<string, string> = {
     EXRATES_DATABASE_URL: databaseUrl,
@@ -403,6 +432,7 @@ function serviceEnvironment(dir: string, postgresUrl: string | undefined): Servi
     HOST: '127.0.0.1',
   };
   if (options.redisUrl) env.EXRATES_REDIS_URL = options.redisUrl;
+  if (redisPrefix) env.EXRATES_REDIS_PREFIX = redisPrefix;
   Object.assign(env, options.serviceEnv);
   return { dir, databaseUrl, env };
 }
@@ -889,7 +919,7 @@ async function main(): Promise<void> {
         '  --only a,b            only these scenarios (see --list); the baseline runs when a ratio target needs it',
         '  --cpu-prof            profile the load server (node --cpu-prof) and print the top functions',
         '  --database-url URL    a PostgreSQL database instead of a temporary SQLite file (own schema, dropped after)',
-        '  --redis-url URL       EXRATES_REDIS_URL for the service',
+        '  --redis-url URL       EXRATES_REDIS_URL for the service (own key prefix, deleted after)',
         '  --env NAME=VALUE      extra service environment, repeatable',
         '  --node-flag=FLAG      extra node flag for the service (after those of npm start), repeatable',
         '  --service-log FILE    append the service\'s output to FILE',
@@ -935,7 +965,9 @@ async function main(): Promise<void> {
   });
   const postgres = options.databaseUrl?.startsWith('postgres') ? await postgresSchema(options.databaseUrl) : undefined;
   if (postgres) onInterrupt.push(() => postgres.drop());
-  const service = serviceEnvironment(dir, postgres?.url);
+  const redis = options.redisUrl ? await redisNamespace(options.redisUrl) : undefined;
+  if (redis) onInterrupt.push(() => redis.drop());
+  const service = serviceEnvironment(dir, postgres?.url, redis?.prefix);
   const measured: Measured[] = [];
   const coldStartMs: number[] = [];
   const listeningMs: number[] = [];
@@ -1075,6 +1107,7 @@ async function main(): Promise<void> {
   } finally {
     killAll('SIGKILL');
     await postgres?.drop().catch((error: unknown) => console.error(`bench: could not drop the PostgreSQL schema: ${String(error)}`));
+    await redis?.drop().catch((error: unknown) => console.error(`bench: could not delete the Redis keys under ${redis.prefix}: ${String(error)}`));
     if (options.keep) console.log(`bench: kept ${dir}`);
     else rmSync(dir, { recursive: true, force: true });
   }
