@@ -13,7 +13,7 @@ let held: object | undefined;
  * life: optimised code no longer builds the entry itself, and every nextTick defines its four
  * properties in V8's runtime. Node's streams call nextTick several times per request: after such
  * a collection, 8–10 % of the service's CPU time under load went there, and a loop of nextTick
- * calls ran 3–5 times slower (`npm run bench:next-tick`). The service makes collections like that
+ * calls ran 5–6 times slower (`npm run bench:next-tick`). The service makes collections like that
  * at start: V8's own while the history loads, and the memory keeper's. An entry that stays alive
  * keeps its shape alive, and the feedback stays as it was.
  *
