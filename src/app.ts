@@ -1,5 +1,4 @@
-import { createServer, type ServerOptions } from 'node:http';
-import { STATUS_CODES } from 'node:http';
+import { createServer, STATUS_CODES } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
@@ -7,101 +6,71 @@ import swaggerUi from '@fastify/swagger-ui';
 import { DEMO_KEY } from './core/demo-key.js';
 import { DomainError, UnavailableError, type ErrorCode } from './core/errors.js';
 import type { Deps } from './deps.js';
-import { createAuthHook } from './http/auth.js';
-import { createFastPath, type FastPath } from './http/fast-path.js';
-import { createHistoryBodies } from './http/responses.js';
-import { answerClientError, answerConnect, closeAfterAnswer } from './http/client-errors.js';
+import { answerClientError, answerConnect } from './http/client-errors.js';
+import { CORS, SECURITY_HEADERS } from './http/headers.js';
+import { AJV_OPTIONS, createKeyedApi, keyedRoute, parseQuery, validationProblem, type KeyedApi } from './http/keyed-api.js';
 import { problemFromDomainError, problemOf, sendProblem } from './http/problem.js';
-import { API_PATHS, registerApiRoutes } from './http/routes/api.js';
+import { requestDefect } from './http/request-checks.js';
+import { createHistoryBodies } from './http/responses.js';
+import { answeredByKeyedApi, delegateTo, registerApiRoutes } from './http/routes/api.js';
 import { registerOpsRoutes } from './http/routes/ops.js';
 import { registerPortalRoutes } from './http/routes/portal.js';
 import { docsPageOptions, openApiOptions, registerDocumentRoutes } from './http/routes/documents.js';
-import { PARAM_CODES } from './http/schemas.js';
-
-interface ValidationIssue {
-  keyword: string;
-  instancePath: string;
-  params: Record<string, unknown>;
-}
-
-/** Turns a schema failure into the problem code of the offending parameter (SPEC §7). */
-function validationProblem(issues: readonly ValidationIssue[]): DomainError {
-  const issue = issues[0]!;
-  if (issue.keyword === 'required') {
-    const param = String(issue.params.missingProperty ?? '').replace(/^\//, '');
-    return new DomainError('missing_parameter', `The query parameter '${param}' is required.`, { param });
-  }
-  const param = issue.instancePath.replace(/^\//, '').split('/')[0] ?? '';
-  const code: ErrorCode = (PARAM_CODES as Record<string, ErrorCode>)[param] ?? 'missing_parameter';
-  const details: Record<string, string> = {
-    invalid_currency: `'${param}' must be one ISO 4217 alphabetic code, such as EUR (case-insensitive).`,
-    invalid_amount:
-      'amount must be given once, as a non-negative decimal with up to 18 integer digits and up to 12 decimals, using "." as the decimal point (for example 100 or 99.95); no sign, exponent, spaces or thousands separators.',
-    invalid_range: 'range must be given once, as one of 1m, 3m, 6m, 1y, 5y.',
-    invalid_format: 'format must be given once, as json or csv.',
-  };
-  return new DomainError(code, details[code] ?? `The query parameter '${param}' is not valid.`, { param });
-}
 
 export interface BuildOptions {
   /** Log each request (the server does; tests usually do not). */
   logRequests?: boolean;
-  /**
-   * Answer everyday API requests on the fast path when listening (src/http/fast-path.ts); on
-   * unless requests are logged, which only the full path does. Off, every request goes through Fastify.
-   */
-  fastPath?: boolean;
 }
 
-/** Browsers call rate APIs directly: any origin may GET, sending its key in X-Api-Key. */
-export const CORS_EXPOSED_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'ETag', 'Content-Disposition'];
-
 /**
- * Fastify's own HTTP/1 server (fastify/lib/server.js), with the fast path in front of its
- * handler: what Fastify sets on the server it creates is set here too.
+ * Fastify's HTTP/1 server, with the keyed API in front of its handler: a request for a keyed
+ * route goes straight to the keyed API (src/http/keyed-api.ts), everything else, CORS preflights
+ * and every request once the server is closing included, to Fastify.
  */
-function serverWithFastPath(fastPath: FastPath): FastifyServerFactory {
-  return (handler, fastifyOptions) => {
-    // Fastify has filled in its defaults by now.
-    const options = fastifyOptions as unknown as {
-      http?: ServerOptions;
-      keepAliveTimeout: number;
-      requestTimeout: number;
-      connectionTimeout: number;
-      maxRequestsPerSocket?: number | null;
-    };
-    const server = createServer(options.http ?? {}, (request, response) => fastPath(request, response, handler));
-    server.keepAliveTimeout = options.keepAliveTimeout;
-    server.requestTimeout = options.requestTimeout;
-    server.setTimeout(options.connectionTimeout);
-    if ((options.maxRequestsPerSocket ?? 0) > 0) server.maxRequestsPerSocket = options.maxRequestsPerSocket!;
+function serverWithKeyedApi(api: KeyedApi, isClosing: () => boolean): FastifyServerFactory {
+  return (handler) => {
+    const server = createServer({ requireHostHeader: false }, (request, response) => {
+      const url = request.url ?? '';
+      const mark = url.indexOf('?');
+      const route = keyedRoute(mark === -1 ? url : url.slice(0, mark));
+      if (route === undefined || request.method === 'OPTIONS' || isClosing()) return handler(request, response);
+      api.serve(request, response, route, parseQuery(mark === -1 ? '' : url.slice(mark + 1)));
+    });
+    server.keepAliveTimeout = SERVER_TIMEOUTS.keepAliveTimeout;
+    server.requestTimeout = SERVER_TIMEOUTS.requestTimeout;
+    server.setTimeout(SERVER_TIMEOUTS.connectionTimeout);
     return server;
   };
 }
 
+/** Fastify's defaults for the server it would create itself. */
+const SERVER_TIMEOUTS = { keepAliveTimeout: 72_000, requestTimeout: 0, connectionTimeout: 0 };
+
 /** A ready app that is not listening: the server listens, tests inject. */
 export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<FastifyInstance> {
-  const histories = createHistoryBodies(deps.book);
   const logRequests = options.logRequests ?? false;
+  let requests = 0;
+  const nextRequestId = () => `req-${(requests += 1).toString(36)}`;
   let closing = false;
-  const fastPath =
-    (options.fastPath ?? true) && !logRequests
-      ? createFastPath({
-          book: deps.book,
-          histories,
-          keys: deps.keys,
-          quotas: deps.quotas,
-          limits: deps.config.quota,
-          clock: deps.clock,
-          metrics: deps.metrics,
-          refreshSeconds: deps.config.refreshSeconds,
-          exposedHeaders: CORS_EXPOSED_HEADERS.join(', '),
-          closing: () => closing,
-          onError: (error) => deps.log.error({ err: error }, 'response failed'),
-        })
-      : undefined;
+  const api = createKeyedApi({
+    book: deps.book,
+    histories: createHistoryBodies(deps.book),
+    keys: deps.keys,
+    quotas: deps.quotas,
+    limits: deps.config.quota,
+    clock: deps.clock,
+    metrics: deps.metrics,
+    log: deps.log,
+    refreshSeconds: deps.config.refreshSeconds,
+    contactEmail: deps.config.contactEmail,
+    demo: deps.config.demoKey,
+    trustedProxies: deps.config.trustedProxies,
+    logRequests,
+    nextRequestId,
+  });
   const app = Fastify({
-    ...(fastPath ? { serverFactory: serverWithFastPath(fastPath) } : {}),
+    serverFactory: serverWithKeyedApi(api, () => closing),
+    genReqId: nextRequestId,
     loggerInstance: deps.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: !logRequests }),
     exposeHeadRoutes: true,
@@ -110,12 +79,10 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     return503OnClosing: true,
     bodyLimit: 1024,
     routerOptions: { maxParamLength: 100, ignoreTrailingSlash: false },
-    ajv: { customOptions: { coerceTypes: 'array', allErrors: false, removeAdditional: false } },
-    schemaErrorFormatter: (errors) => validationProblem(errors as ValidationIssue[]),
+    ajv: { customOptions: AJV_OPTIONS },
+    schemaErrorFormatter: (errors) => validationProblem(errors as Parameters<typeof validationProblem>[0]),
     // What Node's HTTP parser rejects is answered as problem+json too (src/http/client-errors.ts).
     clientErrorHandler: answerClientError,
-    // Node would answer a missing Host with an empty 400; the onRequest hook below words it.
-    http: { requireHostHeader: false },
     // A path that is not valid percent-encoding names no resource.
     frameworkErrors: (error, request, reply) => {
       if (error.statusCode !== undefined && error.statusCode < 500) {
@@ -134,58 +101,45 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
 
   app.server.on('connect', answerConnect);
 
-  // Before anything reads a body: the API is read-only, so every other method on its paths, with
-  // any body of any type or size, is a 405 (SPEC §7); a method nothing is routed for is a 404; and
-  // HTTP/1.1 requires a Host header.
-  const apiPaths: ReadonlySet<string> = new Set(API_PATHS);
+  // Before anything reads a body: a method nothing is routed for is a 404, unless the path is a
+  // keyed route, whose every method is the keyed API's (a 405 but for GET and HEAD; OPTIONS is
+  // CORS's); and what makes any request unanswerable (src/http/request-checks.ts).
   app.addHook('onRequest', (request, reply, done) => {
+    // The keyed API checks its requests itself.
+    if (request.routeOptions.config.keyed) return done();
     const method = request.method;
-    if (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS' && apiPaths.has(request.url.split('?')[0]!)) {
-      reply.header('Allow', 'GET, HEAD');
-      sendProblem(reply, problemOf('method_not_allowed', `${method} is not allowed here; use GET or HEAD.`));
-      return;
-    }
-    // Nothing is routed here for this method: say so before a body is read, not 415 or 413 about the body.
     if (request.is404 && method !== 'GET' && method !== 'HEAD') {
-      sendProblem(reply, problemOf('not_found', `No resource at ${method} ${request.url.split('?')[0]!.slice(0, 200)}.`));
+      const path = request.url.split('?')[0]!;
+      const route = keyedRoute(path);
+      if (route !== undefined && method !== 'OPTIONS') return delegateTo(api, route, request, reply);
+      sendProblem(reply, problemOf('not_found', `No resource at ${method} ${path.slice(0, 200)}.`));
       return;
     }
-    // RFC 9112 §6.3: a request body whose length cannot be known (a transfer coding other than a
-    // final chunked) is a 400, and the connection is closed; Node's parser lets it through.
-    const coding = request.headers['transfer-encoding'];
-    if (coding !== undefined && !/(?:^|,)[ \t]*chunked[ \t]*$/i.test(coding)) {
-      const problem = problemOf('not_found', 'Transfer-Encoding must end with chunked; the request body cannot be delimited.');
-      reply.header('Connection', 'close');
-      closeAfterAnswer(request.raw.socket);
-      sendProblem(reply, { ...problem, status: 400, title: 'Bad Request' });
-      return;
-    }
-    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
-      const problem = problemOf('not_found', 'An HTTP/1.1 request must carry a Host header.');
-      sendProblem(reply, { ...problem, status: 400, title: 'Bad Request' });
+    const defect = requestDefect(request.raw);
+    if (defect) {
+      reply.headers(defect.headers);
+      sendProblem(reply, defect.problem);
       return;
     }
     done();
   });
 
   await app.register(cors, {
-    origin: '*',
+    ...CORS,
     // An OPTIONS request that is not a preflight gets the same headers, not a bare-text 400.
     strictPreflight: false,
-    methods: ['GET', 'HEAD'],
-    allowedHeaders: ['X-Api-Key', 'If-None-Match'],
-    exposedHeaders: CORS_EXPOSED_HEADERS,
-    maxAge: 86400,
   });
 
-  // Callback-style hooks: on every response, a promise per hook is measurable.
+  // Callback-style hooks. The keyed API measures its own answers.
   app.addHook('onResponse', (request, reply, done) => {
-    deps.metrics.httpRequest(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
+    if (!answeredByKeyedApi(request)) {
+      deps.metrics.httpRequest(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
+    }
     done();
   });
 
   app.addHook('onSend', (_request, reply, payload, done) => {
-    reply.header('X-Content-Type-Options', 'nosniff');
+    reply.headers(SECURITY_HEADERS);
     done(null, payload);
   });
 
@@ -220,20 +174,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   await app.register(swagger, openApiOptions(deps.config));
   await app.register(swaggerUi, docsPageOptions());
 
-  app.addHook(
-    'onRequest',
-    createAuthHook({
-      keys: deps.keys,
-      quotas: deps.quotas,
-      limits: deps.config.quota,
-      clock: deps.clock,
-      contactEmail: deps.config.contactEmail,
-      metrics: deps.metrics,
-      demo: deps.config.demoKey,
-    }),
-  );
-
-  registerApiRoutes(app, { book: deps.book, refreshSeconds: deps.config.refreshSeconds, histories });
+  registerApiRoutes(app, api);
   registerDocumentRoutes(app);
   registerOpsRoutes(app, deps);
   registerPortalRoutes(app, {

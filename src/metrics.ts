@@ -12,8 +12,6 @@ export interface ServiceMetrics extends Metrics {
   httpRequest(route: string, method: string, status: number, seconds: number): void;
   /** The series of one route, method and status, for a caller that records many requests of it. */
   requestSeries(route: string, method: string, status: number): RequestSeries;
-  /** A response given on the fast path (it is counted by httpRequest too). */
-  fastPathServed(): void;
 }
 
 /** Prometheus metrics on a registry of its own (nothing global, so tests can build many apps). */
@@ -49,16 +47,6 @@ export function createMetrics(): ServiceMetrics {
   const stale = new Counter({ name: 'exrates_stale_responses_total', help: 'Rates served with stale: true.', registers: [registry] });
   const quota = new Counter({ name: 'exrates_quota_rejections_total', help: 'Requests refused with 429.', registers: [registry] });
   const requests = createRequestMetrics(registry);
-  let fastPathPending = 0;
-  new Counter({
-    name: 'exrates_http_fast_path_responses_total',
-    help: 'Responses answered on the fast path, without the full request pipeline (also counted in exrates_http_requests_total).',
-    registers: [registry],
-    collect() {
-      this.inc(fastPathPending);
-      fastPathPending = 0;
-    },
-  });
   return {
     registry,
     httpRequest(route, method, status, seconds) {
@@ -80,9 +68,6 @@ export function createMetrics(): ServiceMetrics {
     },
     quotaRejected() {
       quota.inc();
-    },
-    fastPathServed() {
-      fastPathPending += 1;
     },
   };
 }

@@ -14,7 +14,7 @@ export function createCachedKeyStore(
 ): KeyStore & { close(): void } {
   const max = options.maxEntries ?? 50_000;
   const unknownTtl = options.unknownTtlMs ?? 1_000;
-  const cache = new Map<string, { until: number; record: Promise<ApiKeyRecord | null>; known?: ApiKeyRecord | null }>();
+  const cache = new Map<string, { until: number; record: Promise<ApiKeyRecord | null> }>();
   let mark: string | undefined;
   let polling = false;
   const timer = setInterval(() => {
@@ -51,11 +51,10 @@ export function createCachedKeyStore(
       if (hit && now < hit.until) return hit.record;
       const record = keys.findByHash(hash);
       if (cache.size >= max) cache.delete(cache.keys().next().value!);
-      const entry: { until: number; record: Promise<ApiKeyRecord | null>; known?: ApiKeyRecord | null } = { until: now + unknownTtl, record };
+      const entry = { until: now + unknownTtl, record };
       cache.set(hash, entry);
       record.then(
         (found) => {
-          entry.known = found;
           // A revoked key is kept no longer than an unknown one: both cost the same lookups, so
           // the time of a 401 does not tell a revoked key from one never issued (SPEC §6).
           if (found && found.revokedAt === null) entry.until = now + options.ttlMs;
@@ -63,10 +62,6 @@ export function createCachedKeyStore(
         () => cache.delete(hash),
       );
       return record;
-    },
-    peekByHash(hash) {
-      const hit = cache.get(hash);
-      return hit && Date.now() < hit.until ? hit.known : undefined;
     },
     close() {
       clearInterval(timer);
@@ -93,8 +88,6 @@ export function createBufferedQuotaStore(
     loading?: Promise<void>;
   }
   const counters = new Map<string, Counter>();
-  /** Each key's counter of the latest day it was used on: a request finds it without building a name. */
-  const latest = new Map<string, Counter>();
   const dirty = new Set<Counter>();
 
   async function flush(): Promise<void> {
@@ -119,7 +112,6 @@ export function createBufferedQuotaStore(
     for (const [name, c] of counters) {
       if (c.day >= today || dirty.has(c)) continue;
       counters.delete(name);
-      if (latest.get(c.keyId) === c) latest.delete(c.keyId);
     }
   }
 
@@ -150,20 +142,10 @@ export function createBufferedQuotaStore(
           delete entry.loading;
         });
         counters.set(name, entry);
-        const previous = latest.get(keyId);
-        if (!previous || previous.day <= day) latest.set(keyId, entry);
         c = entry;
-        entry.loading.catch(() => {
-          counters.delete(name);
-          if (latest.get(keyId) === entry) latest.delete(keyId);
-        });
+        entry.loading.catch(() => counters.delete(name));
       }
       if (c.loading) await c.loading;
-      return take(c, limit);
-    },
-    consumeNow(keyId, day, limit) {
-      const c = latest.get(keyId);
-      if (!c || c.day !== day || c.loading) return undefined;
       return take(c, limit);
     },
     async used(keyId, day) {

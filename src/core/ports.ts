@@ -100,11 +100,6 @@ export interface ApiKeyRecord {
 export interface KeyStore {
   insert(record: ApiKeyRecord & { hash: string }): Promise<void>;
   findByHash(hash: string): Promise<ApiKeyRecord | null>;
-  /**
-   * What a cache already knows of a key, without waiting: the record, null for a key known not
-   * to exist, undefined when only findByHash can tell.
-   */
-  peekByHash?(hash: string): ApiKeyRecord | null | undefined;
   list(): Promise<ApiKeyRecord[]>;
   /** Revokes every active key whose prefix starts with the given text; returns the revoked records. */
   revokeByPrefix(prefix: string, at: string): Promise<ApiKeyRecord[]>;
@@ -118,8 +113,6 @@ export interface QuotaStore {
    * Atomic: concurrent callers never both take the last unit.
    */
   consume(keyId: string, day: Day, limit: number): Promise<{ allowed: boolean; used: number }>;
-  /** consume, when the store can decide without waiting (the counter is in memory); undefined when it cannot. */
-  consumeNow?(keyId: string, day: Day, limit: number): { allowed: boolean; used: number } | undefined;
   used(keyId: string, day: Day): Promise<number>;
   /** Raises a stored count to at least `used` (never lowers it); for counters kept elsewhere and flushed here. */
   record?(keyId: string, day: Day, used: number): Promise<void>;

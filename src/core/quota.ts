@@ -53,18 +53,3 @@ export async function consumeDailyQuota(
   const today = dayAt(now);
   return decision(now, today.resetAt, limit, await store.consume(key.id, today.day, limit));
 }
-
-/** consumeDailyQuota when the store can decide without waiting; undefined when it cannot (nothing is counted then). */
-export function consumeDailyQuotaNow(
-  store: QuotaStore,
-  key: { id: string; tier: Tier },
-  limits: QuotaLimits,
-  clock: Clock,
-  now: Date = clock.now(),
-): QuotaDecision | undefined {
-  if (!store.consumeNow) return undefined;
-  const limit = dailyQuota(key.tier, limits);
-  const today = dayAt(now);
-  const outcome = store.consumeNow(key.id, today.day, limit);
-  return outcome && decision(now, today.resetAt, limit, outcome);
-}

@@ -38,7 +38,7 @@ function writeProblem(socket: Duplex, answer: { status: number; problem: Problem
   const body = JSON.stringify(answer.problem);
   const head = [
     `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? 'Error'}`,
-    `Content-Type: ${PROBLEM_CONTENT_TYPE}; charset=utf-8`,
+    `Content-Type: ${PROBLEM_CONTENT_TYPE}`,
     `Content-Length: ${Buffer.byteLength(body)}`,
     'X-Content-Type-Options: nosniff',
     'Access-Control-Allow-Origin: *',

@@ -1,7 +1,8 @@
 import type { FastifyReply } from 'fastify';
 import { DomainError, type ErrorCode } from '../core/errors.js';
+import { SECURITY_HEADERS } from './headers.js';
 
-export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
 /** Title and status of each problem code; the `type` URI names the code. */
 export const PROBLEMS: Record<ErrorCode, { status: number; title: string; description: string }> = {
@@ -54,7 +55,7 @@ export function problemOf(code: ErrorCode, detail: string, param?: string): Prob
 
 export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
   // Set here as well as in the onSend hook: errors raised before routing skip the hooks.
-  reply.header('X-Content-Type-Options', 'nosniff');
+  reply.headers(SECURITY_HEADERS);
   return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
 }
 

@@ -1,10 +1,6 @@
-import type { FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { DEFAULT_RANGE } from '../../core/history.js';
-import type { RateBook } from '../../core/rates.js';
-import { negotiateEncoding, sendCacheable } from '../caching.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { KEYED_ROUTES, type KeyedApi, type KeyedRoute, type Query } from '../keyed-api.js';
 import { PROBLEMS, problemOf, sendProblem } from '../problem.js';
-import { CSV_TYPE, HISTORY_MAX_AGE, JSON_TYPE, liveCacheControl, renderConversion, renderQuote, type HistoryBodies } from '../responses.js';
 import {
   badRequest,
   ConversionResponse,
@@ -17,10 +13,11 @@ import {
   RateResponse,
 } from '../schemas.js';
 
-export interface ApiRouteOptions {
-  book: RateBook;
-  refreshSeconds: number;
-  histories: HistoryBodies;
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A keyed route: the keyed API answers it, and measures and logs it. */
+    keyed?: boolean;
+  }
 }
 
 const RATE_LIMIT_HEADERS = {
@@ -31,16 +28,40 @@ const RATE_LIMIT_HEADERS = {
   'Cache-Control': { type: 'string', description: 'private, max-age=<seconds>.' },
 };
 
-export const API_PATHS = ['/api/v1/rate', '/api/v1/convert', '/api/v1/history'] as const;
+const delegated = new WeakSet<FastifyRequest>();
 
-export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions): void {
-  const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { book, histories } = options;
+/** Hands a request Fastify received for a keyed route to the keyed API, which answers it on the raw response. */
+export function delegateTo(api: KeyedApi, route: KeyedRoute, request: FastifyRequest, reply: FastifyReply): void {
+  delegated.add(request);
+  reply.hijack();
+  api.serve(request.raw, reply.raw, route, request.query as Query);
+}
 
-  api.get(
+/** True for a request the keyed API answered (and so measured and logged). */
+export function answeredByKeyedApi(request: FastifyRequest): boolean {
+  return delegated.has(request);
+}
+
+/**
+ * The keyed routes as Fastify knows them: their schemas document them in the OpenAPI document
+ * and are what the keyed API validates with; Fastify itself validates nothing here (the keyed API
+ * counts the key before it validates, SPEC §6). A request reaches these handlers when Fastify
+ * receives it (inject, or a path only its router resolves, such as a percent-encoded one); the
+ * server hands every other request for these paths to the keyed API directly.
+ */
+export function registerApiRoutes(app: FastifyInstance, api: KeyedApi): void {
+  const keyed = (route: KeyedRoute) => ({
+    // Not Fastify's CORS, validation or request logs: the keyed API does all three itself.
+    config: { keyed: true, cors: false },
+    logLevel: 'silent' as const,
+    validatorCompiler: () => () => true,
+    handler: (request: FastifyRequest, reply: FastifyReply) => delegateTo(api, route, request, reply),
+  });
+
+  app.get(
     '/api/v1/rate',
     {
-      config: { keyed: true },
+      ...keyed('/api/v1/rate'),
       schema: {
         operationId: 'getRate',
         summary: 'Live mid-market rate for a currency pair',
@@ -56,24 +77,12 @@ export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions
         },
       },
     },
-    async (request, reply) => {
-      const quote = await book.liveRate(request.query.from, request.query.to);
-      const rendered = renderQuote(quote);
-      return sendCacheable(request, reply, {
-        keyed: true,
-        body: rendered.body,
-        etag: rendered.etag,
-        contentType: JSON_TYPE,
-        cacheControl: liveCacheControl(book, options.refreshSeconds),
-        lastModified: quote.asOf,
-      });
-    },
   );
 
-  api.get(
+  app.get(
     '/api/v1/convert',
     {
-      config: { keyed: true },
+      ...keyed('/api/v1/convert'),
       schema: {
         operationId: 'convertAmount',
         summary: 'Convert an amount at the live mid-market rate',
@@ -89,22 +98,12 @@ export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions
         },
       },
     },
-    async (request, reply) => {
-      const conversion = await book.convert(request.query.from, request.query.to, request.query.amount);
-      return sendCacheable(request, reply, {
-        keyed: true,
-        body: renderConversion(conversion),
-        contentType: JSON_TYPE,
-        cacheControl: liveCacheControl(book, options.refreshSeconds),
-        lastModified: conversion.asOf,
-      });
-    },
   );
 
-  api.get(
+  app.get(
     '/api/v1/history',
     {
-      config: { keyed: true },
+      ...keyed('/api/v1/history'),
       schema: {
         operationId: 'getHistory',
         summary: 'Daily history of a pair, with statistics',
@@ -130,38 +129,10 @@ export function registerApiRoutes(app: FastifyInstance, options: ApiRouteOptions
         },
       },
     },
-    async (request, reply) => {
-      const { from, to, range, format } = request.query;
-      const csv = format === 'csv';
-      const accepted = request.headers['accept-encoding'];
-      const encoding = negotiateEncoding(typeof accepted === 'string' ? accepted : undefined);
-      // The form that is sent is the one asked for, and the only one kept.
-      const rendered = await histories.render(from, to, range ?? DEFAULT_RANGE, csv, encoding);
-      return sendCacheable(request, reply, {
-        keyed: true,
-        body: rendered.body,
-        etag: rendered.plainEtag,
-        encoding,
-        contentType: csv ? CSV_TYPE : JSON_TYPE,
-        cacheControl: `private, max-age=${HISTORY_MAX_AGE}`,
-        compressible: true,
-        ...(csv ? { extraHeaders: { 'Content-Disposition': `attachment; filename="${rendered.name}"` } } : {}),
-      });
-    },
   );
 
-  // The API is read-only: every other method on its paths is a 405 that says what is allowed.
-  for (const url of API_PATHS) {
-    app.route({
-      method: ['POST', 'PUT', 'PATCH', 'DELETE'],
-      url,
-      schema: { hide: true },
-      handler: async (request, reply) => {
-        reply.header('Allow', 'GET, HEAD');
-        return sendProblem(reply, problemOf('method_not_allowed', `${request.method} is not allowed here; use GET or HEAD.`));
-      },
-    });
-  }
+  // The API is read-only: the keyed API answers the other methods with a 405.
+  for (const route of KEYED_ROUTES) app.route({ method: ['POST', 'PUT', 'PATCH', 'DELETE'], url: route, schema: { hide: true }, ...keyed(route) });
 
   app.get('/problems/:code', { schema: { hide: true } }, async (request, reply) => {
     const { code } = request.params as { code: string };

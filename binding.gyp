@@ -1,8 +1,0 @@
-{
-  "targets": [
-    {
-      "target_name": "exrates_native",
-      "sources": ["native/trim.c"]
-    }
-  ]
-}
