@@ -1,4 +1,4 @@
-/** The part of autocannon's programmatic API that bench/run.ts uses (autocannon ships no types). */
+/** The part of autocannon's programmatic API that bench/load.ts uses (autocannon ships no types). */
 declare module 'autocannon' {
   import type { EventEmitter } from 'node:events';
 

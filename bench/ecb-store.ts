@@ -1,7 +1,7 @@
 /**
- * For the benches that run the service's code in their own process (fast-path.ts, history.ts):
- * its dependencies on a temporary SQLite store holding the shared ECB history (file provider,
- * clock fixed at 2026-03-06T12:00:00Z, as in run.ts), and the pairs of the currencies quoted now.
+ * For the benches that run the service's code in their own process (history.ts): its
+ * dependencies on a temporary SQLite store holding the shared ECB history (file provider,
+ * clock fixed at 2026-03-06T12:00:00Z, as in servers.ts), and the pairs of the currencies quoted now.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

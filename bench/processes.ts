@@ -1,0 +1,97 @@
+/**
+ * The processes the bench starts (servers, wrk): kept track of so that every one of them is
+ * killed when the bench ends, fails or is interrupted, with the clean-ups an interruption needs.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+
+const children = new Set<ChildProcess>();
+/** Clean-ups to run when the bench is interrupted (the temporary folder, a PostgreSQL schema, Redis keys). */
+const onInterrupt: Array<() => void | Promise<void>> = [];
+
+export function track(child: ChildProcess): ChildProcess {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+export function cleanUpOnInterrupt(cleanup: () => void | Promise<void>): void {
+  onInterrupt.push(cleanup);
+}
+
+export function killAll(): void {
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+}
+
+process.on('exit', killAll);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    console.error(`\nbench: ${signal}: stopping every server it started`);
+    killAll();
+    const cleanups = Promise.allSettled(onInterrupt.map(async (cleanup) => cleanup()));
+    const timeout = new Promise((resolve) => setTimeout(resolve, 3_000).unref());
+    void Promise.race([cleanups, timeout]).finally(() => process.exit(130));
+  });
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+/** SIGTERM (graceful: the service drains and, under --cpu-prof, writes its profile), SIGKILL after a grace period. */
+export async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited(child);
+  clearTimeout(timer);
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Keeps the last lines of a child's output, to show when it fails. */
+export function tail(child: ChildProcess, label: string): () => string {
+  const lines: string[] = [];
+  const keep = (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) lines.push(line);
+    if (lines.length > 40) lines.splice(0, lines.length - 40);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  return () => (lines.length ? `${label} output:\n  ${lines.join('\n  ')}` : `${label}: no output`);
+}
+
+const POLL_MS = 10;
+
+/** Polls a URL every POLL_MS until it answers 200; returns the body. */
+export async function waitFor200(url: string, headers: Record<string, string>, child: ChildProcess, output: () => string, timeoutMs = 60_000): Promise<string> {
+  const started = performance.now();
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the server exited (${child.exitCode ?? child.signalCode}) before answering ${url}\n${output()}`);
+    try {
+      const response = await fetch(url, { headers, signal: AbortSignal.timeout(2_000) });
+      const body = await response.text();
+      if (response.status === 200) return body;
+    } catch {
+      // not listening yet
+    }
+    if (performance.now() - started > timeoutMs) throw new Error(`no 200 from ${url} within ${timeoutMs} ms\n${output()}`);
+    await sleep(POLL_MS);
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * The report of a run: each row compared with the baseline measured beside it and held to its
+ * target, printed as a Markdown table with the lines that judge memory and start-up, and written
+ * as JSON to bench/results/<UTC time>-<commit>.json.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Measurement } from './load.js';
+import { formatProfile, type ProfileSummary } from './profile.js';
+import { COLD_START_MS, PEAK_RSS_MB, SCENARIO_TARGETS, TARGET_CONNECTIONS, missedBecause, targetText, type ScenarioTarget } from './targets.js';
+
+/** CPU used by neither server nor load generator, in % of one core, above which a row is marked noisy (the kernel's loopback work alone stays under it). */
+const NOISY_OTHER_CPU = 50;
+/** CPU time the hypervisor gave to other machines, in % of one core, above which a row is marked noisy. */
+const NOISY_STEAL = 10;
+
+export interface Row extends Measurement {
+  name: string;
+  description: string;
+  server: 'baseline' | 'service';
+  /** EXRATES_WORKERS of the service, when more than one. */
+  workers?: number;
+  /** Index into the baseline runs made between scenarios: the one just before this row. */
+  adjacentBaseline?: number;
+  /** The baseline this row is compared with: the mean of the runs just before and after it. */
+  baselineRequestsPerSecond?: number;
+  baselineCpuPerRequestUs?: number;
+  ratioToBaseline?: number;
+  p99RatioToBaseline?: number;
+  target?: ScenarioTarget;
+  pass?: boolean;
+  failedBecause?: string[];
+}
+
+export interface Run {
+  startedAt: string;
+  command: string;
+  /** The Node.js version of the bench, the service and the baseline (all three run on process.execPath). */
+  runtime: string;
+  commit: string;
+  /** Uncommitted changes in src/ when the run started (-1: unknown). */
+  uncommittedSrcChanges: number;
+  machine: { cpus: number; cpu: string; memoryGb: number; platform: string };
+  setup: {
+    connections: number;
+    generator: string;
+    durationSeconds: number;
+    warmupSeconds: number;
+    store: string;
+    keys: number;
+    currencies: number;
+    serviceEnv: Record<string, string>;
+    nodeFlags: readonly string[];
+  };
+  rows: Row[];
+  baselineBetweenScenarios: Row[];
+  peakRss?: { hwmMb: number; maxSampledMb?: number; afterRunsMb: number; targetMb: number; pass: boolean };
+  coldStart?: { runsMs: number[]; medianMs: number; listeningRunsMs: number[]; listeningMedianMs: number; targetMs: number; pass: boolean };
+  profile?: ProfileSummary;
+}
+
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/**
+ * Compares each service row with the mean of the baseline runs just before and just after it
+ * (the host's speed drifts over minutes; else with the first baseline run), and holds the rows
+ * with a target to it when the run used the targets' connections.
+ */
+export function judge(rows: Row[], adjacent: Row[], connections: number): void {
+  const first = rows.find((row) => row.server === 'baseline');
+  for (const row of rows) {
+    if (row.server === 'baseline') continue;
+    const around = row.adjacentBaseline !== undefined ? [adjacent[row.adjacentBaseline], adjacent[row.adjacentBaseline + 1]].filter((b) => b !== undefined) : [];
+    const reference = around.length > 0 ? around : first ? [first] : [];
+    if (reference.length > 0) {
+      row.baselineRequestsPerSecond = Math.round(mean(reference.map((b) => b.requestsPerSecond)));
+      row.ratioToBaseline = Math.round((row.requestsPerSecond / row.baselineRequestsPerSecond) * 1000) / 1000;
+      row.p99RatioToBaseline = Math.round((row.latencyMs.p99 / mean(reference.map((b) => b.latencyMs.p99))) * 100) / 100;
+      const cpu = reference.map((b) => b.cpuPerRequestUs).filter((us) => us !== undefined);
+      if (cpu.length > 0) row.baselineCpuPerRequestUs = Math.round(mean(cpu) * 10) / 10;
+    }
+    row.target = row.workers === undefined ? SCENARIO_TARGETS[row.name] : undefined;
+    if (row.target && connections === TARGET_CONNECTIONS) {
+      row.failedBecause = missedBecause(row.target, row);
+      row.pass = row.failedBecause.length === 0;
+    }
+  }
+}
+
+function table(rows: string[][], align: string): string {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => [...r[c]!].length)));
+  const pad = (text: string, c: number) => (align[c] === 'r' ? text.padStart(widths[c]!) : text.padEnd(widths[c]!));
+  const rule = widths.map((w, c) => (align[c] === 'r' ? `${'-'.repeat(w - 1)}:` : '-'.repeat(w)));
+  return [rows[0]!, rule, ...rows.slice(1)].map((r, i) => `| ${(i === 1 ? r : r.map(pad)).join(' | ')} |`).join('\n');
+}
+
+export function resultsTable(rows: Row[]): string {
+  const fixed = (value: number | undefined, digits: number) => (value === undefined || Number.isNaN(value) ? '–' : value.toFixed(digits));
+  const pct = (value: number | undefined, noisyAbove?: number) => (value === undefined ? '–' : `${value}%${noisyAbove !== undefined && value > noisyAbove ? '*' : ''}`);
+  const lines = [
+    ['scenario', 'req/s', '× baseline', 'baseline req/s', 'CPU µs/req', 'baseline µs/req', 'p50 ms', 'p99 ms', 'p99.9 ms', 'errors', 'srv CPU', 'gen CPU', 'other CPU', 'steal', 'B/resp', 'target', 'result'],
+  ];
+  for (const row of rows) {
+    const baseline = row.server === 'baseline';
+    lines.push([
+      row.name,
+      String(row.requestsPerSecond),
+      baseline ? '1.000' : fixed(row.ratioToBaseline, 3),
+      baseline ? '–' : String(row.baselineRequestsPerSecond ?? '–'),
+      fixed(row.cpuPerRequestUs, 1),
+      baseline ? '–' : fixed(row.baselineCpuPerRequestUs, 1),
+      fixed(row.latencyMs.p50, 2),
+      fixed(row.latencyMs.p99, 2),
+      fixed(row.latencyMs.p999, 2),
+      String(row.errors),
+      pct(row.serverCpuPct),
+      pct(row.loadGeneratorCpuPct),
+      pct(row.otherCpuPct, NOISY_OTHER_CPU),
+      pct(row.stealPct, NOISY_STEAL),
+      String(row.bytesPerResponse),
+      targetText(row.target),
+      row.pass === undefined ? '' : row.pass ? 'PASS' : 'FAIL',
+    ]);
+  }
+  return table(lines, 'lrrrrrrrrrrrrrrll');
+}
+
+export function printRun(run: Run): void {
+  const { setup } = run;
+  const env = Object.entries(setup.serviceEnv).map(([name, value]) => `${name}=${value}`);
+  console.log(
+    `exrates bench ${run.startedAt} — node ${run.runtime}, git ${run.commit}` +
+      `${run.uncommittedSrcChanges > 0 ? ` + ${run.uncommittedSrcChanges} uncommitted change(s) in src/` : ''}, ` +
+      `${run.machine.cpus} CPUs (${run.machine.cpu}), ${setup.connections} connections, load generator ${setup.generator}, ` +
+      `${setup.durationSeconds} s per scenario after ${setup.warmupSeconds} s warm-up, store ${setup.store}` +
+      `${env.length ? `, env ${env.join(' ')}` : ''}${setup.nodeFlags.length ? `, node flags + ${setup.nodeFlags.join(' ')}` : ''}`,
+  );
+  console.log(`\n${resultsTable(run.rows)}\n`);
+  const verdict = (pass: boolean) => (pass ? 'PASS' : 'FAIL');
+  if (run.peakRss) {
+    const { hwmMb, maxSampledMb, afterRunsMb, targetMb, pass } = run.peakRss;
+    console.log(`service peak RSS (VmHWM, whole life incl. start): ${hwmMb} MB; highest sampled under load: ${maxSampledMb ?? '–'} MB; after the runs: ${afterRunsMb} MB — target ≤ ${targetMb} MB: ${verdict(pass)}`);
+  }
+  if (run.coldStart) {
+    const { runsMs, medianMs, listeningMedianMs, targetMs, pass } = run.coldStart;
+    console.log(
+      `cold start (spawn → first 200 of /api/v1/rate, full history stored): median ${medianMs} ms of ${runsMs.join(', ')} ms ` +
+        `(listening, first /healthz 200: median ${listeningMedianMs} ms) — target ≤ ${targetMs} ms: ${verdict(pass)}`,
+    );
+  }
+  const adjacent = run.baselineBetweenScenarios.map((b) => b.requestsPerSecond);
+  if (adjacent.length > 0) {
+    console.log(
+      `baseline measured ${adjacent.length} more times, between the scenarios: median ${median(adjacent)} req/s, ${Math.min(...adjacent)}–${Math.max(...adjacent)}; ` +
+        'each row is compared with the mean of the runs just before and after it',
+    );
+  }
+  for (const row of run.rows.filter((r) => r.workers !== undefined)) {
+    const single = run.rows.find((one) => one.name === row.name.replace(/@\d+w$/, ''));
+    if (!single) continue;
+    console.log(
+      `EXRATES_WORKERS=${row.workers} vs 1: ${single.name} ${row.requestsPerSecond} vs ${single.requestsPerSecond} req/s (×${(row.requestsPerSecond / single.requestsPerSecond).toFixed(2)}), ` +
+        `p99 ${row.latencyMs.p99} vs ${single.latencyMs.p99} ms, CPU ${row.cpuPerRequestUs ?? '?'} vs ${single.cpuPerRequestUs ?? '?'} µs/req (the load generator shares the machine's cores)`,
+    );
+  }
+  for (const row of run.rows.filter((r) => r.pass === false)) console.log(`  ${row.name}: ${row.failedBecause!.join('; ')}`);
+  if (setup.connections !== TARGET_CONNECTIONS) console.log(`note: the ratio and p99 targets hold at ${TARGET_CONNECTIONS} connections; not judged in this run.`);
+  const noisy = (pick: (row: Row) => number | undefined, above: number) => run.rows.filter((row) => (pick(row) ?? 0) > above).map((row) => row.name);
+  const busy = noisy((row) => row.otherCpuPct, NOISY_OTHER_CPU);
+  if (busy.length) console.log(`note: * other processes used more than ${NOISY_OTHER_CPU}% of a core during ${busy.join(', ')}: those rows are low and noisy.`);
+  const stolen = noisy((row) => row.stealPct, NOISY_STEAL);
+  if (stolen.length) console.log(`note: * the host took more than ${NOISY_STEAL}% of a core from this machine (steal) during ${stolen.join(', ')}: those rows are low and noisy.`);
+  const generatorMax = Math.max(...run.rows.map((row) => row.loadGeneratorCpuPct));
+  if (generatorMax >= 90) console.log(`note: the load generator reached ${generatorMax}% of one core: rows near that are limited by it, not only by the server.`);
+  if (run.profile) console.log(`\n${formatProfile(run.profile)}`);
+}
+
+/** Peak RSS and cold start, held to their targets. */
+export function judgeRun(peak: { hwmMb: number; maxSampledMb?: number; afterRunsMb: number } | undefined, coldStarts: Array<{ totalMs: number; listeningMs: number }>): Pick<Run, 'peakRss' | 'coldStart'> {
+  const runsMs = coldStarts.map((c) => Math.round(c.totalMs));
+  const listeningRunsMs = coldStarts.map((c) => Math.round(c.listeningMs));
+  return {
+    peakRss: peak && { ...peak, targetMb: PEAK_RSS_MB, pass: peak.hwmMb <= PEAK_RSS_MB },
+    coldStart:
+      coldStarts.length > 0
+        ? { runsMs, medianMs: median(runsMs), listeningRunsMs, listeningMedianMs: median(listeningRunsMs), targetMs: COLD_START_MS, pass: median(runsMs) <= COLD_START_MS }
+        : undefined,
+  };
+}
+
+/** Writes the run to bench/results/<UTC time>-<commit>.json; returns the file's path. */
+export function writeRun(dir: string, run: Run): string {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${run.startedAt.replace(/\.\d+Z$/, 'Z').replace(/:/g, '-')}-${run.commit}.json`);
+  writeFileSync(file, `${JSON.stringify(run, null, 2)}\n`);
+  return file;
+}

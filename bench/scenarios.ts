@@ -1,0 +1,93 @@
+/**
+ * What the bench requests. Keys and pairs rotate per request, so that the quota work is real
+ * and no answer is asked for twice in a row: 1,000 keys and every ordered pair of the currencies
+ * ECB publishes now.
+ */
+import { readFileSync } from 'node:fs';
+import type { LoadRequest } from './load.js';
+
+/** The keys and pairs the n-th request of a rotation uses. */
+export interface Rotation {
+  key(n: number): string;
+  pair(n: number): readonly [string, string];
+}
+
+export interface Scenario {
+  name: string;
+  description: string;
+  /** Run by default (the others only with --only). */
+  standard: boolean;
+  /** The bare Fastify route the service is compared with. */
+  baseline?: true;
+  request(n: number, rotation: Rotation): LoadRequest;
+}
+
+/** The currencies the ECB publishes on the newest day of its history (EUR included). */
+export function currentCurrencies(csvPath: string): string[] {
+  const lines = readFileSync(csvPath, 'utf8').split(/\r?\n/).filter((line) => line.trim());
+  const header = lines[0]!.split(',').map((s) => s.trim());
+  const newest = lines[1]!.split(',').map((s) => s.trim());
+  return ['EUR', ...header.slice(1).filter((code, i) => code && newest[i + 1] && newest[i + 1] !== 'N/A')];
+}
+
+export function createRotation(currencies: readonly string[], keys: readonly string[]): Rotation {
+  const pairs = currencies.flatMap((a) => currencies.filter((b) => b !== a).map((b) => [a, b] as const));
+  return {
+    key: (n) => keys[n % keys.length]!,
+    // A stride co-prime to the number of pairs, so that neighbours differ in both currencies.
+    pair: (n) => pairs[(n * 37) % pairs.length]!,
+  };
+}
+
+const AMOUNTS = ['100', '99.95', '1250000', '0.5', '7340.12'];
+
+function keyed(n: number, rotation: Rotation, path: string, headers: Record<string, string> = {}): LoadRequest {
+  return { method: 'GET', path, headers: { 'x-api-key': rotation.key(n), ...headers } };
+}
+
+function rate(n: number, rotation: Rotation): LoadRequest {
+  const [from, to] = rotation.pair(n);
+  return keyed(n, rotation, `/api/v1/rate?from=${from}&to=${to}`);
+}
+
+function convert(n: number, rotation: Rotation): LoadRequest {
+  const [from, to] = rotation.pair(n);
+  return keyed(n, rotation, `/api/v1/convert?from=${from}&to=${to}&amount=${AMOUNTS[n % AMOUNTS.length]!}`);
+}
+
+function history(range: '1y' | '5y', format: 'json' | 'csv', gzip: boolean): Scenario['request'] {
+  return (n, rotation) => {
+    const [from, to] = rotation.pair(n);
+    const csv = format === 'csv' ? '&format=csv' : '';
+    return keyed(n, rotation, `/api/v1/history?from=${from}&to=${to}&range=${range}${csv}`, gzip ? { 'accept-encoding': 'gzip' } : {});
+  };
+}
+
+/** 70 % rate, 20 % convert, 10 % history 1y JSON, in a fixed shuffled order of 10. */
+const MIX = [rate, rate, convert, rate, history('1y', 'json', false), rate, rate, convert, rate, rate];
+
+export const SCENARIOS: readonly Scenario[] = [
+  { name: 'baseline', description: 'bare Fastify route, a constant JSON body the size of a rate answer', standard: true, baseline: true, request: rate },
+  { name: 'rate', description: 'GET /api/v1/rate', standard: true, request: rate },
+  { name: 'convert', description: 'GET /api/v1/convert, 5 amounts rotating', standard: true, request: convert },
+  { name: 'history-1y-json', description: 'GET /api/v1/history range=1y', standard: true, request: history('1y', 'json', false) },
+  { name: 'history-1y-csv', description: 'GET /api/v1/history range=1y format=csv', standard: true, request: history('1y', 'csv', false) },
+  { name: 'history-5y-json', description: 'GET /api/v1/history range=5y', standard: true, request: history('5y', 'json', false) },
+  { name: 'history-5y-csv', description: 'GET /api/v1/history range=5y format=csv', standard: true, request: history('5y', 'csv', false) },
+  { name: 'history-5y-json-gzip', description: 'GET /api/v1/history range=5y, Accept-Encoding: gzip', standard: true, request: history('5y', 'json', true) },
+  { name: 'history-5y-csv-gzip', description: 'GET /api/v1/history range=5y format=csv, Accept-Encoding: gzip', standard: false, request: history('5y', 'csv', true) },
+  { name: 'history-1y-json-gzip', description: 'GET /api/v1/history range=1y, Accept-Encoding: gzip', standard: false, request: history('1y', 'json', true) },
+  { name: 'mixed', description: '70 % rate, 20 % convert, 10 % history 1y JSON', standard: true, request: (n, rotation) => MIX[n % MIX.length]!(n, rotation) },
+];
+
+/** Measured again against the service with several workers (--workers). */
+export const WORKER_SCENARIOS: readonly string[] = ['rate', 'convert', 'mixed'];
+
+/** The standard scenarios, or those named; the baseline with them, since every row is compared with it. */
+export function selectScenarios(only: string | undefined): Scenario[] {
+  if (only === undefined) return SCENARIOS.filter((s) => s.standard);
+  const names = only.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = names.filter((name) => !SCENARIOS.some((s) => s.name === name));
+  if (unknown.length) throw new Error(`unknown scenario(s): ${unknown.join(', ')} (see --list)`);
+  return SCENARIOS.filter((s) => s.baseline || names.includes(s.name));
+}

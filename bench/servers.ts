@@ -1,0 +1,197 @@
+/**
+ * The two servers the bench measures, both on the runtime running the bench (process.execPath):
+ * the service, started as `npm start` starts it, on a store of the run's own, and the baseline,
+ * a bare Fastify route (baseline.ts).
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serviceNodeFlags } from '../scripts/node-flags.js';
+import { loadConfig } from '../src/config.js';
+import { issueApiKey } from '../src/core/api-keys.js';
+import { createDeps } from '../src/deps.js';
+import { createLogger } from '../src/log.js';
+import { freePort, stopChild, tail, track, waitFor200 } from './processes.js';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** The clock of every run: the history's newest day is then current, whenever the bench runs. */
+const FIXED_NOW = '2026-03-06T12:00:00Z';
+
+export interface Server {
+  child: ChildProcess;
+  port: number;
+  /** The last lines of its output, for errors. */
+  output: () => string;
+}
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds dist/ when it is older than src/. */
+export function ensureBuilt(): void {
+  let built = 0;
+  try {
+    built = statSync(join(ROOT, 'dist', 'cli', 'main.js')).mtimeMs;
+  } catch {
+    // not built
+  }
+  if (built >= newestMtime(join(ROOT, 'src'))) return;
+  console.log('bench: dist/ is older than src/: npm run build');
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+}
+
+/**
+ * A PostgreSQL database is shared: the bench works in a schema of its own, created now and
+ * dropped at the end, through the connection's search_path.
+ */
+export async function postgresSchema(url: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const { default: pg } = await import('pg');
+  const schema = `exrates_bench_${Date.now()}`;
+  const run = async (statement: string) => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  await run(`create schema "${schema}"`);
+  const scoped = new URL(url);
+  scoped.searchParams.set('options', `-c search_path=${schema}`);
+  return { url: scoped.toString(), drop: () => run(`drop schema if exists "${schema}" cascade`) };
+}
+
+/**
+ * A Redis is shared too, and the service's start and refresh locks outlive a run (held for a
+ * day of the bench's fixed clock): the service gets a key prefix of the run's own, its keys
+ * deleted at the end. A second run on the same prefix would find the start's lock taken and
+ * wait for ever for a load that never comes.
+ */
+export function redisNamespace(url: string): { prefix: string; drop(): Promise<void> } {
+  const prefix = `exrates-bench-${Date.now()}:`;
+  return {
+    prefix,
+    async drop() {
+      const { Redis } = await import('ioredis');
+      const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
+      try {
+        await redis.connect();
+        for (let cursor = '0'; ; ) {
+          const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+          if (keys.length > 0) await redis.unlink(...keys);
+          if (next === '0') break;
+          cursor = next;
+        }
+      } finally {
+        redis.disconnect();
+      }
+    },
+  };
+}
+
+export interface ServiceSetup {
+  /** The run's temporary folder: the service's working directory, so that no .env of the tree applies. */
+  dir: string;
+  env: Record<string, string>;
+  /** Extra node flags, after the service's own. */
+  nodeFlags: readonly string[];
+  /** A file the service's output is appended to. */
+  log?: string;
+}
+
+/** The service's environment in a run: the ECB history from a file, one refresh, quotas that never refuse. */
+export function serviceEnvironment(options: { dir: string; databaseUrl: string; csv: string; redisUrl?: string; redisPrefix?: string; extra: Record<string, string> }): Record<string, string> {
+  return {
+    EXRATES_DATABASE_URL: options.databaseUrl,
+    EXRATES_PROVIDERS: 'file',
+    EXRATES_FILE_URL: options.csv,
+    EXRATES_NOW: FIXED_NOW,
+    EXRATES_LOG_LEVEL: 'warn',
+    EXRATES_QUOTA_FREE: '100000000',
+    EXRATES_QUOTA_PRO: '100000000',
+    // One refresh at start only: a scheduled refresh re-reads the whole file and would land in
+    // the middle of some measurement.
+    EXRATES_REFRESH_SECONDS: '86400',
+    EXRATES_CONTACT_EMAIL: 'bench@example.org',
+    HOST: '127.0.0.1',
+    ...(options.redisUrl ? { EXRATES_REDIS_URL: options.redisUrl } : {}),
+    ...(options.redisPrefix ? { EXRATES_REDIS_PREFIX: options.redisPrefix } : {}),
+    ...options.extra,
+  };
+}
+
+/** Issues the keys with the project's own functions (not one CLI run per key), on the store the service will use. */
+export async function issueKeys(setup: ServiceSetup, count: number): Promise<string[]> {
+  const config = loadConfig({ ...setup.env, EXRATES_LOG_LEVEL: 'silent', PORT: '0' });
+  const deps = await createDeps(config, { log: createLogger('silent') });
+  try {
+    const keys: string[] = [];
+    for (let i = 0; i < count; i++) keys.push((await issueApiKey(deps.keys, { tier: 'free', owner: `bench${i}@example.org` }, deps.clock)).key);
+    return keys;
+  } finally {
+    await deps.close();
+  }
+}
+
+/** Starts the service with the node flags of every start of it, then the bench's own. */
+export async function startService(setup: ServiceSetup, nodeArgs: readonly string[] = [], extraEnv: Record<string, string> = {}): Promise<Server> {
+  const port = await freePort();
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.startsWith('EXRATES_')) env[name] = value;
+  Object.assign(env, setup.env, extraEnv, { PORT: String(port) });
+  const args = [...serviceNodeFlags(ROOT), ...setup.nodeFlags, ...nodeArgs, join(ROOT, 'dist', 'cli', 'main.js'), 'serve'];
+  const child = track(spawn(process.execPath, args, { cwd: setup.dir, env, stdio: ['ignore', 'pipe', 'pipe'] }));
+  if (setup.log) {
+    // Both streams into one file, closed once the child's output has all been read.
+    const log = createWriteStream(setup.log, { flags: 'a' });
+    child.stdout?.pipe(log, { end: false });
+    child.stderr?.pipe(log, { end: false });
+    child.once('close', () => log.end());
+  }
+  return { child, port, output: tail(child, 'service') };
+}
+
+/** Waits until the service answers a rate: its rates are loaded. */
+export async function serviceReady(server: Server, key: string, timeoutMs?: number): Promise<string> {
+  return waitFor200(`http://127.0.0.1:${server.port}/api/v1/rate?from=EUR&to=USD`, { 'x-api-key': key }, server.child, server.output, timeoutMs);
+}
+
+/** The baseline in its own process, answering `body`; it also exits when the bench's end of its standard input closes. */
+export async function startBaseline(body: string): Promise<Server> {
+  const port = await freePort();
+  const child = track(
+    spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'baseline.ts')], {
+      cwd: ROOT,
+      env: { ...process.env, BASELINE_PORT: String(port), BASELINE_HOST: '127.0.0.1', BASELINE_BODY: body },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    }),
+  );
+  const server = { child, port, output: tail(child, 'baseline') };
+  await waitFor200(`http://127.0.0.1:${port}/api/v1/rate?from=EUR&to=USD`, {}, child, server.output);
+  return server;
+}
+
+/**
+ * Spawn → first 200 of /api/v1/rate, timed from just before the spawn; also when /healthz first
+ * answered (the process is up and listening), to tell start-up from loading the rates.
+ */
+export async function coldStart(setup: ServiceSetup, key: string): Promise<{ totalMs: number; listeningMs: number }> {
+  const started = performance.now();
+  const server = await startService(setup);
+  try {
+    await waitFor200(`http://127.0.0.1:${server.port}/healthz`, {}, server.child, server.output);
+    const listeningMs = performance.now() - started;
+    await serviceReady(server, key);
+    return { totalMs: performance.now() - started, listeningMs };
+  } finally {
+    await stopChild(server.child);
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * The performance targets every run is held to, in one place: requests/s as a share of the bare
+ * baseline's in the same run, latency, memory and start-up.
+ */
+
+export interface ScenarioTarget {
+  /** Minimum requests/s as a share of the baseline's. */
+  minRatio: number;
+  /** Maximum p99 latency in ms. */
+  maxP99Ms?: number;
+}
+
+/** The ratio and latency targets hold at this many connections; other runs are not judged. */
+export const TARGET_CONNECTIONS = 50;
+
+export const SCENARIO_TARGETS: Readonly<Record<string, ScenarioTarget>> = {
+  rate: { minRatio: 0.8, maxP99Ms: 5 },
+  convert: { minRatio: 0.8, maxP99Ms: 5 },
+  'history-1y-json': { minRatio: 0.6 },
+};
+
+/** Peak resident memory of the service (VmHWM) with the full ECB history stored and 1,000 keys. */
+export const PEAK_RSS_MB = 200;
+
+/** Spawn of the service → its first 200 of /api/v1/rate, on a store already holding the full history (median of 3). */
+export const COLD_START_MS = 1500;
+
+export function targetText(target: ScenarioTarget | undefined): string {
+  if (!target) return '–';
+  return [`≥${target.minRatio.toFixed(2)}×`, ...(target.maxP99Ms !== undefined ? [`p99≤${target.maxP99Ms}ms`] : [])].join(', ');
+}
+
+/** Why a measured scenario misses its target (none: it holds). A row with errors never holds. */
+export function missedBecause(target: ScenarioTarget, row: { errors: number; ratioToBaseline?: number; latencyMs: { p99: number } }): string[] {
+  const reasons: string[] = [];
+  if (row.errors > 0) reasons.push(`${row.errors} errors`);
+  if (row.ratioToBaseline === undefined) reasons.push('no baseline in this run');
+  else if (row.ratioToBaseline < target.minRatio) reasons.push(`ratio ${row.ratioToBaseline} < ${target.minRatio}`);
+  if (target.maxP99Ms !== undefined && !(row.latencyMs.p99 <= target.maxP99Ms)) reasons.push(`p99 ${row.latencyMs.p99} ms > ${target.maxP99Ms} ms`);
+  return reasons;
+}
