@@ -9,7 +9,7 @@
 # Written to the specification in docs/operations.md; see the note there: it has not been built
 # in the environment where it was written (no container engine there).
 
-ARG NODE_IMAGE=node:22-bookworm-slim
+ARG NODE_IMAGE=node:26-bookworm-slim
 
 # --- build: dev dependencies, TypeScript compile, then prune to production dependencies --------
 FROM ${NODE_IMAGE} AS build
@@ -26,15 +26,11 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts \
  && npm rebuild better-sqlite3
 
-COPY tsconfig.json binding.gyp ./
-COPY native ./native
+COPY tsconfig.json ./
 COPY src ./src
-# Compile, build the service's own native module (native/trim.c) and check that it loads, drop
-# the dev dependencies, keep only better-sqlite3's compiled addon (its SQLite sources and object
-# files are ~25 MB), and check that the addon still loads.
+# Compile, drop the dev dependencies, keep only better-sqlite3's compiled addon (its SQLite
+# sources and object files are ~25 MB), and check that the addon still loads.
 RUN npm run build \
- && npm run install \
- && node -e "require('./build/Release/exrates_native.node')" \
  && npm prune --omit=dev --ignore-scripts \
  && cd node_modules/better-sqlite3 \
  && mv build/Release/better_sqlite3.node /tmp/better_sqlite3.node \
@@ -56,7 +52,6 @@ RUN mkdir -p /data && chown node:node /data
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
-COPY --from=build /app/build/Release/exrates_native.node ./build/Release/exrates_native.node
 
 USER node
 VOLUME ["/data"]

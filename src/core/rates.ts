@@ -66,12 +66,6 @@ export interface RateSnapshot {
 export interface RateBook {
   liveRate(fromInput: string, toInput: string): Promise<RateQuote>;
   convert(fromInput: string, toInput: string, amountInput: string): Promise<Conversion>;
-  /**
-   * The answer liveRate would give right now, when it is already computed (codes in upper case);
-   * undefined when only liveRate can tell. Never waits, never reads the store. Unlike liveRate,
-   * it does not count a stale answer as served: the caller does, if it serves it.
-   */
-  cachedQuote(from: string, to: string): RateQuote | undefined;
   /** True when what is held in memory may be served as is (it starts a due background check of the store). */
   current(): boolean;
   snapshot(): Promise<RateSnapshot>;
@@ -228,12 +222,6 @@ export function createRateBook(options: RateBookOptions): RateBook {
     return true;
   }
 
-  function cachedQuote(from: string, to: string): RateQuote | undefined {
-    const cached = quoteCache.get(from + to);
-    if (!cached || cached.generation !== generation || !current()) return undefined;
-    return cached.quote;
-  }
-
   async function isStale(provider: string): Promise<boolean> {
     return (await snapshot()).failing.get(provider) ?? false;
   }
@@ -256,11 +244,24 @@ export function createRateBook(options: RateBookOptions): RateBook {
     throw new DomainError('unsupported_currency', `${code} is an ISO 4217 currency, but no configured rate provider quotes it.`, { param });
   }
 
-  async function liveRate(fromInput: string, toInput: string): Promise<RateQuote> {
+  function liveRate(fromInput: string, toInput: string): Promise<RateQuote> {
+    // The same pair is asked for again and again between refreshes: it is computed once per
+    // generation, and answered from here while what is held may be served. Only valid codes are
+    // ever cached, so a hit needs no validation.
+    if (fromInput.length === 3 && toInput.length === 3) {
+      const cached = quoteCache.get(fromInput.toUpperCase() + toInput.toUpperCase());
+      if (cached && cached.generation === generation && current()) {
+        if (cached.quote.stale) options.metrics?.staleServed();
+        return Promise.resolve(cached.quote);
+      }
+    }
+    return computeLive(fromInput, toInput);
+  }
+
+  async function computeLive(fromInput: string, toInput: string): Promise<RateQuote> {
     const from = parseCurrency(fromInput, 'from');
     const to = parseCurrency(toInput, 'to');
     await snapshot();
-    // The same pair is asked for again and again between refreshes: compute it once per generation.
     const key = from + to;
     const cached = quoteCache.get(key);
     if (cached && cached.generation === generation) {
@@ -322,7 +323,6 @@ export function createRateBook(options: RateBookOptions): RateBook {
   return {
     liveRate,
     convert,
-    cachedQuote,
     current,
     snapshot,
     sourceFor,

@@ -262,7 +262,7 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
   }
 
   /** The problem answer of a failed request, when nothing was sent yet. */
-  function failed(request: IncomingMessage, response: ServerResponse, headers: Headers, error: unknown, requestLog: () => Logger): number {
+  function failed(response: ServerResponse, headers: Headers, error: unknown, requestLog: () => Logger): number {
     if (error instanceof DomainError) {
       if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds);
       return sendProblem(response, headers, problemFromDomainError(error));
@@ -277,32 +277,37 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
     return sendProblem(response, headers, problemOf('internal_error', 'The server failed to answer this request; the failure has been logged.'));
   }
 
+  async function serve(request: IncomingMessage, response: ServerResponse, route: KeyedRoute, query: Query): Promise<void> {
+    const started = performance.now();
+    const headers: Headers = {};
+    // A request's logger, made when it first logs: most requests never do.
+    let id: string | undefined;
+    let child: Logger | undefined;
+    const requestLog = () => (child ??= log.child({ reqId: (id = options.nextRequestId()) }));
+    if (options.logRequests) requestLog().info({ req: { id, method: request.method, url: request.url, ip: clientAddress(request) } }, 'incoming request');
+    let status: number;
+    try {
+      status = await respond(request, response, headers, route, query);
+    } catch (error) {
+      if (response.headersSent) {
+        // The answer failed after its headers went out: the socket is the only way left to say so.
+        requestLog().error({ err: error }, 'response failed');
+        response.destroy();
+        return;
+      }
+      status = failed(response, headers, error, requestLog);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    metrics.httpRequest(route, request.method ?? '', status, seconds);
+    if (options.logRequests) requestLog().info({ res: { statusCode: status }, responseTime: seconds * 1000 }, 'request completed');
+  }
+
   return {
     serve(request, response, route, query) {
-      const started = performance.now();
-      const headers: Headers = {};
-      // A request's logger, made when it first logs: most requests never do.
-      let id: string | undefined;
-      let child: Logger | undefined;
-      const requestLog = () => (child ??= log.child({ reqId: (id = options.nextRequestId()) }));
-      if (options.logRequests) requestLog().info({ req: { id, method: request.method, url: request.url, ip: clientAddress(request) } }, 'incoming request');
-      respond(request, response, headers, route, query)
-        .catch((error: unknown) => {
-          if (response.headersSent) throw error;
-          return failed(request, response, headers, error, requestLog);
-        })
-        .then(
-          (status) => {
-            const seconds = (performance.now() - started) / 1000;
-            metrics.httpRequest(route, request.method ?? '', status, seconds);
-            if (options.logRequests) requestLog().info({ res: { statusCode: status }, responseTime: seconds * 1000 }, 'request completed');
-          },
-          (error: unknown) => {
-            // The answer failed after its headers went out: the socket is the only way left to say so.
-            requestLog().error({ err: error }, 'response failed');
-            response.destroy();
-          },
-        );
+      serve(request, response, route, query).catch((error: unknown) => {
+        log.error({ err: error }, 'request failed');
+        response.destroy();
+      });
     },
   };
 }
