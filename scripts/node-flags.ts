@@ -2,14 +2,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
- * The flags `npm start` gives node before the service's entry point: written once, in
- * package.json, and read from there by the benchmark; a test holds the Dockerfile's entrypoint and
- * the `exrates` command's first line to the same.
+ * The node flags the service runs with, written once: in the first line of the `exrates` command
+ * (src/cli/main.ts), which `npm start`, `npx exrates` and the Docker image all execute directly.
+ * For whatever starts node itself instead (the benchmark, which also adds flags of its own).
  */
 export function serviceNodeFlags(root: string): string[] {
-  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const words = pkg.scripts.start!.split(/\s+/);
-  const entry = words.indexOf('dist/cli/main.js');
-  if (words[0] !== 'node' || entry === -1) throw new Error(`package.json: the start script is not "node [flags] dist/cli/main.js serve": ${pkg.scripts.start}`);
-  return words.slice(1, entry);
+  const shebang = readFileSync(join(root, 'src', 'cli', 'main.ts'), 'utf8').split('\n', 1)[0]!;
+  const match = /^#!\/usr\/bin\/env -S node((?: --[a-z-]+(?:=\S+)?)*)$/.exec(shebang);
+  if (!match) throw new Error(`src/cli/main.ts: the first line is not "#!/usr/bin/env -S node [--flags]": ${shebang}`);
+  return match[1]!.trim().split(' ').filter((flag) => flag.length > 0);
 }
