@@ -84,47 +84,30 @@ export interface CacheableBody {
   etag?: string;
   contentType: string;
   cacheControl: string;
-  lastModified?: string;
   /** Offer gzip and br when the client accepts them. */
   compressible?: boolean;
-  /**
-   * The encoding `body` is in, when the caller negotiated it (negotiateEncoding) and keeps its
-   * compressed bodies itself. `etag` is still the plain body's: a compressed one's is made from it.
-   */
-  encoding?: Encoding;
-  /**
-   * The answer depends on the API key sent in X-Api-Key (its quota headers, whether it is
-   * served at all): a browser cache must not answer a request with another key from it.
-   */
-  keyed?: boolean;
-  extraHeaders?: Record<string, string>;
 }
 
 /**
  * Sends a 200 with a strong ETag per representation (a compressed body has its own), or a 304
- * when the client already holds it.
+ * when the client already holds it. For Fastify's routes (the portal); the keyed API answers its own.
  */
 export function sendCacheable(request: FastifyRequest, reply: FastifyReply, response: CacheableBody): FastifyReply {
   const baseTag = response.etag ?? strongEtag(response.body);
   let encoding: Encoding = 'identity';
-  if (response.compressible || response.keyed) {
-    reply.header('Vary', response.compressible ? (response.keyed ? 'Accept-Encoding, X-Api-Key' : 'Accept-Encoding') : 'X-Api-Key');
-  }
-  if (response.encoding !== undefined) encoding = response.encoding;
-  else if (response.compressible) {
+  if (response.compressible) {
+    reply.header('Vary', 'Accept-Encoding');
     const accepted = request.headers['accept-encoding'];
     if (typeof accepted === 'string') encoding = negotiateEncoding(accepted);
   }
   const etag = encoding === 'identity' ? baseTag : encodedEtag(baseTag, encoding);
   reply.header('ETag', etag);
   reply.header('Cache-Control', response.cacheControl);
-  if (response.lastModified) reply.header('Last-Modified', httpDate(response.lastModified));
-  for (const [name, value] of Object.entries(response.extraHeaders ?? {})) reply.header(name, value);
   if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) {
     return reply.code(304).send();
   }
   reply.type(response.contentType);
   if (encoding === 'identity') return reply.send(response.body);
   reply.header('Content-Encoding', encoding);
-  return reply.send(response.encoding !== undefined ? response.body : compressed(response.body, etag, encoding));
+  return reply.send(compressed(response.body, etag, encoding));
 }

@@ -125,8 +125,8 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
   const unauthorizedDetail = `Send a valid API key in the X-Api-Key header or the apikey query parameter. To get a key, or the pro tier, e-mail ${options.contactEmail}.`;
 
   /** Sends a whole answer; a HEAD request gets its headers only (Node leaves the body out). */
-  function send(response: ServerResponse, status: number, headers: Headers, body: string | Buffer | undefined): void {
-    if (body !== undefined) headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.length);
+  function send(response: ServerResponse, status: number, headers: Headers, body: string | Buffer | undefined, length?: number): void {
+    if (body !== undefined) headers['content-length'] = String(length ?? (typeof body === 'string' ? Buffer.byteLength(body) : body.length));
     response.writeHead(status, headers);
     response.end(body);
   }
@@ -188,7 +188,7 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
     request: IncomingMessage,
     response: ServerResponse,
     headers: Headers,
-    answer: { body: string | Buffer; etag: string; vary: string; cacheControl: string; lastModified?: string; disposition?: string; contentType: string; encoding?: string },
+    answer: { body: string | Buffer; length?: number; etag: string; vary: string; cacheControl: string; lastModified?: string; disposition?: string; contentType: string; encoding?: string },
   ): number {
     headers.vary = answer.vary;
     headers.etag = answer.etag;
@@ -203,7 +203,7 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
     headers['content-type'] = answer.contentType;
     if (answer.encoding !== undefined) headers['content-encoding'] = answer.encoding;
     Object.assign(headers, SECURITY_HEADERS);
-    send(response, 200, headers, answer.body);
+    send(response, 200, headers, answer.body, answer.length);
     return 200;
   }
 
@@ -231,6 +231,7 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
     const rendered = route === '/api/v1/rate' ? renderQuote(quote) : conversionBody(quote, query.amount as string);
     return sendCacheable(request, response, headers, {
       body: rendered.body,
+      length: rendered.length,
       etag: rendered.etag,
       vary: 'X-Api-Key',
       cacheControl: liveCacheControl(book, options.refreshSeconds),

@@ -5,8 +5,8 @@ import { createByteLru } from './byte-lru.js';
 import { compressBody, encodedEtag, strongEtag, type Encoding } from './caching.js';
 
 /**
- * The bodies of the API's answers, rendered once and shared by both ways a request is served
- * (the Fastify routes and the fast path), so that the two cannot answer differently.
+ * The bodies of the keyed API's answers, rendered once and kept while the rates they come from
+ * are current.
  */
 
 export const HISTORY_MAX_AGE = 3600;
