@@ -1,8 +1,9 @@
 #!/usr/bin/env -S node --max-semi-space-size=8
 import { Command, CommanderError } from 'commander';
-import { ConfigError, environmentWithDotenv, loadConfig, type Config } from '../config.js';
+import { ConfigError, environmentWithDotenv, loadConfig, type Config, type ProviderId } from '../config.js';
 import { issueApiKey, revokeApiKeys } from '../core/api-keys.js';
 import { storeDocument } from '../core/refresh.js';
+import { grouped } from '../core/text.js';
 import { createDeps, type Deps } from '../deps.js';
 import { createLogger } from '../log.js';
 import { parseEcbDocument } from '../providers/ecb-format.js';
@@ -10,6 +11,17 @@ import { readSource } from '../providers/fetch-bytes.js';
 import { migrateToLatest, openDatabase } from '../storage/database.js';
 import { startServer } from '../server.js';
 import { isClusterWorker, runPrimary, workerPorts } from '../cluster.js';
+
+/** Providers whose rates come in ECB's formats, so an ECB file can be stored as theirs. */
+const IMPORT_PROVIDERS = ['ecb', 'file'] as const satisfies readonly ProviderId[];
+
+function importProvider(requested: string | undefined, configured: readonly ProviderId[]): ProviderId {
+  if (requested === undefined) return configured.find((p) => (IMPORT_PROVIDERS as readonly string[]).includes(p)) ?? 'ecb';
+  if (!(IMPORT_PROVIDERS as readonly string[]).includes(requested)) {
+    throw new Error(`--provider '${requested}' is not valid: an ECB file can be stored as ${IMPORT_PROVIDERS.join(' or ')}`);
+  }
+  return requested as ProviderId;
+}
 
 function config(): Config {
   return loadConfig(environmentWithDotenv());
@@ -87,15 +99,23 @@ export function buildCli(): Command {
 
   program
     .command('import')
-    .description('load an ECB CSV (plain or zipped) or XML file into the store')
+    .description('load an ECB CSV (plain or zipped) or XML file into the store; it adds rates and removes none')
     .argument('<file>', 'path or URL of the file')
-    .option('--provider <id>', 'store the rates as this provider (default: the first configured ECB-format provider)')
+    .option('--provider <id>', `store the rates as this provider: ${IMPORT_PROVIDERS.join(' or ')} (default: the first of them in EXRATES_PROVIDERS, else ecb)`)
     .action(async (file: string, options: { provider?: string }) => {
+      const cfg = config();
+      const provider = importProvider(options.provider, cfg.providers);
+      if (!cfg.providers.includes(provider)) {
+        console.error(`note: '${provider}' is not in EXRATES_PROVIDERS (${cfg.providers.join(', ')}); the service serves these rates once it is`);
+      }
       await withDeps(async (deps) => {
-        const provider = options.provider ?? deps.config.providers.find((p) => p === 'ecb' || p === 'file') ?? 'ecb';
+        console.error(`reading ${file}…`);
         const bytes = await readSource(file, { timeoutMs: deps.config.upstreamTimeoutMs });
         const document = { ...parseEcbDocument(bytes), provider };
-        const outcome = await storeDocument(document, deps.rates, deps.clock, deps.log);
+        const first = document.days[0]?.day;
+        const last = document.days.at(-1)?.day;
+        console.error(`storing ${grouped(document.days.length)} days (${first} to ${last}) as '${provider}'…`);
+        const outcome = await storeDocument(document, deps.rates, deps.clock, deps.log, { onlyAdd: true });
         console.log(`imported ${outcome.quotes} rates over ${outcome.days} days as '${provider}' (newest day ${outcome.latestDay ?? 'none'})`);
       });
     });

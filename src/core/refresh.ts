@@ -114,18 +114,23 @@ export async function syncProvider(provider: Provider, store: RateStore, clock: 
   }
 }
 
-/** Validates and stores a document, keeping only retained days. Used by refreshes and imports. */
+/**
+ * Validates and stores a document. A refresh keeps only retained days and prunes older ones; an
+ * import (`onlyAdd`) stores every day of its file and removes nothing, since its clock need not be
+ * the server's (a server replaying archived data with EXRATES_NOW still serves days that the real
+ * clock would prune).
+ */
 export async function storeDocument(
   document: RateDocument,
   store: RateStore,
   clock: Clock,
   log: Logger,
-  options: { expectedCurrencies?: readonly string[] } = {},
+  options: { expectedCurrencies?: readonly string[]; onlyAdd?: boolean } = {},
 ): Promise<{ days: number; quotes: number; latestDay: Day | null; stored: RateDocument }> {
   const { document: valid, dropped } = validateDocument(document, clock);
   if (dropped.length > 0) log.info({ provider: document.provider, dropped }, 'skipped codes that are not ISO 4217');
   const start = retentionStart(clock);
-  const kept = valid.days.filter((d) => d.day >= start);
+  const kept = options.onlyAdd ? valid.days : valid.days.filter((d) => d.day >= start);
   const newestStored = await store.latestDay(valid.provider);
   const newestIncoming = kept[kept.length - 1];
   if (options.expectedCurrencies) {
@@ -147,6 +152,6 @@ export async function storeDocument(
   }
   const stored = { ...valid, days: kept };
   const quotes = await store.saveDocument(stored);
-  await store.pruneBefore(start);
+  if (!options.onlyAdd) await store.pruneBefore(start);
   return { days: kept.length, quotes, latestDay: newestIncoming?.day ?? newestStored, stored };
 }

@@ -5,15 +5,8 @@ import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import { stringify } from 'yaml';
 import type { Config } from '../../config.js';
 import { DEMO_KEY } from '../../core/demo-key.js';
+import { grouped } from '../../core/text.js';
 import { PORTAL_ICON } from './portal.js';
-
-/**
- * An integer with its thousands grouped by commas (10,000). Not toLocaleString: its first use maps
- * megabytes of ICU's locale data into the process for good, for a start-time string.
- */
-function grouped(value: number): string {
-  return String(value).replace(/\B(?=(\d{3})+$)/g, ',');
-}
 
 function description(config: Config): string {
   return [
