@@ -9,6 +9,7 @@ export type ProviderId = (typeof PROVIDER_IDS)[number];
 const SECRET_VARIABLES = new Set(['EXRATES_OXR_APP_ID']);
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const DEMO_KEY_TIERS = ['off', 'free', 'pro'] as const;
+const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 
 /**
  * Every environment variable the service reads, with its default and meaning. The configuration
@@ -106,6 +107,14 @@ export const ConfigSchema = Type.Object({
     LOG_LEVELS.map((l) => Type.Literal(l)),
     { default: 'info', description: `Log level: ${LOG_LEVELS.join(', ')}.` },
   ),
+  EXRATES_LOG_FORMAT: Type.Union(
+    LOG_FORMATS.map((f) => Type.Literal(f)),
+    {
+      default: 'auto',
+      description:
+        "How log lines are written: `json` (one JSON object a line, for log collectors), `pretty` (readable lines, through pino's pretty printer) or `auto` (pretty on a terminal, JSON anywhere else).",
+    },
+  ),
   EXRATES_CONTACT_EMAIL: Type.String({
     pattern: '^[^\\s@]+@[^\\s@]+$',
     default: 'keys@exrates.invalid',
@@ -164,6 +173,7 @@ export interface Config {
   logRequests: boolean;
   workers: number;
   logLevel: (typeof LOG_LEVELS)[number];
+  logFormat: (typeof LOG_FORMATS)[number];
   contactEmail: string;
   /** The portal's public demo key: its tier and the requests one client address may make with it a day; undefined when off. */
   demoKey: { tier: 'free' | 'pro'; perAddress: number } | undefined;
@@ -217,7 +227,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     PORT: number; HOST: string; EXRATES_DATABASE_URL: string; EXRATES_REDIS_URL?: string; EXRATES_REDIS_PREFIX: string; EXRATES_PROVIDERS: string; EXRATES_ECB_URL: string;
     EXRATES_FILE_URL?: string; EXRATES_NOW?: string; EXRATES_FRANKFURTER_URL: string; EXRATES_OXR_APP_ID?: string; EXRATES_OXR_URL: string;
     EXRATES_NEGATIVE_CACHE_SECONDS: number; EXRATES_QUOTA_FLUSH_MS: number; EXRATES_KEY_CACHE_MS: number; EXRATES_REVOCATION_POLL_MS: number; EXRATES_LOG_REQUESTS: boolean; EXRATES_WORKERS: number; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
-    EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_CONTACT_EMAIL: string; EXRATES_DEMO_KEY_TIER: (typeof DEMO_KEY_TIERS)[number]; EXRATES_DEMO_QUOTA_PER_IP: number; EXRATES_TRUST_PROXY?: string; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
+    EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_LOG_FORMAT: Config['logFormat']; EXRATES_CONTACT_EMAIL: string; EXRATES_DEMO_KEY_TIER: (typeof DEMO_KEY_TIERS)[number]; EXRATES_DEMO_QUOTA_PER_IP: number; EXRATES_TRUST_PROXY?: string; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
   };
   const list: string[] = [];
   const providers = v.EXRATES_PROVIDERS.split(',') as ProviderId[];
@@ -263,6 +273,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logRequests: v.EXRATES_LOG_REQUESTS,
     workers: v.EXRATES_WORKERS,
     logLevel: v.EXRATES_LOG_LEVEL,
+    logFormat: v.EXRATES_LOG_FORMAT,
     contactEmail: v.EXRATES_CONTACT_EMAIL,
     demoKey: v.EXRATES_DEMO_KEY_TIER === 'off' ? undefined : Object.freeze({ tier: v.EXRATES_DEMO_KEY_TIER, perAddress: v.EXRATES_DEMO_QUOTA_PER_IP }),
     trustedProxies: Object.freeze(trustedProxies),

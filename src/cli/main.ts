@@ -1,11 +1,12 @@
 #!/usr/bin/env -S node --max-semi-space-size=8
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { ConfigError, environmentWithDotenv, loadConfig, type Config, type ProviderId } from '../config.js';
 import { issueApiKey, revokeApiKeys } from '../core/api-keys.js';
 import { storeDocument } from '../core/refresh.js';
 import { grouped } from '../core/text.js';
 import { createDeps, type Deps } from '../deps.js';
-import { createLogger } from '../log.js';
+import { createLogger, resolveLogFormat } from '../log.js';
 import { parseEcbDocument } from '../providers/ecb-format.js';
 import { readSource } from '../providers/fetch-bytes.js';
 import { migrateToLatest, openDatabase } from '../storage/database.js';
@@ -27,11 +28,15 @@ function config(): Config {
   return loadConfig(environmentWithDotenv());
 }
 
-/** Runs a command on the configured store, without the HTTP server, and always closes the store. */
-async function withDeps<T>(run: (deps: Deps) => Promise<T>): Promise<T> {
+/**
+ * Runs a command on the configured store, without the HTTP server, and always closes the store.
+ * Commands log to stderr, warnings and worse unless the level is set lower, so their stdout stays
+ * clean for scripts; `quiet` leaves the reporting of failures to the command itself.
+ */
+async function withDeps<T>(run: (deps: Deps) => Promise<T>, options: { quiet?: boolean } = {}): Promise<T> {
   const cfg = config();
-  // Commands log to stderr so their stdout stays clean for scripts.
-  const deps = await createDeps(cfg, { log: createLogger(cfg.logLevel === 'info' ? 'warn' : cfg.logLevel, process.stderr as never) });
+  const level = options.quiet && ['info', 'warn'].includes(cfg.logLevel) ? 'error' : cfg.logLevel === 'info' ? 'warn' : cfg.logLevel;
+  const deps = await createDeps(cfg, { log: createLogger(level, process.stderr as never, resolveLogFormat(cfg.logFormat, process.stderr)) });
   try {
     return await run(deps);
   } finally {
@@ -39,15 +44,27 @@ async function withDeps<T>(run: (deps: Deps) => Promise<T>): Promise<T> {
   }
 }
 
+/** The package's version, from package.json beside src/ and dist/. */
+function version(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
+const CONFIGURATION_HELP = `
+Configuration comes from environment variables and a .env file in the working directory;
+every variable is described in docs/configuration.md.`;
+
 export function buildCli(): Command {
   const program = new Command('exrates')
     .description('Self-hostable exchange-rates service: live mid-market rates, exact conversion and daily history.')
+    .version(version(), '-V, --version', 'print the version and exit')
     .showHelpAfterError()
     .exitOverride();
 
   program
     .command('serve')
-    .description('apply migrations, load rates and serve the HTTP API')
+    .description(
+      'apply pending migrations, load rates (5 years of history on an empty store) and serve the HTTP API, the portal at / and the API docs at /docs, refreshing rates in the background until SIGTERM or SIGINT',
+    )
     .action(async () => {
       const cfg = config();
       let stopping = false;
@@ -68,7 +85,7 @@ export function buildCli(): Command {
         process.on('SIGINT', () => handle('SIGINT'));
       };
       if (cfg.workers > 1 && !isClusterWorker()) {
-        const log = createLogger(cfg.logLevel);
+        const log = createLogger(cfg.logLevel, undefined, resolveLogFormat(cfg.logFormat, process.stdout));
         const primary = await runPrimary(cfg, log);
         onSignals((signal) => primary.stop(signal), log);
         return;
@@ -100,7 +117,8 @@ export function buildCli(): Command {
   program
     .command('import')
     .description('load an ECB CSV (plain or zipped) or XML file into the store; it adds rates and removes none')
-    .argument('<file>', 'path or URL of the file')
+    .usage('[--provider ecb|file] FILE')
+    .argument('<file>', 'path or URL of the file (required)')
     .option('--provider <id>', `store the rates as this provider: ${IMPORT_PROVIDERS.join(' or ')} (default: the first of them in EXRATES_PROVIDERS, else ecb)`)
     .action(async (file: string, options: { provider?: string }) => {
       const cfg = config();
@@ -131,15 +149,16 @@ export function buildCli(): Command {
           else console.error(`${outcome.provider}: failed: ${outcome.error}`);
         }
         if (outcomes.some((o) => !o.ok)) process.exitCode = 1;
-      });
+      }, { quiet: true });
     });
 
   const keys = program.command('keys').description('issue, list and revoke API keys');
   keys
     .command('create')
     .description('issue a new key; it is printed once and only its hash is stored')
-    .requiredOption('--tier <tier>', 'free or pro')
-    .requiredOption('--owner <email>', "the owner's e-mail address")
+    .usage('--tier free|pro --owner EMAIL')
+    .requiredOption('--tier <tier>', 'free or pro (required)')
+    .requiredOption('--owner <email>', "the owner's e-mail address (required)")
     .action(async (options: { tier: string; owner: string }) => {
       await withDeps(async (deps) => {
         const { key, record } = await issueApiKey(deps.keys, options, deps.clock);
@@ -165,7 +184,7 @@ export function buildCli(): Command {
   keys
     .command('revoke')
     .description('revoke every active key whose prefix starts with PREFIX')
-    .argument('<prefix>', 'the key prefix shown by keys list, e.g. exr_AbC12345')
+    .argument('<prefix>', 'the key prefix shown by keys list, e.g. exr_AbC12345 (required)')
     .action(async (prefix: string) => {
       await withDeps(async (deps) => {
         const revoked = await revokeApiKeys(deps.keys, prefix, deps.clock);
@@ -173,7 +192,12 @@ export function buildCli(): Command {
         for (const r of revoked) console.log(`revoked ${r.prefix} (${r.tier}, ${r.owner})`);
       });
     });
+  for (const command of [program, ...allCommands(program)]) command.addHelpText('after', CONFIGURATION_HELP);
   return program;
+}
+
+function allCommands(command: Command): Command[] {
+  return command.commands.flatMap((sub) => [sub, ...allCommands(sub)]);
 }
 
 export async function main(argv: string[]): Promise<void> {

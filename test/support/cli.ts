@@ -2,7 +2,7 @@
  * The built `exrates` command (dist/) as a child process that always settles: its exit, or a kill
  * after `timeoutMs` (reported as `timedOut`, so a hang is a failed assertion and not a stuck suite).
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { CLI } from '../scale/cluster.js';
 
 export interface CliRun {
@@ -25,17 +25,29 @@ export interface CliOptions {
   onOutput?(text: string): void;
 }
 
-export function runCli(args: string[], options: CliOptions): Promise<CliRun> {
+export interface RunningCli {
+  child: ChildProcess;
+  /** Everything written so far, stdout and stderr interleaved. */
+  output(): string;
+  /** Resolves when the process is gone (killed after `timeoutMs`). */
+  done: Promise<CliRun>;
+}
+
+/** Starts a command and returns at once: for `serve`, which runs until stopped. */
+export function startCli(args: string[], options: CliOptions): RunningCli {
   const started = performance.now();
   const child = spawn(process.execPath, [CLI, ...args], { env: options.env, cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
+  let both = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();
+    both += chunk.toString();
     options.onOutput?.(chunk.toString());
   });
-  child.stderr.on('data', (chunk: Buffer) => {
+  child.stderr!.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
+    both += chunk.toString();
     options.onOutput?.(chunk.toString());
   });
   let timedOut = false;
@@ -43,12 +55,37 @@ export function runCli(args: string[], options: CliOptions): Promise<CliRun> {
     timedOut = true;
     child.kill('SIGKILL');
   }, options.timeoutMs ?? 60_000);
-  return new Promise((resolve, reject) => {
+  const done = new Promise<CliRun>((resolve, reject) => {
     child.once('error', reject);
     child.once('close', (code, signal) => {
       clearTimeout(timer);
       resolve({ code, signal, timedOut, stdout, stderr, ms: performance.now() - started });
     });
+  });
+  return { child, output: () => both, done };
+}
+
+export function runCli(args: string[], options: CliOptions): Promise<CliRun> {
+  return startCli(args, options).done;
+}
+
+/** Waits until `check` holds (polled every 100 ms), or fails with `what` after `timeoutMs`. */
+export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** The JSON log records in some output (lines that are not JSON are skipped). */
+export function records(output: string): Array<Record<string, unknown>> {
+  return lines(output).flatMap((line) => {
+    try {
+      return [JSON.parse(line) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
   });
 }
 
