@@ -1,7 +1,7 @@
 #!/usr/bin/env -S node --max-semi-space-size=8
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { ConfigError, environmentWithDotenv, loadConfig, type Config, type ProviderId } from '../config.js';
+import { ConfigError, environmentWithDotenv, loadConfig, unknownVariables, type Config, type ProviderId } from '../config.js';
 import { issueApiKey, revokeApiKeys } from '../core/api-keys.js';
 import { storeDocument } from '../core/refresh.js';
 import { grouped } from '../core/text.js';
@@ -24,8 +24,19 @@ function importProvider(requested: string | undefined, configured: readonly Prov
   return requested as ProviderId;
 }
 
-function config(): Config {
-  return loadConfig(environmentWithDotenv());
+/**
+ * The validated configuration; variables that look like settings but are none are warned about
+ * (once: not again by each worker), on the stream the command logs to.
+ */
+function config(logTo: NodeJS.WriteStream = process.stderr): Config {
+  const env = environmentWithDotenv();
+  const cfg = loadConfig(env);
+  const unknown = isClusterWorker() ? [] : unknownVariables(env);
+  if (unknown.length > 0) {
+    const log = createLogger(cfg.logLevel, logTo as never, resolveLogFormat(cfg.logFormat, logTo));
+    for (const warning of unknown) log.warn({}, warning);
+  }
+  return cfg;
 }
 
 /**
@@ -33,8 +44,8 @@ function config(): Config {
  * Commands log to stderr, warnings and worse unless the level is set lower, so their stdout stays
  * clean for scripts; `quiet` leaves the reporting of failures to the command itself.
  */
-async function withDeps<T>(run: (deps: Deps) => Promise<T>, options: { quiet?: boolean } = {}): Promise<T> {
-  const cfg = config();
+async function withDeps<T>(run: (deps: Deps) => Promise<T>, options: { quiet?: boolean; config?: Config } = {}): Promise<T> {
+  const cfg = options.config ?? config();
   const level = options.quiet && ['info', 'warn'].includes(cfg.logLevel) ? 'error' : cfg.logLevel === 'info' ? 'warn' : cfg.logLevel;
   const deps = await createDeps(cfg, { log: createLogger(level, process.stderr as never, resolveLogFormat(cfg.logFormat, process.stderr)) });
   try {
@@ -66,7 +77,7 @@ export function buildCli(): Command {
       'apply pending migrations, load rates (5 years of history on an empty store) and serve the HTTP API, the portal at / and the API docs at /docs, refreshing rates in the background until SIGTERM or SIGINT',
     )
     .action(async () => {
-      const cfg = config();
+      const cfg = config(process.stdout);
       let stopping = false;
       const onSignals = (stop: (signal: string) => Promise<void>, log: { info(o: object, m: string): void }) => {
         const handle = (signal: string) => {
@@ -135,7 +146,7 @@ export function buildCli(): Command {
         console.error(`storing ${grouped(document.days.length)} days (${first} to ${last}) as '${provider}'…`);
         const outcome = await storeDocument(document, deps.rates, deps.clock, deps.log, { onlyAdd: true });
         console.log(`imported ${outcome.quotes} rates over ${outcome.days} days as '${provider}' (newest day ${outcome.latestDay ?? 'none'})`);
-      });
+      }, { config: cfg });
     });
 
   program
