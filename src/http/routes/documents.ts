@@ -8,13 +8,21 @@ import { DEMO_KEY } from '../../core/demo-key.js';
 import { grouped } from '../../core/text.js';
 import { PORTAL_ICON } from './portal.js';
 
+/** The refresh interval in words, as configured (EXRATES_REFRESH_SECONDS): "10 minutes", "hour", "90 seconds". */
+export function every(seconds: number): string {
+  const units: Array<[number, string]> = [[86_400, 'day'], [3_600, 'hour'], [60, 'minute'], [1, 'second']];
+  const [size, unit] = units.find(([size]) => seconds % size === 0)!;
+  const count = seconds / size;
+  return count === 1 ? unit : `${grouped(count)} ${unit}s`;
+}
+
 function description(config: Config): string {
   return [
     'Live mid-market exchange rates for any pair of ISO 4217 currencies, exact conversion of decimal amounts, and up to 5 years of daily history with statistics, as JSON or CSV.',
     '',
     '**Mid-market rates.** Rates are mid-market reference rates. Money received from a bank or transfer service includes that provider\'s margin, which is not reflected here. The service makes no forecasts and publishes no forward-looking data; historical volatility is available through the history statistics.',
     '',
-    '**Freshness.** Live rates refresh every 10 minutes. When the upstream feed is unavailable, the last stored rate is served with `stale: true`. `asOf` is the time the provider says the rate applies (ECB: 16:00 Frankfurt time on the reference date; Open Exchange Rates: its timestamp; providers that publish dates only, such as Frankfurter: 00:00 UTC of that date), never the time of fetching. A cross of rates from two providers uses the same date for both and the earlier asOf. The first request for an exotic currency may take longer while its history is backfilled.',
+    `**Freshness.** Live rates refresh every ${every(config.refreshSeconds)}. When the upstream feed is unavailable, the last stored rate is served with \`stale: true\`. \`asOf\` is the time the provider says the rate applies (ECB: 16:00 Frankfurt time on the reference date; Open Exchange Rates: its timestamp; providers that publish dates only, such as Frankfurter: 00:00 UTC of that date), never the time of fetching. A cross of rates from two providers uses the same date for both and the earlier asOf. The first request for an exotic currency may take longer while its history is backfilled.`,
     '',
     '**Numbers.** Amounts and rates are decimal strings, never floating-point numbers; arithmetic is integer-exact. A cross rate is computed exactly through the provider base (GBP→JPY = JPY per EUR / GBP per EUR) and rounded once, half-to-even, to 8 significant digits, trailing zeros removed. A conversion result is amount × the returned rate, rounded half-to-even to the target currency\'s ISO 4217 minor units (8 decimals for currencies without minor units). History statistics are computed from the points exactly as served: best = highest rate (most `to` per `from`), worst = lowest, the most recent date winning ties; average = exact mean rounded to 8 significant digits; changePct = (last − first) / first × 100; currentVsAveragePct = (last − mean) / mean × 100 with the exact mean; both rounded half-to-even to 4 decimals.',
     '',
