@@ -141,6 +141,13 @@ export function docsPageOptions(): FastifySwaggerUiOptions {
       url: '/api/v1/openapi.json',
     },
     validatorUrl: false,
+    // The page's own copy of the document (at /docs/json) opens with where the document lives; the
+    // one at /api/v1/openapi.json is left as it is.
+    transformSpecification: (document: Record<string, unknown>) => {
+      const info = document.info as { description?: string };
+      info.description = `${DOCUMENT_LINKS}\n\n${info.description ?? ''}`;
+      return document;
+    },
     logo: { type: 'image/svg+xml', content: icon, href: '/', target: '_self' },
     theme: {
       title: 'exrates · API reference',
@@ -164,10 +171,17 @@ export function docsPageOptions(): FastifySwaggerUiOptions {
   };
 }
 
-/** The top bar in the portal's colours; the URL box goes: this page documents this server only. */
+const DOCUMENT_LINKS =
+  'This page renders the OpenAPI 3.1 document at [/api/v1/openapi.json](/api/v1/openapi.json) (also as [YAML](/api/v1/openapi.yaml)), for code generators and API tools.';
+
+/**
+ * The top bar in the portal's colours; the URL box goes: this page documents this server only.
+ * The link to the page's own copy (/docs/json) goes too: the description links the document itself.
+ */
 const DOCS_CSS = [
   '.swagger-ui .topbar { background: #1e1b4b; padding: 8px 0; }',
   '.swagger-ui .topbar .download-url-wrapper { display: none; }',
+  '.swagger-ui .info hgroup.main > a[href$="/docs/json"] { display: none; }',
   '.swagger-ui .topbar-wrapper img { height: 36px; }',
   '.swagger-ui .info .markdown pre { max-width: 100%; overflow-x: auto; }',
 ].join('\n');
