@@ -57,6 +57,7 @@ describe('README quick start, followed on a fresh clone', () => {
       cwd: clone,
       env: { ...env, ...extra },
       encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
       timeout: 120_000,
     });
 
