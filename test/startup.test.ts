@@ -186,3 +186,11 @@ describe('no network', () => {
     assert.doesNotMatch(run.stderr, /stale|serving/);
   });
 });
+
+test('EXRATES_LOG_FORMAT=auto is readable on a terminal and JSON anywhere else', async () => {
+  const { resolveLogFormat } = await import('../src/log.js');
+  assert.equal(resolveLogFormat('auto', { isTTY: true }), 'pretty');
+  assert.equal(resolveLogFormat('auto', {}), 'json');
+  assert.equal(resolveLogFormat('json', { isTTY: true }), 'json');
+  assert.equal(resolveLogFormat('pretty', {}), 'pretty');
+});
