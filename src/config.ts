@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import proxyAddr from '@fastify/proxy-addr';
+import { closest } from 'fastest-levenshtein';
 import Type, { type TSchema } from 'typebox';
 import Value from 'typebox/value';
 
@@ -9,6 +10,7 @@ export type ProviderId = (typeof PROVIDER_IDS)[number];
 const SECRET_VARIABLES = new Set(['EXRATES_OXR_APP_ID']);
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const DEMO_KEY_TIERS = ['off', 'free', 'pro'] as const;
+const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 
 /**
  * Every environment variable the service reads, with its default and meaning. The configuration
@@ -19,41 +21,49 @@ export const ConfigSchema = Type.Object({
   HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'Address the HTTP server binds to.' }),
   EXRATES_DATABASE_URL: Type.String({
     pattern: '^(sqlite:.+|postgres(ql)?://.+)$',
+    expected: 'sqlite:<path>, sqlite::memory: or postgres://user@host:port/db',
     default: 'sqlite:./data/exrates.db',
     description: 'Store: `sqlite:<path>` (created if missing), `sqlite::memory:`, or `postgres://user@host:port/db`.',
   }),
   EXRATES_REDIS_URL: Type.Optional(
     Type.String({
       pattern: '^rediss?://.+',
+      expected: 'a redis:// or rediss:// URL',
       description:
         'Redis for several instances sharing one store: quota counters, refresh and backfill locks. Unset: counters and locks stay in the store and in-process.',
     }),
   ),
   EXRATES_REDIS_PREFIX: Type.String({
     pattern: '^[A-Za-z0-9_.:-]{1,64}$',
+    expected: '1 to 64 letters, digits or _ . : -',
     default: 'exrates:',
     description: 'Namespace of every Redis key the service writes (counters, locks): give each installation sharing one Redis its own.',
   }),
   EXRATES_PROVIDERS: Type.String({
-    pattern: `^(${PROVIDER_IDS.join('|')})(,(${PROVIDER_IDS.join('|')}))*$`,
+    // Spaces around the commas are allowed: "ecb, frankfurter" is what people write.
+    pattern: `^\\s*(${PROVIDER_IDS.join('|')})\\s*(,\\s*(${PROVIDER_IDS.join('|')})\\s*)*$`,
+    expected: `a comma-separated list of ${PROVIDER_IDS.join(', ')}`,
     default: 'ecb,frankfurter',
     description: `Comma-separated rate providers in order of preference: ${PROVIDER_IDS.map((p) => `\`${p}\``).join(', ')}. A currency is served by the first provider that quotes it; \`frankfurter\` backfills currencies the others do not quote on first request.`,
   }),
   EXRATES_ECB_URL: Type.String({
     pattern: '^https?://.+',
+    expected: 'an http:// or https:// URL',
     default: 'https://www.ecb.europa.eu/stats/eurofxref',
     description: 'Base URL of the ECB reference-rate files (`eurofxref-daily.xml`, `eurofxref-hist-90d.xml`, `eurofxref-hist.zip`).',
   }),
   EXRATES_FRANKFURTER_URL: Type.String({
     pattern: '^https?://.+',
+    expected: 'an http:// or https:// URL',
     default: 'https://api.frankfurter.dev',
     description: 'Base URL of the Frankfurter API (requests go to `<url>/v2/…`).',
   }),
   EXRATES_OXR_APP_ID: Type.Optional(
-    Type.String({ pattern: '^[A-Za-z0-9]{8,64}$', description: 'Open Exchange Rates app id. Required when `openexchangerates` is a provider. Never logged.' }),
+    Type.String({ pattern: '^[A-Za-z0-9]{8,64}$', expected: '8 to 64 letters and digits', description: 'Open Exchange Rates app id. Required when `openexchangerates` is a provider. Never logged.' }),
   ),
   EXRATES_OXR_URL: Type.String({
     pattern: '^https?://.+',
+    expected: 'an http:// or https:// URL',
     default: 'https://openexchangerates.org/api',
     description: 'Base URL of the Open Exchange Rates API.',
   }),
@@ -66,6 +76,7 @@ export const ConfigSchema = Type.Object({
   EXRATES_NOW: Type.Optional(
     Type.String({
       pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$',
+      expected: 'an ISO 8601 date-time with its offset, such as 2026-03-06T12:00:00Z',
       description: "Fixes the service's clock at this ISO 8601 date-time, for replaying archived data and for tests. Leave unset in production.",
     }),
   ),
@@ -106,8 +117,17 @@ export const ConfigSchema = Type.Object({
     LOG_LEVELS.map((l) => Type.Literal(l)),
     { default: 'info', description: `Log level: ${LOG_LEVELS.join(', ')}.` },
   ),
+  EXRATES_LOG_FORMAT: Type.Union(
+    LOG_FORMATS.map((f) => Type.Literal(f)),
+    {
+      default: 'auto',
+      description:
+        "How log lines are written: `json` (one JSON object a line, for log collectors), `pretty` (readable lines, through pino's pretty printer) or `auto` (pretty on a terminal, JSON anywhere else).",
+    },
+  ),
   EXRATES_CONTACT_EMAIL: Type.String({
     pattern: '^[^\\s@]+@[^\\s@]+$',
+    expected: 'an e-mail address',
     default: 'keys@exrates.invalid',
     description: 'Where users ask for an API key or the pro tier; shown in 401 responses, the docs page and the OpenAPI document.',
   }),
@@ -164,6 +184,7 @@ export interface Config {
   logRequests: boolean;
   workers: number;
   logLevel: (typeof LOG_LEVELS)[number];
+  logFormat: (typeof LOG_FORMATS)[number];
   contactEmail: string;
   /** The portal's public demo key: its tier and the requests one client address may make with it a day; undefined when off. */
   demoKey: { tier: 'free' | 'pro'; perAddress: number } | undefined;
@@ -183,8 +204,10 @@ export class ConfigError extends Error {
 function expectation(schema: TSchema & Record<string, unknown>): string {
   if (Array.isArray(schema.anyOf)) return `one of ${(schema.anyOf as Array<{ const: string }>).map((s) => s.const).join(', ')}`;
   if (schema.type === 'boolean') return 'true or false';
-  if (schema.type === 'integer') return `a whole number from ${String(schema.minimum)} to ${String(schema.maximum ?? '∞')}`;
-  if (typeof schema.pattern === 'string') return `a value matching ${schema.pattern}`;
+  if (schema.type === 'integer') {
+    return schema.maximum === undefined ? `a whole number of at least ${String(schema.minimum)}` : `a whole number from ${String(schema.minimum)} to ${String(schema.maximum)}`;
+  }
+  if (typeof schema.expected === 'string') return schema.expected;
   return 'a non-empty string';
 }
 
@@ -192,6 +215,24 @@ function expectation(schema: TSchema & Record<string, unknown>): string {
 export function environmentWithDotenv(env: NodeJS.ProcessEnv = process.env, path = '.env'): Record<string, string | undefined> {
   if (!existsSync(path)) return { ...env };
   return { ...parseEnv(readFileSync(path, 'utf8')), ...env };
+}
+
+/**
+ * EXRATES_* names that are not settings of the service but belong to the same family: the key a
+ * client reads (README, /docs), the port compose.yaml publishes, and the test suite's own.
+ */
+const NOT_SETTINGS = new Set(['EXRATES_KEY', 'EXRATES_PORT', 'EXRATES_REQUIRE_SERVICES']);
+
+/**
+ * One warning for each EXRATES_* variable the service does not read, naming the nearest one it
+ * does: a typo (EXRATES_PROVIDER) would otherwise leave the default in force without a word.
+ */
+export function unknownVariables(env: Record<string, string | undefined>): string[] {
+  const settings = Object.keys(ConfigSchema.properties).filter((name) => name.startsWith('EXRATES_'));
+  return Object.keys(env)
+    .filter((name) => name.startsWith('EXRATES_') && !settings.includes(name) && !NOT_SETTINGS.has(name) && !name.startsWith('EXRATES_TEST_'))
+    .sort()
+    .map((name) => `${name} is not a setting of exrates (did you mean ${closest(name, settings)}?); it is ignored`);
 }
 
 /** Environment → validated, frozen Config; throws ConfigError with one line per bad variable. */
@@ -208,8 +249,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     const name = error.instancePath.slice(1);
     if (!name || problems.has(name)) continue;
     // Secrets are named, never echoed.
-    const shown = SECRET_VARIABLES.has(name) ? '(hidden)' : JSON.stringify(raw[name] ?? '');
-    problems.set(name, `${name}=${shown} is not valid: expected ${expectation(properties[name]!)}`);
+    const shown = SECRET_VARIABLES.has(name) ? 'a value (hidden)' : `'${raw[name] ?? ''}'`;
+    problems.set(name, `${name}: expected ${expectation(properties[name]!)}; got ${shown}`);
   }
   if (problems.size > 0) throw new ConfigError([...problems.values()]);
 
@@ -217,11 +258,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     PORT: number; HOST: string; EXRATES_DATABASE_URL: string; EXRATES_REDIS_URL?: string; EXRATES_REDIS_PREFIX: string; EXRATES_PROVIDERS: string; EXRATES_ECB_URL: string;
     EXRATES_FILE_URL?: string; EXRATES_NOW?: string; EXRATES_FRANKFURTER_URL: string; EXRATES_OXR_APP_ID?: string; EXRATES_OXR_URL: string;
     EXRATES_NEGATIVE_CACHE_SECONDS: number; EXRATES_QUOTA_FLUSH_MS: number; EXRATES_KEY_CACHE_MS: number; EXRATES_REVOCATION_POLL_MS: number; EXRATES_LOG_REQUESTS: boolean; EXRATES_WORKERS: number; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
-    EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_CONTACT_EMAIL: string; EXRATES_DEMO_KEY_TIER: (typeof DEMO_KEY_TIERS)[number]; EXRATES_DEMO_QUOTA_PER_IP: number; EXRATES_TRUST_PROXY?: string; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
+    EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_LOG_FORMAT: Config['logFormat']; EXRATES_CONTACT_EMAIL: string; EXRATES_DEMO_KEY_TIER: (typeof DEMO_KEY_TIERS)[number]; EXRATES_DEMO_QUOTA_PER_IP: number; EXRATES_TRUST_PROXY?: string; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
   };
   const list: string[] = [];
-  const providers = v.EXRATES_PROVIDERS.split(',') as ProviderId[];
-  if (new Set(providers).size !== providers.length) list.push(`EXRATES_PROVIDERS=${JSON.stringify(v.EXRATES_PROVIDERS)} names a provider twice`);
+  const providers = v.EXRATES_PROVIDERS.split(',').map((id) => id.trim()) as ProviderId[];
+  if (new Set(providers).size !== providers.length) list.push(`EXRATES_PROVIDERS: names a provider twice; got '${v.EXRATES_PROVIDERS}'`);
   if (providers.includes('file') && !v.EXRATES_FILE_URL) list.push('EXRATES_FILE_URL is required when EXRATES_PROVIDERS includes file');
   if (providers.includes('openexchangerates') && !v.EXRATES_OXR_APP_ID) {
     list.push('EXRATES_OXR_APP_ID is required when EXRATES_PROVIDERS includes openexchangerates');
@@ -229,7 +270,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   let now: Date | undefined;
   if (v.EXRATES_NOW !== undefined) {
     now = new Date(v.EXRATES_NOW);
-    if (Number.isNaN(now.getTime())) list.push(`EXRATES_NOW=${JSON.stringify(v.EXRATES_NOW)} is not a real date-time`);
+    if (Number.isNaN(now.getTime())) list.push(`EXRATES_NOW: expected a real date-time; got '${v.EXRATES_NOW}'`);
   }
   const trustedProxies = (v.EXRATES_TRUST_PROXY ?? '').split(',').map((part) => part.trim()).filter((part) => part.length > 0);
   if (v.EXRATES_TRUST_PROXY !== undefined) {
@@ -237,7 +278,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       if (trustedProxies.length === 0) throw new Error('no address given');
       proxyAddr.compile(trustedProxies);
     } catch (error) {
-      list.push(`EXRATES_TRUST_PROXY=${JSON.stringify(v.EXRATES_TRUST_PROXY)} is not valid: ${error instanceof Error ? error.message : String(error)}`);
+      list.push(`EXRATES_TRUST_PROXY: ${error instanceof Error ? error.message : String(error)}; got '${v.EXRATES_TRUST_PROXY}'`);
     }
   }
   if (list.length > 0) throw new ConfigError(list);
@@ -263,6 +304,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logRequests: v.EXRATES_LOG_REQUESTS,
     workers: v.EXRATES_WORKERS,
     logLevel: v.EXRATES_LOG_LEVEL,
+    logFormat: v.EXRATES_LOG_FORMAT,
     contactEmail: v.EXRATES_CONTACT_EMAIL,
     demoKey: v.EXRATES_DEMO_KEY_TIER === 'off' ? undefined : Object.freeze({ tier: v.EXRATES_DEMO_KEY_TIER, perAddress: v.EXRATES_DEMO_QUOTA_PER_IP }),
     trustedProxies: Object.freeze(trustedProxies),

@@ -6,7 +6,7 @@ import { createLocalLock } from './core/local-lock.js';
 import type { Clock, KeyStore, Lock, Metrics, Provider, QuotaStore, RateStore } from './core/ports.js';
 import { createRateBook, type RateBook } from './core/rates.js';
 import { createRefresher, type Refresher } from './core/refresher.js';
-import { createLogger, type Logger } from './log.js';
+import { createLogger, resolveLogFormat, type Logger } from './log.js';
 import { createMetrics, type ServiceMetrics } from './metrics.js';
 import { createEcbProvider } from './providers/ecb.js';
 import { createFileProvider } from './providers/file.js';
@@ -83,6 +83,11 @@ export function createProviders(config: Config, clock: Clock): Provider[] {
   });
 }
 
+/** A store URL as it may be shown: without its user and password. */
+export function redactedUrl(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//***@');
+}
+
 export interface DepsOptions {
   log?: Logger;
   /** Apply pending migrations on open (the server and most commands do). */
@@ -97,20 +102,46 @@ export interface DepsOptions {
 
 /** The one place that wires the service: store, providers, clock, logger, metrics. Nothing is created at import time. */
 export async function createDeps(config: Config, options: DepsOptions = {}): Promise<Deps> {
-  const log = options.log ?? createLogger(config.logLevel);
+  const log = options.log ?? createLogger(config.logLevel, undefined, resolveLogFormat(config.logFormat, process.stdout));
   const clock = createClock(config.now);
   const metrics = createMetrics();
-  const database = await openDatabase(config.databaseUrl);
+  // Everything opened so far, closed newest first when a later step fails: a timer or a
+  // reconnecting client left behind keeps the process alive, and it would neither serve nor exit.
+  const opened: Array<() => unknown> = [];
   try {
-    if (options.migrate ?? true) await migrateToLatest(database.db);
+    return await wire(config, options, { log, clock, metrics, opened });
   } catch (error) {
-    await database.close();
+    await closeInReverse(opened);
     throw error;
   }
+}
+
+/** Closes newest first; every one is closed even when an earlier one fails, and the first failure is returned. */
+async function closeInReverse(opened: Array<() => unknown>): Promise<unknown> {
+  let failure: unknown;
+  for (const close of opened.splice(0).reverse()) {
+    try {
+      await close();
+    } catch (error) {
+      failure ??= error;
+    }
+  }
+  return failure;
+}
+
+async function wire(
+  config: Config,
+  options: DepsOptions,
+  { log, clock, metrics, opened }: { log: Logger; clock: Clock; metrics: ServiceMetrics; opened: Array<() => unknown> },
+): Promise<Deps> {
+  const database = await openDatabase(config.databaseUrl);
+  opened.push(() => database.close());
+  if (options.migrate ?? true) await migrateToLatest(database.db);
   const rates = guardDependency(createRateStore(database.db), 'the database');
   const storedKeys = guardDependency(createKeyStore(database.db), 'the database');
   const cachedKeys =
     config.keyCacheMs > 0 ? createCachedKeyStore(storedKeys, { ttlMs: config.keyCacheMs, revocationPollMs: config.revocationPollMs, log }) : undefined;
+  if (cachedKeys) opened.push(() => cachedKeys.close());
   const keys = cachedKeys ?? storedKeys;
   const storedQuotas = guardDependency(createQuotaStore(database.db), 'the database');
   let quotas: QuotaStore = storedQuotas;
@@ -120,9 +151,10 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     try {
       redis = await openRedis(config.redisUrl, log);
     } catch (error) {
-      await database.close();
-      throw new Error(`cannot connect to Redis at ${config.redisUrl.replace(/\/\/[^@]*@/, '//***@')}: ${error instanceof Error ? error.message : String(error)}`);
+      throw new Error(`cannot connect to Redis at ${redactedUrl(config.redisUrl)}: ${error instanceof Error ? error.message : String(error)}`);
     }
+    const connected = redis;
+    opened.push(() => connected.disconnect());
     quotas = guardDependency(createRedisQuotaStore({ redis, store: storedQuotas, log, clock, prefix: config.redisPrefix }), 'the database');
     lock = guardDependency(createRedisLock(redis, config.redisPrefix), 'redis');
   } else if (options.quotas) {
@@ -130,6 +162,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   } else if (config.quotaFlushMs > 0) {
     quotas = createBufferedQuotaStore(storedQuotas, { flushMs: config.quotaFlushMs, log, clock });
   }
+  const counters = quotas;
+  opened.push(() => counters.close?.());
   if (options.lock && !redis) lock = options.lock;
   const providers = createProviders(config, clock).map((p) => instrumentProvider(p, metrics));
   let backfill: ((code: string) => Promise<boolean>) | undefined;
@@ -157,11 +191,9 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     refresher,
     metricsText: options.metricsText ?? (() => metrics.registry.metrics()),
     async close() {
-      cachedKeys?.close();
       await refresher.stop();
-      await quotas.close?.();
-      redis?.disconnect();
-      await database.close();
+      const failure = await closeInReverse(opened);
+      if (failure !== undefined) throw failure;
     },
   };
 }

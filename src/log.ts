@@ -1,3 +1,5 @@
+import cluster from 'node:cluster';
+import { createRequire } from 'node:module';
 import { pino, type Logger, type LoggerOptions, type DestinationStream } from 'pino';
 
 /** Anything shaped like an API key, also with its '_' percent-encoded, wherever it is in a URL. */
@@ -32,11 +34,31 @@ export function redactUrl(url: string): string {
   return `${path}?${query}`;
 }
 
-/** Structured JSON logs; API keys are redacted from headers and URLs. */
-export function createLogger(level: string, destination?: DestinationStream): Logger {
+export type LogFormat = 'auto' | 'json' | 'pretty';
+
+/** `auto` is readable lines on a terminal and JSON anywhere else (a file, a pipe, a log collector). */
+export function resolveLogFormat(format: LogFormat, stream: { isTTY?: boolean }): 'json' | 'pretty' {
+  if (format !== 'auto') return format;
+  return stream.isTTY === true ? 'pretty' : 'json';
+}
+
+/**
+ * pino's own pretty printer, in this thread and synchronous (no transport worker: a line logged
+ * just before an exit is still written). Loaded only when asked for.
+ */
+function prettyStream(destination: NodeJS.WritableStream | DestinationStream): DestinationStream {
+  const pretty = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
+  return pretty({ destination, sync: true, colorize: (destination as { isTTY?: boolean }).isTTY === true, ignore: 'pid,hostname,service', translateTime: 'SYS:HH:MM:ss' });
+}
+
+/**
+ * Structured JSON logs (or the same records pretty-printed); API keys are redacted from headers
+ * and URLs. A cluster worker's lines carry its id.
+ */
+export function createLogger(level: string, destination?: DestinationStream, format: 'json' | 'pretty' = 'json'): Logger {
   const options: LoggerOptions = {
     level,
-    base: { service: 'exrates' },
+    base: { service: 'exrates', ...(cluster.isWorker && cluster.worker ? { worker: cluster.worker.id } : {}) },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]', 'apikey', '*.apikey'], censor: '[REDACTED]' },
     serializers: {
@@ -45,6 +67,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       },
     },
   };
+  if (format === 'pretty') return pino(options, prettyStream(destination ?? process.stdout));
   return destination ? pino(options, destination) : pino(options);
 }
 

@@ -78,7 +78,7 @@ export const HTTP_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.
  * exrates_http_requests_total and exrates_http_request_duration_seconds, counted in plain numbers
  * on every request and handed to the registry when it is read. Written by hand because a labelled
  * prom-client observation works out its labels' key on every call, which costs more than a whole
- * fast-path answer; the counter is still prom-client's (fed on scrape), and the histogram is
+ * cached answer; the counter is still prom-client's (fed on scrape), and the histogram is
  * reported in the shape prom-client's own histograms have, so cluster aggregation sums it alike.
  */
 function createRequestMetrics(registry: Registry): { series(route: string, method: string, status: number): RequestSeries } {

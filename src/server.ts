@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { announceListening, announceLoaded, checkFileSource } from './announce.js';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { createDeps, type Deps, type DepsOptions } from './deps.js';
@@ -16,6 +17,7 @@ export interface RunningServer {
  * refreshes on wall-clock multiples of the interval, and shuts down gracefully.
  */
 export async function startServer(config: Config, options: DepsOptions = {}): Promise<RunningServer> {
+  await checkFileSource(config);
   let deps: Deps | undefined;
   let app: FastifyInstance;
   try {
@@ -27,7 +29,11 @@ export async function startServer(config: Config, options: DepsOptions = {}): Pr
     throw error;
   }
   const ready = deps;
-  const initialLoad = ready.refresher.refreshAllOnce().finally(() => ready.refresher.start());
+  announceListening(ready, app.server.address());
+  const initialLoad = ready.refresher
+    .refreshAllOnce()
+    .then(() => announceLoaded(ready))
+    .finally(() => ready.refresher.start());
 
   async function close(): Promise<void> {
     await app.close();

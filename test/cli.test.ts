@@ -123,8 +123,8 @@ describe('exrates CLI', () => {
   test('an invalid configuration stops every command with one line per problem', async () => {
     const result = await cli(['migrate'], { ...env, PORT: 'x', EXRATES_QUOTA_FREE: '-1' });
     assert.equal(result.code, 1);
-    assert.match(result.stderr, /PORT="x" is not valid/);
-    assert.match(result.stderr, /EXRATES_QUOTA_FREE="-1" is not valid/);
+    assert.match(result.stderr, /PORT: expected a whole number from 0 to 65535; got 'x'/);
+    assert.match(result.stderr, /EXRATES_QUOTA_FREE: expected a whole number of at least 1; got '-1'/);
   });
 
   test('an unknown command is an error', async () => {

@@ -51,10 +51,10 @@ test('every bad variable gets its own clear line', () => {
     assert.fail('expected a ConfigError');
   } catch (error) {
     assert.ok(error instanceof ConfigError);
-    const names = error.problems.map((p) => p.split('=')[0]);
+    const names = error.problems.map((p) => p.split(':')[0]);
     assert.deepEqual(names.sort(), ['EXRATES_DATABASE_URL', 'EXRATES_LOG_LEVEL', 'EXRATES_NOW', 'EXRATES_PROVIDERS', 'EXRATES_QUOTA_FREE', 'PORT']);
-    assert.match(error.message, /PORT="eighty" is not valid: expected a whole number from 0 to 65535/);
-    assert.match(error.message, /EXRATES_LOG_LEVEL="loud" is not valid: expected one of fatal, error, warn, info/);
+    assert.match(error.message, /PORT: expected a whole number from 0 to 65535; got 'eighty'/);
+    assert.match(error.message, /EXRATES_LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent; got 'loud'/);
   }
 });
 

@@ -1,25 +1,53 @@
 #!/usr/bin/env -S node --max-semi-space-size=8
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { ConfigError, environmentWithDotenv, loadConfig, type Config } from '../config.js';
+import { ConfigError, environmentWithDotenv, loadConfig, unknownVariables, type Config, type ProviderId } from '../config.js';
 import { issueApiKey, revokeApiKeys } from '../core/api-keys.js';
 import { storeDocument } from '../core/refresh.js';
+import { grouped } from '../core/text.js';
 import { createDeps, type Deps } from '../deps.js';
-import { createLogger } from '../log.js';
+import { createLogger, resolveLogFormat } from '../log.js';
 import { parseEcbDocument } from '../providers/ecb-format.js';
 import { readSource } from '../providers/fetch-bytes.js';
 import { migrateToLatest, openDatabase } from '../storage/database.js';
 import { startServer } from '../server.js';
 import { isClusterWorker, runPrimary, workerPorts } from '../cluster.js';
 
-function config(): Config {
-  return loadConfig(environmentWithDotenv());
+/** Providers whose rates come in ECB's formats, so an ECB file can be stored as theirs. */
+const IMPORT_PROVIDERS = ['ecb', 'file'] as const satisfies readonly ProviderId[];
+
+function importProvider(requested: string | undefined, configured: readonly ProviderId[]): ProviderId {
+  if (requested === undefined) return configured.find((p) => (IMPORT_PROVIDERS as readonly string[]).includes(p)) ?? 'ecb';
+  if (!(IMPORT_PROVIDERS as readonly string[]).includes(requested)) {
+    throw new Error(`--provider '${requested}' is not valid: an ECB file can be stored as ${IMPORT_PROVIDERS.join(' or ')}`);
+  }
+  return requested as ProviderId;
 }
 
-/** Runs a command on the configured store, without the HTTP server, and always closes the store. */
-async function withDeps<T>(run: (deps: Deps) => Promise<T>): Promise<T> {
-  const cfg = config();
-  // Commands log to stderr so their stdout stays clean for scripts.
-  const deps = await createDeps(cfg, { log: createLogger(cfg.logLevel === 'info' ? 'warn' : cfg.logLevel, process.stderr as never) });
+/**
+ * The validated configuration; variables that look like settings but are none are warned about
+ * (once: not again by each worker), on the stream the command logs to.
+ */
+function config(logTo: NodeJS.WriteStream = process.stderr): Config {
+  const env = environmentWithDotenv();
+  const cfg = loadConfig(env);
+  const unknown = isClusterWorker() ? [] : unknownVariables(env);
+  if (unknown.length > 0) {
+    const log = createLogger(cfg.logLevel, logTo as never, resolveLogFormat(cfg.logFormat, logTo));
+    for (const warning of unknown) log.warn({}, warning);
+  }
+  return cfg;
+}
+
+/**
+ * Runs a command on the configured store, without the HTTP server, and always closes the store.
+ * Commands log to stderr, warnings and worse unless the level is set lower, so their stdout stays
+ * clean for scripts; `quiet` leaves the reporting of failures to the command itself.
+ */
+async function withDeps<T>(run: (deps: Deps) => Promise<T>, options: { quiet?: boolean; config?: Config } = {}): Promise<T> {
+  const cfg = options.config ?? config();
+  const level = options.quiet && ['info', 'warn'].includes(cfg.logLevel) ? 'error' : cfg.logLevel === 'info' ? 'warn' : cfg.logLevel;
+  const deps = await createDeps(cfg, { log: createLogger(level, process.stderr as never, resolveLogFormat(cfg.logFormat, process.stderr)) });
   try {
     return await run(deps);
   } finally {
@@ -27,17 +55,29 @@ async function withDeps<T>(run: (deps: Deps) => Promise<T>): Promise<T> {
   }
 }
 
+/** The package's version, from package.json beside src/ and dist/. */
+function version(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
+const CONFIGURATION_HELP = `
+Configuration comes from environment variables and a .env file in the working directory;
+every variable is described in docs/configuration.md.`;
+
 export function buildCli(): Command {
   const program = new Command('exrates')
     .description('Self-hostable exchange-rates service: live mid-market rates, exact conversion and daily history.')
+    .version(version(), '-V, --version', 'print the version and exit')
     .showHelpAfterError()
     .exitOverride();
 
   program
     .command('serve')
-    .description('apply migrations, load rates and serve the HTTP API')
+    .description(
+      'apply pending migrations, load rates (5 years of history on an empty store) and serve the HTTP API, the portal at / and the API docs at /docs, refreshing rates in the background until SIGTERM or SIGINT',
+    )
     .action(async () => {
-      const cfg = config();
+      const cfg = config(process.stdout);
       let stopping = false;
       const onSignals = (stop: (signal: string) => Promise<void>, log: { info(o: object, m: string): void }) => {
         const handle = (signal: string) => {
@@ -56,7 +96,7 @@ export function buildCli(): Command {
         process.on('SIGINT', () => handle('SIGINT'));
       };
       if (cfg.workers > 1 && !isClusterWorker()) {
-        const log = createLogger(cfg.logLevel);
+        const log = createLogger(cfg.logLevel, undefined, resolveLogFormat(cfg.logFormat, process.stdout));
         const primary = await runPrimary(cfg, log);
         onSignals((signal) => primary.stop(signal), log);
         return;
@@ -87,17 +127,26 @@ export function buildCli(): Command {
 
   program
     .command('import')
-    .description('load an ECB CSV (plain or zipped) or XML file into the store')
-    .argument('<file>', 'path or URL of the file')
-    .option('--provider <id>', 'store the rates as this provider (default: the first configured ECB-format provider)')
+    .description('load an ECB CSV (plain or zipped) or XML file into the store; it adds rates and removes none')
+    .usage('[--provider ecb|file] FILE')
+    .argument('<file>', 'path or URL of the file (required)')
+    .option('--provider <id>', `store the rates as this provider: ${IMPORT_PROVIDERS.join(' or ')} (default: the first of them in EXRATES_PROVIDERS, else ecb)`)
     .action(async (file: string, options: { provider?: string }) => {
+      const cfg = config();
+      const provider = importProvider(options.provider, cfg.providers);
+      if (!cfg.providers.includes(provider)) {
+        console.error(`note: '${provider}' is not in EXRATES_PROVIDERS (${cfg.providers.join(', ')}); the service serves these rates once it is`);
+      }
       await withDeps(async (deps) => {
-        const provider = options.provider ?? deps.config.providers.find((p) => p === 'ecb' || p === 'file') ?? 'ecb';
+        console.error(`reading ${file}…`);
         const bytes = await readSource(file, { timeoutMs: deps.config.upstreamTimeoutMs });
         const document = { ...parseEcbDocument(bytes), provider };
-        const outcome = await storeDocument(document, deps.rates, deps.clock, deps.log);
+        const first = document.days[0]?.day;
+        const last = document.days.at(-1)?.day;
+        console.error(`storing ${grouped(document.days.length)} days (${first} to ${last}) as '${provider}'…`);
+        const outcome = await storeDocument(document, deps.rates, deps.clock, deps.log, { onlyAdd: true });
         console.log(`imported ${outcome.quotes} rates over ${outcome.days} days as '${provider}' (newest day ${outcome.latestDay ?? 'none'})`);
-      });
+      }, { config: cfg });
     });
 
   program
@@ -111,15 +160,16 @@ export function buildCli(): Command {
           else console.error(`${outcome.provider}: failed: ${outcome.error}`);
         }
         if (outcomes.some((o) => !o.ok)) process.exitCode = 1;
-      });
+      }, { quiet: true });
     });
 
   const keys = program.command('keys').description('issue, list and revoke API keys');
   keys
     .command('create')
     .description('issue a new key; it is printed once and only its hash is stored')
-    .requiredOption('--tier <tier>', 'free or pro')
-    .requiredOption('--owner <email>', "the owner's e-mail address")
+    .usage('--tier free|pro --owner EMAIL')
+    .requiredOption('--tier <tier>', 'free or pro (required)')
+    .requiredOption('--owner <email>', "the owner's e-mail address (required)")
     .action(async (options: { tier: string; owner: string }) => {
       await withDeps(async (deps) => {
         const { key, record } = await issueApiKey(deps.keys, options, deps.clock);
@@ -145,7 +195,7 @@ export function buildCli(): Command {
   keys
     .command('revoke')
     .description('revoke every active key whose prefix starts with PREFIX')
-    .argument('<prefix>', 'the key prefix shown by keys list, e.g. exr_AbC12345')
+    .argument('<prefix>', 'the key prefix shown by keys list, e.g. exr_AbC12345 (required)')
     .action(async (prefix: string) => {
       await withDeps(async (deps) => {
         const revoked = await revokeApiKeys(deps.keys, prefix, deps.clock);
@@ -153,7 +203,12 @@ export function buildCli(): Command {
         for (const r of revoked) console.log(`revoked ${r.prefix} (${r.tier}, ${r.owner})`);
       });
     });
+  for (const command of [program, ...allCommands(program)]) command.addHelpText('after', CONFIGURATION_HELP);
   return program;
+}
+
+function allCommands(command: Command): Command[] {
+  return command.commands.flatMap((sub) => [sub, ...allCommands(sub)]);
 }
 
 export async function main(argv: string[]): Promise<void> {

@@ -88,12 +88,12 @@ export async function syncProvider(provider: Provider, store: RateStore, clock: 
   const currencies = wide ? [...(options.currencies ?? [])].sort() : undefined;
   // A wide-coverage provider fetches only the currencies backfilled so far; with none, it has nothing to do.
   if (currencies && currencies.length === 0) return { provider: provider.id, ok: true, days: 0, quotes: 0, latestDay: null };
+  let newest: Day | null = null;
   try {
-    const newest = await store.latestDay(provider.id);
+    newest = await store.latestDay(provider.id);
     let document: RateDocument;
     if (newest === null) {
-      log.info({ provider: provider.id, from: start }, 'loading history');
-      document = await provider.series({ from: start, to: todayDay }, { currencies });
+      document = await whileLoadingHistory(provider.id, start, log, () => provider.series({ from: start, to: todayDay }, { currencies }));
     } else if (newest >= addDays(todayDay, -LATEST_ONLY_WITHIN_DAYS)) {
       document = await provider.latest({ currencies });
     } else {
@@ -104,7 +104,7 @@ export async function syncProvider(provider: Provider, store: RateStore, clock: 
     return { provider: provider.id, ok: true, ...outcome };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    log.warn({ provider: provider.id, err: message }, 'refresh failed; serving stored rates as stale');
+    log.warn({ provider: provider.id, err: message }, newest === null ? 'refresh failed; nothing of this provider is stored yet' : 'refresh failed; serving stored rates as stale');
     try {
       await store.recordAttempt(provider.id, { at, ok: false, error: message });
     } catch (stateError) {
@@ -114,18 +114,40 @@ export async function syncProvider(provider: Provider, store: RateStore, clock: 
   }
 }
 
-/** Validates and stores a document, keeping only retained days. Used by refreshes and imports. */
+/** How often a first history load (a download of years of rates) says it is still at work. */
+const PROGRESS_EVERY_MS = 10_000;
+
+async function whileLoadingHistory<T>(provider: string, from: Day, log: Logger, load: () => Promise<T>): Promise<T> {
+  const started = Date.now();
+  log.info({ provider, from }, 'loading history');
+  const timer = setInterval(() => {
+    log.info({ provider, from, seconds: Math.round((Date.now() - started) / 1000) }, 'still loading history');
+  }, PROGRESS_EVERY_MS);
+  timer.unref();
+  try {
+    return await load();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/**
+ * Validates and stores a document. A refresh keeps only retained days and prunes older ones; an
+ * import (`onlyAdd`) stores every day of its file and removes nothing, since its clock need not be
+ * the server's (a server replaying archived data with EXRATES_NOW still serves days that the real
+ * clock would prune).
+ */
 export async function storeDocument(
   document: RateDocument,
   store: RateStore,
   clock: Clock,
   log: Logger,
-  options: { expectedCurrencies?: readonly string[] } = {},
+  options: { expectedCurrencies?: readonly string[]; onlyAdd?: boolean } = {},
 ): Promise<{ days: number; quotes: number; latestDay: Day | null; stored: RateDocument }> {
   const { document: valid, dropped } = validateDocument(document, clock);
   if (dropped.length > 0) log.info({ provider: document.provider, dropped }, 'skipped codes that are not ISO 4217');
   const start = retentionStart(clock);
-  const kept = valid.days.filter((d) => d.day >= start);
+  const kept = options.onlyAdd ? valid.days : valid.days.filter((d) => d.day >= start);
   const newestStored = await store.latestDay(valid.provider);
   const newestIncoming = kept[kept.length - 1];
   if (options.expectedCurrencies) {
@@ -147,6 +169,6 @@ export async function storeDocument(
   }
   const stored = { ...valid, days: kept };
   const quotes = await store.saveDocument(stored);
-  await store.pruneBefore(start);
+  if (!options.onlyAdd) await store.pruneBefore(start);
   return { days: kept.length, quotes, latestDay: newestIncoming?.day ?? newestStored, stored };
 }

@@ -25,9 +25,11 @@ export async function openRedis(url: string, log: Logger): Promise<Redis> {
     retryStrategy: (times) => Math.min(times * 200, 2_000),
   });
   let wasReady = false;
+  let lastError: Error | undefined;
   redis.on('error', (error: Error) => {
     if (wasReady) log.warn({ err: error.message }, 'redis connection error');
     wasReady = false;
+    lastError = error;
   });
   redis.on('ready', () => {
     wasReady = true;
@@ -46,7 +48,14 @@ export async function openRedis(url: string, log: Logger): Promise<Redis> {
     handshakeTimer.unref();
   });
   redis.on('end', () => clearTimeout(handshakeTimer));
-  await redis.connect();
+  try {
+    await redis.connect();
+  } catch (error) {
+    // Otherwise the client keeps reconnecting in the background, and a start that failed never exits.
+    redis.disconnect();
+    // connect() rejects with "Connection is closed."; the socket's own error says why.
+    throw lastError ?? error;
+  }
   return redis;
 }
 

@@ -5,14 +5,15 @@ import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import { stringify } from 'yaml';
 import type { Config } from '../../config.js';
 import { DEMO_KEY } from '../../core/demo-key.js';
+import { grouped } from '../../core/text.js';
 import { PORTAL_ICON } from './portal.js';
 
-/**
- * An integer with its thousands grouped by commas (10,000). Not toLocaleString: its first use maps
- * megabytes of ICU's locale data into the process for good, for a start-time string.
- */
-function grouped(value: number): string {
-  return String(value).replace(/\B(?=(\d{3})+$)/g, ',');
+/** The refresh interval in words, as configured (EXRATES_REFRESH_SECONDS): "10 minutes", "hour", "90 seconds". */
+export function every(seconds: number): string {
+  const units: Array<[number, string]> = [[86_400, 'day'], [3_600, 'hour'], [60, 'minute'], [1, 'second']];
+  const [size, unit] = units.find(([size]) => seconds % size === 0)!;
+  const count = seconds / size;
+  return count === 1 ? unit : `${grouped(count)} ${unit}s`;
 }
 
 function description(config: Config): string {
@@ -21,7 +22,7 @@ function description(config: Config): string {
     '',
     '**Mid-market rates.** Rates are mid-market reference rates. Money received from a bank or transfer service includes that provider\'s margin, which is not reflected here. The service makes no forecasts and publishes no forward-looking data; historical volatility is available through the history statistics.',
     '',
-    '**Freshness.** Live rates refresh every 10 minutes. When the upstream feed is unavailable, the last stored rate is served with `stale: true`. `asOf` is the time the provider says the rate applies (ECB: 16:00 Frankfurt time on the reference date; Open Exchange Rates: its timestamp; providers that publish dates only, such as Frankfurter: 00:00 UTC of that date), never the time of fetching. A cross of rates from two providers uses the same date for both and the earlier asOf. The first request for an exotic currency may take longer while its history is backfilled.',
+    `**Freshness.** Live rates refresh every ${every(config.refreshSeconds)}. When the upstream feed is unavailable, the last stored rate is served with \`stale: true\`. \`asOf\` is the time the provider says the rate applies (ECB: 16:00 Frankfurt time on the reference date; Open Exchange Rates: its timestamp; providers that publish dates only, such as Frankfurter: 00:00 UTC of that date), never the time of fetching. A cross of rates from two providers uses the same date for both and the earlier asOf. The first request for an exotic currency may take longer while its history is backfilled.`,
     '',
     '**Numbers.** Amounts and rates are decimal strings, never floating-point numbers; arithmetic is integer-exact. A cross rate is computed exactly through the provider base (GBP→JPY = JPY per EUR / GBP per EUR) and rounded once, half-to-even, to 8 significant digits, trailing zeros removed. A conversion result is amount × the returned rate, rounded half-to-even to the target currency\'s ISO 4217 minor units (8 decimals for currencies without minor units). History statistics are computed from the points exactly as served: best = highest rate (most `to` per `from`), worst = lowest, the most recent date winning ties; average = exact mean rounded to 8 significant digits; changePct = (last − first) / first × 100; currentVsAveragePct = (last − mean) / mean × 100 with the exact mean; both rounded half-to-even to 4 decimals.',
     '',
@@ -140,6 +141,13 @@ export function docsPageOptions(): FastifySwaggerUiOptions {
       url: '/api/v1/openapi.json',
     },
     validatorUrl: false,
+    // The page's own copy of the document (at /docs/json) opens with where the document lives; the
+    // one at /api/v1/openapi.json is left as it is.
+    transformSpecification: (document: Record<string, unknown>) => {
+      const info = document.info as { description?: string };
+      info.description = `${DOCUMENT_LINKS}\n\n${info.description ?? ''}`;
+      return document;
+    },
     logo: { type: 'image/svg+xml', content: icon, href: '/', target: '_self' },
     theme: {
       title: 'exrates · API reference',
@@ -163,10 +171,17 @@ export function docsPageOptions(): FastifySwaggerUiOptions {
   };
 }
 
-/** The top bar in the portal's colours; the URL box goes: this page documents this server only. */
+const DOCUMENT_LINKS =
+  'This page renders the OpenAPI 3.1 document at [/api/v1/openapi.json](/api/v1/openapi.json) (also as [YAML](/api/v1/openapi.yaml)), for code generators and API tools.';
+
+/**
+ * The top bar in the portal's colours; the URL box goes: this page documents this server only.
+ * The link to the page's own copy (/docs/json) goes too: the description links the document itself.
+ */
 const DOCS_CSS = [
   '.swagger-ui .topbar { background: #1e1b4b; padding: 8px 0; }',
   '.swagger-ui .topbar .download-url-wrapper { display: none; }',
+  '.swagger-ui .info hgroup.main > a[href$="/docs/json"] { display: none; }',
   '.swagger-ui .topbar-wrapper img { height: 36px; }',
   '.swagger-ui .info .markdown pre { max-width: 100%; overflow-x: auto; }',
 ].join('\n');

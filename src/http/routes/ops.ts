@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { noRatesAdvice } from '../../announce.js';
 import type { Deps } from '../../deps.js';
 
 export function registerOpsRoutes(app: FastifyInstance, deps: Deps): void {
@@ -28,7 +29,9 @@ export function registerOpsRoutes(app: FastifyInstance, deps: Deps): void {
           lastError: state?.lastError ?? null,
         });
       }
-      return reply.code(loaded ? 200 : 503).send({ status: loaded ? 'ready' : 'no rates loaded', providers });
+      // Nothing stored and a provider already failed: say what to do rather than only what is wrong.
+      const next = !loaded && providers.some((p) => p.stale) ? { next: noRatesAdvice(deps.config) } : {};
+      return reply.code(loaded ? 200 : 503).send({ status: loaded ? 'ready' : 'no rates loaded', providers, ...next });
     } catch (error) {
       deps.log.warn({ err: String(error) }, 'readiness check failed');
       return reply.code(503).send({ status: 'store unreachable' });

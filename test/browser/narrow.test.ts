@@ -1,0 +1,83 @@
+/**
+ * The portal and /docs on a 390 px phone: nothing cut, no link dropped. Screenshots go to
+ * test-artifacts/ (portal-390.png, docs-390.png).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createTestApp, type TestApp } from '../helper.js';
+import { chromiumAvailable, launchBrowser, listen, PHONE, screenshot, type Browser } from './browser.js';
+
+const available = chromiumAvailable();
+
+describe('at 390 px wide', { skip: !available }, () => {
+  let t: TestApp;
+  let browser: Browser;
+  let base: string;
+
+  before(async () => {
+    t = await createTestApp({ EXRATES_DEMO_KEY_TIER: 'pro', EXRATES_REFRESH_SECONDS: '300' });
+    base = await listen(t.app);
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  it('the portal shows every header link and each currency picker whole', async () => {
+    const page = await browser.context.newPage();
+    try {
+      await page.setViewportSize(PHONE);
+      await page.goto(`${base}/?from=EUR&to=USD&amount=2500`);
+      await page.waitForFunction(() => (document.getElementById('to-input') as HTMLInputElement).value === 'USD · US Dollar');
+      const links = await page.$$eval('.nav-links a', (anchors) =>
+        anchors.map((a) => {
+          const box = a.getBoundingClientRect();
+          return { href: a.getAttribute('href'), shown: box.width > 0 && box.left >= 0 && box.right <= document.documentElement.clientWidth };
+        }),
+      );
+      assert.deepEqual(links, [
+        { href: '/docs', shown: true },
+        { href: '#code', shown: true },
+        { href: '/api/v1/openapi.json', shown: true },
+      ]);
+      // Every currency the portal can show, in the picker as it shows it: no label wider than its box.
+      const { currencies } = JSON.parse((await page.textContent('#portal-config')) ?? '{}') as { currencies: Array<{ code: string; name: string }> };
+      assert.ok(currencies.length > 25);
+      const cut = await page.evaluate((labels) => {
+        const found: string[] = [];
+        for (const id of ['from-input', 'to-input']) {
+          const input = document.getElementById(id) as HTMLInputElement;
+          const shown = input.value;
+          for (const label of labels) {
+            input.value = label;
+            if (input.scrollWidth > input.clientWidth) found.push(`${id}: ${label}`);
+          }
+          input.value = shown;
+        }
+        return found;
+      }, currencies.map((c) => `${c.code} · ${c.name}`));
+      assert.deepEqual(cut, []);
+      assert.equal(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth), 0, 'no sideways scrolling');
+      await screenshot(page, 'portal-390');
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('/docs links the OpenAPI document and states the configured refresh interval', async () => {
+    const page = await browser.context.newPage();
+    try {
+      await page.setViewportSize(PHONE);
+      await page.goto(`${base}/docs`);
+      const link = page.locator('.swagger-ui .info a[href="/api/v1/openapi.json"]');
+      await link.waitFor({ state: 'visible' });
+      assert.equal(await link.textContent(), '/api/v1/openapi.json');
+      assert.match((await page.locator('.swagger-ui .info').textContent()) ?? '', /Live rates refresh every 5 minutes\./);
+      assert.equal(await page.locator('.swagger-ui .info a[href$="/docs/json"]').isVisible(), false);
+      await screenshot(page, 'docs-390');
+    } finally {
+      await page.close();
+    }
+  });
+});

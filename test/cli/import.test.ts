@@ -1,0 +1,77 @@
+/**
+ * `exrates import` as the README uses it: next to a running offline service, on its store. An
+ * import only adds rates; it never prunes what the service serves, whatever its own clock says.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { ECB_CSV, ECB_XML_DIR, FIXED_NOW, tempDir } from '../helper.js';
+import { createKey, ensureBuilt, get, startInstance, stopInstance, type Instance } from '../scale/cluster.js';
+import { cleanEnv, runCli } from '../support/cli.js';
+
+const NINETY_DAYS = join(ECB_XML_DIR, 'eurofxref-hist-90d_2025-02-25.xml');
+
+describe('exrates import beside an offline service', () => {
+  const dir = tempDir('exrates-import-');
+  const dbPath = join(dir.path, 'exrates.db');
+  // The README's offline example.
+  const offline = { EXRATES_DATABASE_URL: `sqlite:${dbPath}`, EXRATES_PROVIDERS: 'file', EXRATES_FILE_URL: ECB_CSV, EXRATES_LOG_LEVEL: 'warn' };
+  const setup = { env: cleanEnv({ ...offline, EXRATES_NOW: FIXED_NOW }), cwd: dir.path };
+  let server: Instance | undefined;
+  let key = '';
+
+  before(async () => {
+    await ensureBuilt();
+    key = await createKey(setup, 'pro');
+    server = await startInstance('offline', setup);
+  });
+  after(async () => {
+    if (server) await stopInstance(server);
+    dir.remove();
+  });
+
+  const stored = () => {
+    const db = new Database(dbPath, { readonly: true });
+    try {
+      return db.prepare('select provider, count(*) as n, min(day) as first from rates group by provider order by provider').all();
+    } finally {
+      db.close();
+    }
+  };
+  const fiveYears = async () => {
+    const reply = await get(`${server!.base}/api/v1/history?from=EUR&to=USD&range=5y`, { headers: { 'X-Api-Key': key } });
+    assert.equal(reply.status, 200, reply.body);
+    return JSON.parse(reply.body) as { count: number; points: Array<{ date: string }> };
+  };
+
+  test('an import without EXRATES_NOW leaves the 5-year history as it was', async () => {
+    const history = await fiveYears();
+    assert.equal(history.points[0]!.date, '2021-03-08');
+    assert.equal(history.count, 1281);
+    const rows = stored();
+
+    // The import runs on the real clock, years after the service's fixed one.
+    const run = await runCli(['import', NINETY_DAYS], { env: cleanEnv(offline), cwd: dir.path });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^imported \d+ rates over 61 days as 'file' \(newest day 2025-02-25\)\n$/);
+    assert.match(run.stderr, /reading .*eurofxref-hist-90d_2025-02-25\.xml/);
+    assert.match(run.stderr, /storing 61 days \(2024-11-28 to 2025-02-25\) as 'file'/);
+
+    assert.deepEqual(stored(), rows);
+    // The service sees a write to its store within two seconds: wait past that.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    assert.deepEqual(await fiveYears(), history);
+  });
+
+  test('--provider names a provider an ECB file can be stored as; anything else is refused and changes nothing', async () => {
+    const rows = stored();
+    for (const provider of ['bogus', 'frankfurter']) {
+      const run = await runCli(['import', '--provider', provider, NINETY_DAYS], { env: cleanEnv(offline), cwd: dir.path });
+      assert.equal(run.code, 1);
+      assert.equal(run.stdout, '');
+      assert.equal(run.stderr, `exrates: --provider '${provider}' is not valid: an ECB file can be stored as ecb or file\n`);
+    }
+    assert.deepEqual(stored(), rows);
+  });
+});

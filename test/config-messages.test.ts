@@ -1,0 +1,51 @@
+/** Configuration errors and warnings as a person reads them: in words, never a regular expression. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ConfigError, ConfigSchema, loadConfig, unknownVariables } from '../src/config.js';
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+test('a bad provider list is described in words, with what was given', () => {
+  assert.deepEqual(problems({ EXRATES_PROVIDERS: 'nope' }), [
+    "EXRATES_PROVIDERS: expected a comma-separated list of ecb, frankfurter, openexchangerates, file; got 'nope'",
+  ]);
+});
+
+test('no message about a variable with a pattern shows the pattern', () => {
+  const properties = ConfigSchema.properties as unknown as Record<string, { pattern?: string }>;
+  const patterned = Object.entries(properties).filter(([, schema]) => typeof schema.pattern === 'string');
+  assert.ok(patterned.length >= 8);
+  for (const [name, schema] of patterned) {
+    const said = problems({ [name]: 'not valid at all' });
+    assert.equal(said.length, 1, `${name}: ${said.join(' | ')}`);
+    assert.match(said[0]!, new RegExp(`^${name}: expected [^^$\\\\]+; got `));
+    assert.ok(!said[0]!.includes(schema.pattern!), said[0]);
+  }
+});
+
+test('a secret is never echoed', () => {
+  assert.deepEqual(problems({ EXRATES_OXR_APP_ID: 'short' }), ['EXRATES_OXR_APP_ID: expected 8 to 64 letters and digits; got a value (hidden)']);
+});
+
+test('spaces after the commas of the provider list are accepted', () => {
+  assert.deepEqual(loadConfig({ EXRATES_PROVIDERS: 'ecb, frankfurter' }).providers, ['ecb', 'frankfurter']);
+  assert.deepEqual(loadConfig({ EXRATES_PROVIDERS: ' file ,ecb', EXRATES_FILE_URL: 'x.csv' }).providers, ['file', 'ecb']);
+  assert.deepEqual(problems({ EXRATES_PROVIDERS: 'ecb, ecb' }), ["EXRATES_PROVIDERS: names a provider twice; got 'ecb, ecb'"]);
+});
+
+test('an EXRATES_ variable the service does not read is named with the nearest one it does', () => {
+  assert.deepEqual(unknownVariables({ EXRATES_PROVIDER: 'file', EXRATES_LOG_LEVELS: 'debug', EXRATES_PROVIDERS: 'ecb', PATH: '/bin' }), [
+    'EXRATES_LOG_LEVELS is not a setting of exrates (did you mean EXRATES_LOG_LEVEL?); it is ignored',
+    'EXRATES_PROVIDER is not a setting of exrates (did you mean EXRATES_PROVIDERS?); it is ignored',
+  ]);
+  // The key a client reads, compose's published port and the test suite's own settings are not typos.
+  assert.deepEqual(unknownVariables({ EXRATES_KEY: 'x', EXRATES_PORT: '8080', EXRATES_TEST_POSTGRES_URL: 'x', EXRATES_REQUIRE_SERVICES: '1' }), []);
+});
