@@ -1,12 +1,9 @@
 /**
  * What the browser suites share: Debian's Chromium driven by playwright-core (never a downloaded
- * browser), a fresh profile per suite, a listening server on loopback, and the artifacts folder
- * for screenshots.
+ * browser), a fresh profile per suite, and the artifacts folder for screenshots.
  */
 import { existsSync, mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance } from 'fastify';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { AxeBuilder } from '@axe-core/playwright';
 import { tempDir } from '../helper.js';
@@ -62,12 +59,6 @@ export async function launchBrowser(): Promise<Browser> {
       profile.remove();
     },
   };
-}
-
-/** Listens on a free loopback port; the base URL of the live server. */
-export async function listen(app: FastifyInstance): Promise<string> {
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 }
 
 export interface PageWatch {

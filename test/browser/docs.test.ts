@@ -6,8 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTestApp, issueKey, type TestApp } from '../helper.js';
-import { chromiumAvailable, DESKTOP, launchBrowser, listen, screenshot, watch, type Browser } from './browser.js';
+import type { TestApp } from '../helper.js';
+import { chromiumAvailable, DESKTOP, launchBrowser, screenshot, watch, type Browser } from './browser.js';
+import { listeningTestApp } from '../support/apps.js';
 
 const available = chromiumAvailable();
 
@@ -18,9 +19,7 @@ describe('the API reference at /docs, in Chromium', { skip: !available }, () => 
   let key: string;
 
   before(async () => {
-    test = await createTestApp();
-    key = await issueKey(test.deps, 'pro');
-    base = await listen(test.app);
+    ({ test, base, key } = await listeningTestApp());
     browser = await launchBrowser();
   });
 

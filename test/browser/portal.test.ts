@@ -13,17 +13,13 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { PORTAL_CSP } from '../../src/http/routes/portal.js';
-import { createTestApp, ECB_CSV, issueKey, unissuedKey, type TestApp } from '../helper.js';
+import { createTestApp, ECB_CSV, unissuedKey, type TestApp } from '../helper.js';
 import { parseEcbCsv, perEur } from '../e2e/independent.js';
-import {
-  cleanup,
-  createEcbTemplate,
-  createFeedsService,
-  startFakeUpstreams,
-  type FakeUpstreams,
-  type FeedsService,
-} from '../feeds/fake-upstreams.js';
-import { chromiumAvailable, DESKTOP, launchBrowser, listen, PHONE, screenshot, seriousViolations, watch, type Browser } from './browser.js';
+import { closeFakeFeeds, createFeedsService, startFakeFeeds, type FeedsService } from '../support/apps.js';
+import type { FakeUpstreams } from '../support/upstreams.js';
+import { chromiumAvailable, DESKTOP, launchBrowser, PHONE, screenshot, seriousViolations, watch, type Browser } from './browser.js';
+import { listenApp } from '../support/ports.js';
+import { listeningTestApp } from '../support/apps.js';
 
 const available = chromiumAvailable();
 
@@ -90,9 +86,9 @@ describe('the portal page, in Chromium, on the shared ECB history', { skip: !ava
   let api: Api;
 
   before(async () => {
-    test = await createTestApp();
-    const key = await issueKey(test.deps, 'pro');
-    api = apiOf(await listen(test.app), key);
+    const listening = await listeningTestApp();
+    test = listening.test;
+    api = apiOf(listening.base, listening.key);
     browser = await launchBrowser();
   });
 
@@ -323,18 +319,17 @@ describe('the portal’s stale marker, with an upstream that fails', { skip: !av
   let base: string;
 
   before(async () => {
-    fake = await startFakeUpstreams();
-    const template = await createEcbTemplate(fake);
+    let template: string;
+    ({ fake, template } = await startFakeFeeds());
     service = await createFeedsService(fake, { copyFrom: template, env: { EXRATES_PROVIDERS: 'ecb' }, tier: 'pro' });
-    base = await listen(service.app);
+    base = await listenApp(service.app);
     browser = await launchBrowser();
   });
 
   after(async () => {
     await browser?.close();
     await service?.close();
-    await fake?.close();
-    cleanup();
+    await closeFakeFeeds(fake);
   });
 
   it('shows "Stale" while the latest refresh failed and clears it after a good one', async () => {
@@ -378,7 +373,7 @@ describe('the portal with the demo key on', { skip: !available }, () => {
 
   before(async () => {
     test = await createTestApp({ EXRATES_DEMO_KEY_TIER: 'free', EXRATES_DEMO_QUOTA_PER_IP: '50' });
-    base = await listen(test.app);
+    base = await listenApp(test.app);
     browser = await launchBrowser();
   });
 

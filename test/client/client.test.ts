@@ -6,11 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createExratesClient, ExratesError, type ProblemCode } from '../../client/index.js';
 import { CLIENT_SCHEMA, renderClientSchema } from '../../scripts/client-schema.js';
-import { createTestApp, issueKey, unissuedKey, type TestApp } from '../helper.js';
+import { unissuedKey, type TestApp } from '../helper.js';
+import { listeningTestApp } from '../support/apps.js';
 
 describe('the generated client, on a listening server', () => {
   let test: TestApp;
@@ -18,10 +18,7 @@ describe('the generated client, on a listening server', () => {
   let key: string;
 
   before(async () => {
-    test = await createTestApp();
-    key = await issueKey(test.deps, 'pro');
-    await test.app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(test.app.server.address() as AddressInfo).port}`;
+    ({ test, base, key } = await listeningTestApp());
   });
 
   after(async () => {

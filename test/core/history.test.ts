@@ -10,17 +10,9 @@ import { ecbReferenceTime } from '../../src/core/time.js';
 import { migrateToLatest, openDatabase, type OpenDatabase } from '../../src/storage/database.js';
 import { createRateStore } from '../../src/storage/rate-store.js';
 import { tempDir } from '../helper.js';
+import { domainError } from '../support/errors.js';
 
 const points = (...pairs: Array<[string, string]>): HistoryPoint[] => pairs.map(([date, rate]) => ({ date, rate }));
-
-function domainError(code: string, param?: string) {
-  return (error: unknown): boolean => {
-    assert.ok(error instanceof DomainError, `expected DomainError ${code}, got ${String(error)}`);
-    assert.equal(error.code, code);
-    assert.equal(error.param, param);
-    return true;
-  };
-}
 
 describe('historyStats', () => {
   it('breaks ties for best and worst in favour of the most recent date', () => {

@@ -9,6 +9,7 @@ import { buildProviderRates, type ProviderRates } from '../../src/core/rate-inde
 import { migrateToLatest, openDatabase, type OpenDatabase } from '../../src/storage/database.js';
 import { createRateStore } from '../../src/storage/rate-store.js';
 import { tempDir } from '../helper.js';
+import { domainError } from '../support/errors.js';
 
 
 /** One provider's rates on one day, as the in-memory index holds them. */
@@ -27,15 +28,6 @@ function assertExact(actual: Rational | null, num: bigint, den: bigint): void {
   assert.ok(actual, 'expected a rate');
   assert.ok(actual.den > 0n);
   assert.equal(actual.num * den, num * actual.den, `${actual.num}/${actual.den} ≠ ${num}/${den}`);
-}
-
-function domainError(code: string, param?: string) {
-  return (error: unknown): boolean => {
-    assert.ok(error instanceof DomainError, `expected DomainError ${code}, got ${String(error)}`);
-    assert.equal(error.code, code);
-    assert.equal(error.param, param);
-    return true;
-  };
 }
 
 const clockAt = (iso: string): Clock => ({ now: () => new Date(iso) });

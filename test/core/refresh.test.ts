@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { zipSync } from 'fflate';
@@ -13,6 +12,7 @@ import { migrateToLatest, openDatabase, type OpenDatabase } from '../../src/stor
 import { createRateStore } from '../../src/storage/rate-store.js';
 import type { RatesTable } from '../../src/storage/schema.js';
 import { ECB_CSV, ECB_XML_DIR, tempDir } from '../helper.js';
+import { serveOnLoopback } from '../support/upstreams.js';
 
 const clockAt = (iso: string): Clock => ({ now: () => new Date(iso) });
 
@@ -141,25 +141,13 @@ interface Upstream {
 async function startUpstream(): Promise<Upstream> {
   const requests: string[] = [];
   const routes = new Map<string, Handler>();
-  const server: Server = createServer((req, res) => {
+  const server = await serveOnLoopback((req, res) => {
     requests.push(req.url ?? '');
     const handler = routes.get(req.url ?? '');
     if (handler) handler(req, res);
     else res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    baseUrl: `http://127.0.0.1:${port}`,
-    requests,
-    routes,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        // Drops keep-alive sockets and the requests deliberately left unanswered.
-        server.closeAllConnections();
-      }),
-  };
+  return { baseUrl: server.origin, requests, routes, close: server.close };
 }
 
 const serve =

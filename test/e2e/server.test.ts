@@ -6,14 +6,13 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import net from 'node:net';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { ECB_CSV, FIXED_NOW, tempDir } from '../helper.js';
-import { CLI, staleSources } from '../scale/cluster.js';
+import { processEnv, sharedHistoryVars } from '../support/env.js';
+import { get as request } from '../support/http.js';
+import { createKey, staleSources, startInstance, stopInstance, type Instance, type ProcessSetup } from '../support/processes.js';
 import {
   convertResult,
   crossRate,
@@ -32,7 +31,6 @@ const LATEST_AS_OF = '2026-03-05T15:00:00Z';
 const RESET_AT = String(Date.parse('2026-03-07T00:00:00Z') / 1000);
 const SECONDS_TO_RESET = '43200';
 
-const execFileAsync = promisify(execFile);
 // Keep-alive like a real client; enough sockets for the parallel quota burst.
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
@@ -42,110 +40,44 @@ interface Response {
   body: Buffer;
 }
 
-function get(base: string, path: string, headers: Record<string, string> = {}, useAgent: http.Agent | false = agent): Promise<Response> {
-  return new Promise((resolve, reject) => {
-    const request = http.get(`${base}${path}`, { headers, agent: useAgent }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }));
-      response.on('error', reject);
-    });
-    request.on('error', reject);
-  });
+async function get(base: string, path: string, headers: Record<string, string> = {}, useAgent: http.Agent | false = agent): Promise<Response> {
+  // Generous: these checks are about answers, and a loaded machine must not turn one into a timeout.
+  const reply = await request(`${base}${path}`, { headers, agent: useAgent, timeoutMs: 60_000 });
+  return { status: reply.status, headers: reply.headers, body: reply.bytes };
 }
 
 function json(response: Response): any {
   return JSON.parse(response.body.toString('utf8'));
 }
 
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve, reject) => {
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
-
 function serviceEnv(dir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    EXRATES_DATABASE_URL: `sqlite:${join(dir, 'e.db')}`,
-    EXRATES_PROVIDERS: 'file',
-    EXRATES_FILE_URL: ECB_CSV,
-    EXRATES_NOW: FIXED_NOW,
-    EXRATES_LOG_LEVEL: 'warn',
-    HOST: '127.0.0.1',
-    ...extra,
-  };
+  return processEnv({ EXRATES_DATABASE_URL: `sqlite:${join(dir, 'e.db')}`, ...sharedHistoryVars(), EXRATES_LOG_LEVEL: 'warn', ...extra });
 }
 
-// Each process runs in the temp dir, so a developer's .env in the repository cannot leak in.
-interface Setup {
-  env: NodeJS.ProcessEnv;
-  cwd: string;
-}
+const startServer = (setup: ProcessSetup) => startInstance('server', setup);
 
-async function createKey(setup: Setup, tier: 'free' | 'pro'): Promise<string> {
-  const { stdout } = await execFileAsync(process.execPath, [CLI, 'keys', 'create', '--tier', tier, '--owner', 'e2e@example.org'], setup);
-  // stdout carries the key alone, so scripts can capture it.
-  assert.match(stdout, /^exr_[0-9A-Za-z]{22,}\n$/);
-  return stdout.trim();
-}
-
-interface Server {
-  child: ChildProcess;
-  base: string;
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  output: string[];
-}
-
-async function startServer(setup: Setup): Promise<Server> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [CLI, 'serve'], { env: { ...setup.env, PORT: String(port) }, cwd: setup.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  const output: string[] = [];
-  child.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  const server = { child, base: `http://127.0.0.1:${port}`, exit, output };
-  const deadline = Date.now() + 20_000;
-  let exited = false;
-  void exit.then(() => (exited = true));
-  for (;;) {
-    if (exited) throw new Error(`server exited before it was ready:\n${output.join('')}`);
-    try {
-      // A fresh connection per probe: the server is not listening yet for the first ones.
-      const response = await get(server.base, '/readyz', {}, false);
-      if (response.status === 200) return server;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`server not ready within 20 s:\n${output.join('')}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-/** SIGTERM and wait; a graceful shutdown ends with exit code 0. */
-async function stopServer(server: Server): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  if (server.child.exitCode !== null || server.child.signalCode !== null) return server.exit;
+/** SIGTERM and wait: a graceful shutdown ends with exit code 0. */
+async function stopCleanly(server: Instance): Promise<void> {
   // Idle keep-alive sockets must not hold the drain open, as they would not for a real proxy.
   agent.destroy();
-  server.child.kill('SIGTERM');
-  const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 10_000).unref());
-  const outcome = await Promise.race([server.exit, timeout]);
-  if (outcome === 'timeout') {
-    server.child.kill('SIGKILL');
-    throw new Error(`server did not stop within 10 s of SIGTERM:\n${server.output.join('')}`);
+  const outcome = await stopInstance(server);
+  assert.deepEqual(outcome, { code: 0, signal: null }, `unclean shutdown:\n${server.output.join('')}`);
+}
+
+/** A key issued on a fresh store, then the server started on it. */
+async function serveWithKey(setup: ProcessSetup, tier: 'free' | 'pro'): Promise<{ key: string; server: Instance }> {
+  assertBuildCurrent();
+  const key = await createKey(setup, tier, 'e2e@example.org');
+  return { key, server: await startServer(setup) };
+}
+
+async function stopAndRemove(server: Instance | undefined, dir: { remove(): void }): Promise<void> {
+  try {
+    if (server) await stopCleanly(server);
+  } finally {
+    agent.destroy();
+    dir.remove();
   }
-  return outcome;
 }
 
 async function inBatches<T, R>(items: T[], size: number, run: (item: T) => Promise<R>): Promise<R[]> {
@@ -164,27 +96,13 @@ const latest = table.days[table.days.length - 1]!;
 
 describe('exrates serve, as a real process on the shared ECB history', () => {
   const dir = tempDir('exrates-e2e-');
-  const setup: Setup = { env: serviceEnv(dir.path), cwd: dir.path };
-  let server: Server | undefined;
+  const setup: ProcessSetup = { env: serviceEnv(dir.path), cwd: dir.path };
+  let server: Instance | undefined;
   let proKey = '';
 
-  before(async () => {
-    assertBuildCurrent();
-    proKey = await createKey(setup, 'pro');
-    server = await startServer(setup);
-  });
+  before(async () => ({ key: proKey, server } = await serveWithKey(setup, 'pro')));
 
-  after(async () => {
-    try {
-      if (server) {
-        const outcome = await stopServer(server);
-        assert.deepEqual(outcome, { code: 0, signal: null }, `unclean shutdown:\n${server.output.join('')}`);
-      }
-    } finally {
-      agent.destroy();
-      dir.remove();
-    }
-  });
+  after(() => stopAndRemove(server, dir));
 
   function api(path: string, headers: Record<string, string> = {}): Promise<Response> {
     return get(server!.base, path, { 'X-Api-Key': proKey, ...headers });
@@ -422,7 +340,7 @@ describe('exrates serve, as a real process on the shared ECB history', () => {
 
   it('quota: 200 parallel requests on a free key are counted exactly, and the count survives a restart', async () => {
     // Issued while the server runs: the CLI and the server share the SQLite file.
-    const freeKey = await createKey(setup, 'free');
+    const freeKey = await createKey(setup, 'free', 'e2e@example.org');
     const burst = await Promise.all(
       Array.from({ length: 200 }, (_, i) => get(server!.base, `/api/v1/rate?from=USD&to=${i % 2 ? 'JPY' : 'GBP'}`, { 'X-Api-Key': freeKey })),
     );
@@ -435,8 +353,7 @@ describe('exrates serve, as a real process on the shared ECB history', () => {
     assert.equal(next.status, 200);
     assert.equal(next.headers['x-ratelimit-remaining'], '799');
 
-    const outcome = await stopServer(server!);
-    assert.deepEqual(outcome, { code: 0, signal: null }, `unclean shutdown:\n${server!.output.join('')}`);
+    await stopCleanly(server!);
     server = await startServer(setup);
     const afterRestart = await get(server.base, '/api/v1/rate?from=USD&to=JPY', { 'X-Api-Key': freeKey });
     assert.equal(afterRestart.status, 200);
@@ -447,26 +364,13 @@ describe('exrates serve, as a real process on the shared ECB history', () => {
 
 describe('exrates serve with a free quota of 5', () => {
   const dir = tempDir('exrates-e2e-quota-');
-  const setup: Setup = { env: serviceEnv(dir.path, { EXRATES_QUOTA_FREE: '5' }), cwd: dir.path };
-  let server: Server | undefined;
+  const setup: ProcessSetup = { env: serviceEnv(dir.path, { EXRATES_QUOTA_FREE: '5' }), cwd: dir.path };
+  let server: Instance | undefined;
   let key = '';
 
-  before(async () => {
-    key = await createKey(setup, 'free');
-    server = await startServer(setup);
-  });
+  before(async () => ({ key, server } = await serveWithKey(setup, 'free')));
 
-  after(async () => {
-    try {
-      if (server) {
-        const outcome = await stopServer(server);
-        assert.deepEqual(outcome, { code: 0, signal: null }, `unclean shutdown:\n${server.output.join('')}`);
-      }
-    } finally {
-      agent.destroy();
-      dir.remove();
-    }
-  });
+  after(() => stopAndRemove(server, dir));
 
   it('the 6th request is 429 quota_exceeded with Retry-After, and refusals are not counted', async () => {
     const call = () => get(server!.base, '/api/v1/rate?from=EUR&to=CHF', { 'X-Api-Key': key });
@@ -493,8 +397,7 @@ describe('exrates serve with a free quota of 5', () => {
 
     // Raising the quota to 7 on the same store shows what was counted: 5 used, so 2 remain,
     // which could not be if either refusal had counted.
-    const outcome = await stopServer(server!);
-    assert.deepEqual(outcome, { code: 0, signal: null });
+    await stopCleanly(server!);
     server = await startServer({ ...setup, env: { ...setup.env, EXRATES_QUOTA_FREE: '7' } });
     const sixth = await call();
     assert.equal(sixth.status, 200);

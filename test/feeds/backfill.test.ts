@@ -1,22 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { closeFakeFeeds, createFeedsService, startFakeFeeds, type FeedsService } from '../support/apps.js';
+import { parseMetrics, sampleKey } from '../support/prometheus.js';
 import {
-  cleanup,
-  createEcbTemplate,
-  createFeedsService,
   ECB_DAILY_DAY,
   ecbDaysBetween,
   ecbRow,
   FRANKFURTER_LATEST,
   frankfurterRate,
-  parseMetrics,
-  sampleKey,
-  startFakeUpstreams,
   weekdaysBetween,
   type FailureMode,
   type FakeUpstreams,
-  type FeedsService,
-} from './fake-upstreams.js';
+} from '../support/upstreams.js';
 
 const RATES = '/frankfurter/v2/rates';
 const CURRENCIES = '/frankfurter/v2/currencies';
@@ -72,14 +67,8 @@ const ecbRate = (code: string, day: string) => ecbRow(day)!.rates[code]!;
 let fake: FakeUpstreams;
 let template: string;
 
-before(async () => {
-  fake = await startFakeUpstreams();
-  template = await createEcbTemplate(fake);
-});
-after(async () => {
-  await fake.close();
-  cleanup();
-});
+before(async () => ({ fake, template } = await startFakeFeeds()));
+after(() => closeFakeFeeds(fake));
 
 describe('the oracle', () => {
   it('rounds half to even at the eighth significant digit', () => {

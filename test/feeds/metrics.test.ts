@@ -1,15 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import {
-  cleanup,
-  createEcbTemplate,
-  createFeedsService,
-  parseMetrics,
-  sampleKey,
-  startFakeUpstreams,
-  type FakeUpstreams,
-  type FeedsService,
-} from './fake-upstreams.js';
+import { closeFakeFeeds, createFeedsService, startFakeFeeds, type FeedsService } from '../support/apps.js';
+import { parseMetrics, sampleKey } from '../support/prometheus.js';
+import type { FakeUpstreams } from '../support/upstreams.js';
 
 const HTTP_BUCKETS = ['0.0005', '0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '+Inf'];
 
@@ -21,8 +14,8 @@ let contentType: string;
 
 /** A known sequence of traffic and refreshes, so every counter below has an exact expected value. */
 before(async () => {
-  fake = await startFakeUpstreams();
-  const template = await createEcbTemplate(fake);
+  let template: string;
+  ({ fake, template } = await startFakeFeeds());
   await fake.reset();
   service = await createFeedsService(fake, { copyFrom: template });
 
@@ -51,8 +44,7 @@ before(async () => {
 });
 after(async () => {
   await service.close();
-  await fake.close();
-  cleanup();
+  await closeFakeFeeds(fake);
 });
 
 const value = (name: string, labels: Record<string, string> = {}) => samples.get(sampleKey(name, labels));

@@ -1,20 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it, mock } from 'node:test';
 import currencyCodes from 'currency-codes';
-import {
-  cleanup,
-  createEcbTemplate,
-  createFeedsService,
-  ECB_DAILY_DAY,
-  ECB_HISTORY_THROUGH,
-  ecbDaysBetween,
-  ecbRow,
-  parseMetrics,
-  sampleKey,
-  startFakeUpstreams,
-  waitFor,
-  type FakeUpstreams,
-} from './fake-upstreams.js';
+import { closeFakeFeeds, createFeedsService, startFakeFeeds } from '../support/apps.js';
+import { parseMetrics, sampleKey } from '../support/prometheus.js';
+import { ECB_DAILY_DAY, ECB_HISTORY_THROUGH, ecbDaysBetween, ecbRow, type FakeUpstreams } from '../support/upstreams.js';
+import { waitFor } from '../support/wait.js';
 
 /** 61 months back from 2026-02-12: the retained window starts here. */
 const RETENTION_START = '2021-01-12';
@@ -34,14 +24,8 @@ function ecbQuoteCount(from: string, to: string): number {
 let fake: FakeUpstreams;
 let template: string;
 
-before(async () => {
-  fake = await startFakeUpstreams();
-  template = await createEcbTemplate(fake);
-});
-after(async () => {
-  await fake.close();
-  cleanup();
-});
+before(async () => ({ fake, template } = await startFakeFeeds()));
+after(() => closeFakeFeeds(fake));
 beforeEach(() => fake.reset());
 
 describe('refresh cycle', () => {

@@ -1,24 +1,19 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { closeFakeFeeds, createFeedsService, startFakeFeeds, type FeedsService } from '../support/apps.js';
+import { parseMetrics, sampleKey } from '../support/prometheus.js';
 import {
-  cleanup,
-  createEcbTemplate,
-  createFeedsService,
   ECB_DAILY_DAY,
   ECB_HISTORY_THROUGH,
   FAILURE_MODES,
   FEEDS_NOW,
   frankfurterRate,
   FUTURE_DAY,
-  parseMetrics,
-  sampleKey,
-  startFakeUpstreams,
   type FailureMode,
   type FakeUpstreams,
-  type FeedsService,
-  waitFor,
-} from './fake-upstreams.js';
+} from '../support/upstreams.js';
+import { waitFor } from '../support/wait.js';
+import { listenApp } from '../support/ports.js';
 
 const FAILED_AT = new Date(FEEDS_NOW).toISOString();
 const DAILY = '/ecb/eurofxref-daily.xml';
@@ -59,8 +54,7 @@ let ecbOnly: string;
 let withExotics: string;
 
 before(async () => {
-  fake = await startFakeUpstreams();
-  ecbOnly = await createEcbTemplate(fake);
+  ({ fake, template: ecbOnly } = await startFakeFeeds());
   const service = await createFeedsService(fake, { copyFrom: ecbOnly });
   for (const code of ['NGN', 'KES', 'GHS']) {
     const answer = await service.get(`/api/v1/rate?from=EUR&to=${code}`);
@@ -69,10 +63,7 @@ before(async () => {
   await service.close();
   withExotics = service.databaseFile;
 });
-after(async () => {
-  await fake.close();
-  cleanup();
-});
+after(() => closeFakeFeeds(fake));
 beforeEach(() => fake.reset());
 
 async function metrics(service: FeedsService): Promise<Map<string, number>> {
@@ -317,12 +308,6 @@ describe('an empty store', () => {
   });
 });
 
-/** The app listening on loopback, so requests go through the real HTTP stack and event loop. */
-async function listening(service: FeedsService): Promise<string> {
-  await service.app.listen({ port: 0, host: '127.0.0.1' });
-  return `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`;
-}
-
 async function timedGet(base: string, key: string, path: string): Promise<{ ms: number; status: number; body: Record<string, unknown> }> {
   const started = performance.now();
   const response = await fetch(`${base}${path}`, { headers: { 'x-api-key': key } });
@@ -334,7 +319,7 @@ describe('a slow upstream during a refresh', () => {
   it('does not hold up requests for stored pairs, nor start a second refresh', async () => {
     const service = await createFeedsService(fake, { copyFrom: ecbOnly, env: { EXRATES_UPSTREAM_TIMEOUT_MS: '10000' } });
     try {
-      const base = await listening(service);
+      const base = await listenApp(service.app);
       assert.equal((await timedGet(base, service.key, '/api/v1/rate?from=EUR&to=NGN')).status, 200);
 
       fake.ecb.delayMs = UPSTREAM_DELAY_MS;
@@ -384,7 +369,7 @@ describe('a slow upstream during a refresh', () => {
   it('does not hold up requests while an upstream hangs until its timeout', async () => {
     const service = await createFeedsService(fake, { copyFrom: ecbOnly, env: { EXRATES_UPSTREAM_TIMEOUT_MS: '800' } });
     try {
-      const base = await listening(service);
+      const base = await listenApp(service.app);
       assert.equal((await timedGet(base, service.key, '/api/v1/rate?from=EUR&to=KES')).status, 200);
       await fake.ecb.setMode('hang');
       await fake.frankfurter.setMode('hang');

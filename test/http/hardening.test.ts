@@ -15,6 +15,7 @@ import { ERROR_CODES } from '../../src/core/errors.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { createLogger, redactUrl } from '../../src/log.js';
 import { issueKey, loadAll, tempDir, testConfig } from '../helper.js';
+import { listenApp } from '../support/ports.js';
 
 interface RawReply {
   status: number;
@@ -93,8 +94,7 @@ describe('requests outside the ordinary path', () => {
     deps = await createDeps(testConfig(dir.path), { log: createLogger('info', sink) });
     await loadAll(deps);
     app = await buildApp(deps, { logRequests: true });
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    port = (app.server.address() as net.AddressInfo).port;
+    port = Number(new URL(await listenApp(app)).port);
     key = await issueKey(deps);
   });
 

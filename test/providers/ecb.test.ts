@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { zipSync } from 'fflate';
 import { FeedError } from '../../src/core/errors.js';
@@ -10,6 +9,7 @@ import { addDays } from '../../src/core/time.js';
 import { createEcbProvider } from '../../src/providers/ecb.js';
 import { parseEcbCsv, parseEcbXml, withinRange } from '../../src/providers/ecb-format.js';
 import { FeedHttpError } from '../../src/providers/fetch-bytes.js';
+import { serveOnLoopback } from '../support/upstreams.js';
 
 const ECB_DIR = new URL('../../../shared/data/ecb/', import.meta.url);
 const XML_DIR = new URL('xml/', ECB_DIR);
@@ -25,25 +25,14 @@ interface TestServer {
 
 async function startServer(routes: Record<string, Handler>): Promise<TestServer> {
   const requests: string[] = [];
-  const server = createServer((req, res) => {
+  const server = await serveOnLoopback((req, res) => {
     const path = req.url ?? '';
     requests.push(path);
     const handler = routes[path];
     if (handler) return handler(req, res);
     res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    baseUrl: `http://127.0.0.1:${port}${PREFIX}`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        // Also drops keep-alive sockets and requests the server deliberately never answers.
-        server.closeAllConnections();
-      }),
-  };
+  return { baseUrl: `${server.origin}${PREFIX}`, requests, close: server.close };
 }
 
 const serve =

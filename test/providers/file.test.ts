@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { FeedError } from '../../src/core/errors.js';
 import { createFileProvider } from '../../src/providers/file.js';
 import { readSource } from '../../src/providers/fetch-bytes.js';
+import { serveOnLoopback } from '../support/upstreams.js';
 
 const CSV_URL = new URL('../../../shared/data/ecb/eurofxref-hist.csv', import.meta.url);
 const NINETY_DAY_URL = new URL('../../../shared/data/ecb/xml/eurofxref-hist-90d_2025-02-25.xml', import.meta.url);
@@ -72,20 +71,15 @@ describe('file provider over http', () => {
 
   before(async () => {
     const xml = await readFile(NINETY_DAY_URL);
-    const server = createServer((req, res) => {
+    const server = await serveOnLoopback((req, res) => {
       if (req.url === '/rates/eurofxref-hist-90d.xml') {
         res.writeHead(200, { 'content-type': 'text/xml', 'content-length': String(xml.length) }).end(xml);
       } else {
         res.writeHead(404).end();
       }
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    close = () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      });
+    baseUrl = server.origin;
+    close = server.close;
   });
   after(() => close());
 

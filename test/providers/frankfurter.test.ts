@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { FeedError } from '../../src/core/errors.js';
 import type { Clock } from '../../src/core/ports.js';
@@ -12,6 +11,7 @@ import {
   parseFrankfurterCurrencies,
   parseFrankfurterRates,
 } from '../../src/providers/frankfurter.js';
+import { serveOnLoopback } from '../support/upstreams.js';
 
 const FIXTURES = new URL('../fixtures/frankfurter/', import.meta.url);
 const fixture = (name: string) => readFile(new URL(name, FIXTURES), 'utf8');
@@ -36,24 +36,14 @@ interface TestServer {
 
 async function startServer(routes: Record<string, Handler>): Promise<TestServer> {
   const requests: URL[] = [];
-  const server = createServer((req, res) => {
+  const server = await serveOnLoopback((req, res) => {
     const url = new URL(req.url ?? '/', 'http://upstream.test');
     requests.push(url);
     const handler = routes[url.pathname];
     if (handler) return handler(url, req, res);
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"not found"}');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    baseUrl: `http://127.0.0.1:${port}`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      }),
-  };
+  return { baseUrl: server.origin, requests, close: server.close };
 }
 
 const sendJson = (res: ServerResponse, text: string) => {

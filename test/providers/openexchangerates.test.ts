@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { inspect } from 'node:util';
 import { FeedError } from '../../src/core/errors.js';
 import type { Clock } from '../../src/core/ports.js';
 import { FeedHttpError } from '../../src/providers/fetch-bytes.js';
 import { createOpenExchangeRatesProvider, parseOpenExchangeRates } from '../../src/providers/openexchangerates.js';
+import { serveOnLoopback } from '../support/upstreams.js';
 
 const FIXTURES = new URL('../fixtures/openexchangerates/', import.meta.url);
 const fixture = (name: string) => readFile(new URL(name, FIXTURES), 'utf8');
@@ -42,7 +42,7 @@ interface TestServer {
 /** Routes by path pattern; serves under /api like openexchangerates.org. */
 async function startServer(routes: [RegExp, Handler][]): Promise<TestServer> {
   const requests: URL[] = [];
-  const server = createServer((req, res) => {
+  const server = await serveOnLoopback((req, res) => {
     const url = new URL(req.url ?? '/', 'http://upstream.test');
     requests.push(url);
     const route = routes.find(([pattern]) => pattern.test(url.pathname));
@@ -50,17 +50,7 @@ async function startServer(routes: [RegExp, Handler][]): Promise<TestServer> {
     res.writeHead(404, { 'content-type': 'application/json' });
     res.end('{"error":true,"status":404,"message":"not_found","description":"Client requested a non-existent resource/route."}');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    baseUrl: `http://127.0.0.1:${port}/api`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      }),
-  };
+  return { baseUrl: `${server.origin}/api`, requests, close: server.close };
 }
 
 const sendJson = (res: ServerResponse, text: string, status = 200) => {

@@ -21,9 +21,12 @@ import { issueApiKey } from '../../src/core/api-keys.js';
 import { createClock } from '../../src/deps.js';
 import { migrateToLatest, openDatabase } from '../../src/storage/database.js';
 import { createKeyStore } from '../../src/storage/key-store.js';
-import { FEEDS_NOW, startFakeUpstreams, TODAY, type FakeUpstreams } from '../feeds/fake-upstreams.js';
 import { tempDir } from '../helper.js';
-import { ensureBuilt, get, isRunning, sleep, startInstance, stopInstance, type ClusterEnv, type Instance } from '../scale/cluster.js';
+import { fakeUpstreamVars, processEnv } from '../support/env.js';
+import { get } from '../support/http.js';
+import { ensureBuilt, isRunning, spawnServe, startInstance, stopInstance, type Instance, type ProcessSetup } from '../support/processes.js';
+import { FEEDS_NOW, startFakeUpstreams, TODAY, type FakeUpstreams } from '../support/upstreams.js';
+import { sleep } from '../support/wait.js';
 import { bump, recordKeys, saveLog, tableDigest, tally, writeResult } from './harness.js';
 
 const SUITE = 'crash';
@@ -64,7 +67,7 @@ describe('crash safety: kill -9 during load, then restart', () => {
   const dir = tempDir('exrates-crash-');
   const file = join(dir.path, 'crash.db');
   let fake: FakeUpstreams;
-  let setup: ClusterEnv;
+  let setup: ProcessSetup;
   let server: Instance | undefined;
   const keys: Array<{ key: string; id: string }> = [];
   const rows: Array<[string, string | number]> = [];
@@ -79,17 +82,7 @@ describe('crash safety: kill -9 during load, then restart', () => {
     fake = await startFakeUpstreams();
     setup = {
       cwd: dir.path,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        EXRATES_DATABASE_URL: `sqlite:${file}`,
-        EXRATES_PROVIDERS: 'ecb,frankfurter',
-        ...fake.env(),
-        EXRATES_NOW: FEEDS_NOW,
-        EXRATES_UPSTREAM_TIMEOUT_MS: '5000',
-        EXRATES_QUOTA_FLUSH_MS: String(FLUSH_MS),
-        EXRATES_LOG_LEVEL: 'info',
-      },
+      env: processEnv({ EXRATES_DATABASE_URL: `sqlite:${file}`, ...fakeUpstreamVars(fake), EXRATES_QUOTA_FLUSH_MS: String(FLUSH_MS) }),
     };
     // Keys go straight into the store before the first start: forty CLI runs would take longer than the test.
     const database = await openDatabase(`sqlite:${file}`);
@@ -131,13 +124,7 @@ describe('crash safety: kill -9 during load, then restart', () => {
 
   it('a kill during the initial five-year load leaves a store that opens cleanly with all of it or none of it', async () => {
     // Spawned without waiting for readiness: killed while the history is being written.
-    const { spawn } = await import('node:child_process');
-    const { CLI } = await import('../scale/cluster.js');
-    const child = spawn(process.execPath, [CLI, 'serve'], { env: { ...setup.env, PORT: '0', HOST: '127.0.0.1' }, cwd: setup.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    const output: string[] = [];
-    child.stdout.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-    const exited = new Promise((resolve) => child.once('exit', resolve));
+    const { child, output, exit: exited } = spawnServe(setup, 0);
     // Wait for the load to start, then kill within its write.
     const deadline = Date.now() + 20_000;
     while (!output.join('').includes('loading history') && Date.now() < deadline) await sleep(5);

@@ -17,11 +17,14 @@ import http from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { FEEDS_NOW, startFakeUpstreams, type FakeUpstreams, type UpstreamMode } from '../feeds/fake-upstreams.js';
-import { ECB_CSV, FIXED_NOW, tempDir } from '../helper.js';
-import { createKey, ensureBuilt, get, isRunning, keyPrefix, sleep, startInstance, stopInstance, type ClusterEnv, type Instance, type Reply } from '../scale/cluster.js';
-import { endpointOf, startTcpProxy, throughProxy, type TcpProxy } from '../scale/tcp-proxy.js';
-import { createPostgresSchema, deleteRedisKeys, POSTGRES_URL, postgresAvailable, REDIS_URL, redisAvailable } from '../services.js';
+import { tempDir } from '../helper.js';
+import { fakeUpstreamVars, processEnv, sharedHistoryVars } from '../support/env.js';
+import { get, type Reply } from '../support/http.js';
+import { createKey, ensureBuilt, isRunning, keyPrefix, startInstance, stopInstance, type Instance, type ProcessSetup } from '../support/processes.js';
+import { proxyEngines, type EngineProxies } from '../support/proxy.js';
+import { createPostgresSchema, deleteRedisKeys, missingEngines } from '../support/stores.js';
+import { startFakeUpstreams, type FakeUpstreams, type UpstreamMode } from '../support/upstreams.js';
+import { sleep } from '../support/wait.js';
 import { bump, percentile, problemDefect, recordKeys, saveLog, tally, writeResult } from './harness.js';
 
 const SUITE = 'faults';
@@ -122,19 +125,14 @@ describe('faults under load', () => {
     before(async () => {
       await ensureBuilt();
       fake = await startFakeUpstreams();
-      const setup: ClusterEnv = {
+      const setup: ProcessSetup = {
         cwd: dir.path,
-        env: {
-          PATH: process.env.PATH,
-          HOME: process.env.HOME,
+        env: processEnv({
           EXRATES_DATABASE_URL: `sqlite:${join(dir.path, 'upstreams.db')}`,
-          EXRATES_PROVIDERS: 'ecb,frankfurter',
-          ...fake.env(),
-          EXRATES_NOW: FEEDS_NOW,
+          ...fakeUpstreamVars(fake),
           EXRATES_REFRESH_SECONDS: '1',
           EXRATES_UPSTREAM_TIMEOUT_MS: '500',
-          EXRATES_LOG_LEVEL: 'info',
-        },
+        }),
       };
       key = await createKey(setup, 'pro');
       recordKeys(SUITE, [key]);
@@ -199,32 +197,20 @@ describe('faults under load', () => {
     const prefix = `exrates-reliability-${randomBytes(4).toString('hex')}:`;
     let skip = '';
     let schema: { url: string; drop(): Promise<void> } | undefined;
-    let pgProxy: TcpProxy | undefined;
-    let redisProxy: TcpProxy | undefined;
+    let proxies: EngineProxies | undefined;
     const instances: Instance[] = [];
     let key: string;
     let db: pg.Client | undefined;
 
     before(async () => {
-      if (!(await postgresAvailable()) || !(await redisAvailable())) {
-        skip = 'PostgreSQL or Redis not available';
-        return;
-      }
+      skip = await missingEngines();
+      if (skip) return;
       await ensureBuilt();
       schema = await createPostgresSchema();
-      pgProxy = await startTcpProxy(endpointOf(POSTGRES_URL, 5432));
-      redisProxy = await startTcpProxy(endpointOf(REDIS_URL, 6379));
-      const env = {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        EXRATES_PROVIDERS: 'file',
-        EXRATES_FILE_URL: ECB_CSV,
-        EXRATES_NOW: FIXED_NOW,
-        EXRATES_REDIS_PREFIX: prefix,
-        EXRATES_LOG_LEVEL: 'info',
-      };
-      const direct: ClusterEnv = { cwd: dir.path, env: { ...env, EXRATES_DATABASE_URL: schema.url, EXRATES_REDIS_URL: REDIS_URL } };
-      const proxied: ClusterEnv = { cwd: dir.path, env: { ...env, EXRATES_DATABASE_URL: throughProxy(schema.url, pgProxy), EXRATES_REDIS_URL: throughProxy(REDIS_URL, redisProxy) } };
+      proxies = await proxyEngines(schema.url);
+      const vars = { ...sharedHistoryVars(), EXRATES_REDIS_PREFIX: prefix };
+      const direct: ProcessSetup = { cwd: dir.path, env: processEnv({ ...vars, ...proxies.direct }) };
+      const proxied: ProcessSetup = { cwd: dir.path, env: processEnv({ ...vars, ...proxies.proxied }) };
       key = await createKey(direct, 'pro');
       recordKeys(SUITE, [key]);
       instances.push(await startInstance('A', proxied), await startInstance('B', proxied));
@@ -237,8 +223,7 @@ describe('faults under load', () => {
         await stopInstance(instance);
         saveLog(SUITE, `engines-${instance.name}`, instance);
       }
-      await pgProxy?.close();
-      await redisProxy?.close();
+      await proxies?.close();
       await db?.end().catch(() => undefined);
       if (!skip) await deleteRedisKeys(`${prefix}*`);
       await schema?.drop();
@@ -248,10 +233,10 @@ describe('faults under load', () => {
     it('answers 200 or a fast 503 problem while an engine is away, all 200 again soon after, quotas exact', async (t) => {
       if (skip) return t.skip(skip);
       const events = [
-        { at: 2_000, name: 'postgres stopped', run: () => pgProxy!.cut('refuse') },
-        { at: 5_000, name: 'postgres restarted', run: () => pgProxy!.restore() },
-        { at: 8_000, name: 'redis stopped', run: () => redisProxy!.cut('refuse') },
-        { at: 11_000, name: 'redis restarted', run: () => redisProxy!.restore() },
+        { at: 2_000, name: 'postgres stopped', run: () => proxies!.postgres.cut('refuse') },
+        { at: 5_000, name: 'postgres restarted', run: () => proxies!.postgres.restore() },
+        { at: 8_000, name: 'redis stopped', run: () => proxies!.redis.cut('refuse') },
+        { at: 11_000, name: 'redis restarted', run: () => proxies!.redis.restore() },
       ];
       const paths = ['/api/v1/rate?from=EUR&to=USD', '/api/v1/convert?from=GBP&to=JPY&amount=10', '/api/v1/history?from=USD&to=CHF&range=1m'];
       const { outcomes, ran } = await drive(instances.map((i) => ({ name: i.name, base: i.base })), paths, key, 15_000, events);

@@ -15,9 +15,11 @@ import http from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { ECB_CSV, FIXED_NOW, tempDir, unissuedKey } from '../helper.js';
+import { tempDir, unissuedKey } from '../helper.js';
 import { convertResult, MINOR_UNITS, normaliseAmount } from '../e2e/independent.js';
-import { createKey, ensureBuilt, get, isRunning, revokeKey, startInstance, stopInstance, type ClusterEnv, type Instance } from '../scale/cluster.js';
+import { processEnv, sharedHistoryVars } from '../support/env.js';
+import { get } from '../support/http.js';
+import { createKey, ensureBuilt, isRunning, revokeKey, startInstance, stopInstance, type Instance, type ProcessSetup } from '../support/processes.js';
 import { bump, problemDefect, rawRequest, recordKeys, saveLog, tableDigest, tally, writeResult } from './harness.js';
 
 const SUITE = 'fuzz';
@@ -391,7 +393,7 @@ function buildRaw(s: RawShape): { bytes: Buffer; head: boolean } {
 
 describe('bad input: 100,000 generated requests against a live server', () => {
   const dir = tempDir('exrates-fuzz-');
-  let setup: ClusterEnv;
+  let setup: ProcessSetup;
   let server: Instance | undefined;
   let keys: Keys;
   const databaseFile = join(dir.path, 'fuzz.db');
@@ -401,16 +403,7 @@ describe('bad input: 100,000 generated requests against a live server', () => {
     await ensureBuilt();
     setup = {
       cwd: dir.path,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        EXRATES_DATABASE_URL: `sqlite:${databaseFile}`,
-        EXRATES_PROVIDERS: 'file',
-        EXRATES_FILE_URL: ECB_CSV,
-        EXRATES_NOW: FIXED_NOW,
-        EXRATES_QUOTA_FREE: String(FREE_LIMIT),
-        EXRATES_LOG_LEVEL: 'info',
-      },
+      env: processEnv({ EXRATES_DATABASE_URL: `sqlite:${databaseFile}`, ...sharedHistoryVars(), EXRATES_QUOTA_FREE: String(FREE_LIMIT) }),
     };
     const issued: string[] = [];
     for (const tier of ['pro', 'pro', 'pro', 'free', 'free'] as const) issued.push(await createKey(setup, tier));

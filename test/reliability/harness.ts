@@ -12,7 +12,7 @@ import net from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { ERROR_CODES } from '../../src/core/errors.js';
-import { ROOT, type Instance } from '../scale/cluster.js';
+import { ROOT, type ServeProcess } from '../support/processes.js';
 
 export const ARTIFACTS = join(ROOT, 'test-artifacts', 'reliability');
 export const RESULTS_DIR = join(ARTIFACTS, 'results');
@@ -42,7 +42,7 @@ export function recordKeys(suite: string, keys: readonly string[]): void {
 }
 
 /** Saves everything a server process wrote. */
-export function saveLog(suite: string, label: string, instance: Pick<Instance, 'output'>): void {
+export function saveLog(suite: string, label: string, instance: Pick<ServeProcess, 'output'>): void {
   mkdirSync(LOGS_DIR, { recursive: true });
   writeFileSync(join(LOGS_DIR, `${suite}-${label}.log`), instance.output.join(''));
 }

@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ARTIFACTS, KEYS_DIR, LOGS_DIR, RESULTS_DIR, type SuiteResult } from './harness.js';
-import { ROOT } from '../scale/cluster.js';
+import { ROOT } from '../support/processes.js';
 
 const SUITES = ['fuzz', 'security', 'crash', 'faults'];
 const only = process.argv.slice(2);

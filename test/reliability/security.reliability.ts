@@ -16,9 +16,11 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { ECB_CSV, FIXED_NOW, tempDir } from '../helper.js';
-import { createKey, ensureBuilt, get, revokeKey, startInstance, stopInstance, type ClusterEnv, type Instance, type Reply } from '../scale/cluster.js';
-import { createPostgresSchema, postgresAvailable } from '../services.js';
+import { tempDir } from '../helper.js';
+import { processEnv, sharedHistoryVars } from '../support/env.js';
+import { get, send, type Reply } from '../support/http.js';
+import { createKey, ensureBuilt, revokeKey, startInstance, stopInstance, type Instance, type ProcessSetup } from '../support/processes.js';
+import { createPostgresSchema, postgresAvailable } from '../support/stores.js';
 import { median, problemDefect, rawRequest, recordKeys, saveLog, tableDigest, writeResult } from './harness.js';
 
 const SUITE = 'security';
@@ -27,17 +29,7 @@ const failures: string[] = [];
 const started = performance.now();
 
 function baseEnv(databaseUrl: string): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    EXRATES_DATABASE_URL: databaseUrl,
-    EXRATES_PROVIDERS: 'file',
-    EXRATES_FILE_URL: ECB_CSV,
-    EXRATES_NOW: FIXED_NOW,
-    EXRATES_LOG_LEVEL: 'info',
-    EXRATES_LOG_REQUESTS: 'true',
-    EXRATES_CONTACT_EMAIL: 'keys@example.org',
-  };
+  return processEnv({ EXRATES_DATABASE_URL: databaseUrl, ...sharedHistoryVars(), EXRATES_LOG_REQUESTS: 'true', EXRATES_CONTACT_EMAIL: 'keys@example.org' });
 }
 
 /** Records a check's outcome for the summary, then asserts it. */
@@ -50,7 +42,7 @@ function check(name: string, ok: boolean, detail: string): void {
 describe('security', () => {
   const dir = tempDir('exrates-security-');
   const databaseFile = join(dir.path, 'security.db');
-  let setup: ClusterEnv;
+  let setup: ProcessSetup;
   let server: Instance;
   let key: string;
   let revoked: string;
@@ -235,18 +227,10 @@ describe('security', () => {
 
   it('CORS: any origin may GET with X-Api-Key; no other method, no credentials', async () => {
     const options = (method: string, requestHeaders: string) =>
-      new Promise<Reply>((resolve, reject) => {
-        const request = http.request(`${server.base}/api/v1/rate?from=EUR&to=USD`, {
-          method: 'OPTIONS',
-          agent,
-          headers: { Origin: 'https://any.example', 'Access-Control-Request-Method': method, 'Access-Control-Request-Headers': requestHeaders },
-        });
-        request.on('response', (response) => {
-          response.resume();
-          response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: '', ms: 0 }));
-        });
-        request.on('error', reject);
-        request.end();
+      send(`${server.base}/api/v1/rate?from=EUR&to=USD`, {
+        method: 'OPTIONS',
+        agent,
+        headers: { Origin: 'https://any.example', 'Access-Control-Request-Method': method, 'Access-Control-Request-Headers': requestHeaders },
       });
     const get1 = await get(`${server.base}/api/v1/rate?from=EUR&to=USD`, { agent, headers: { Origin: 'https://any.example', 'X-Api-Key': key } });
     const pre = await options('GET', 'x-api-key');
@@ -291,7 +275,7 @@ describe('security', () => {
   it('an unknown and a revoked key take the same time to refuse (PostgreSQL, where a store round trip is visible)', async (t) => {
     if (!(await postgresAvailable())) return t.skip('PostgreSQL not available');
     const schema = await createPostgresSchema();
-    const pgSetup: ClusterEnv = { cwd: dir.path, env: { ...baseEnv(schema.url), EXRATES_LOG_REQUESTS: 'false', EXRATES_LOG_LEVEL: 'warn' } };
+    const pgSetup: ProcessSetup = { cwd: dir.path, env: { ...baseEnv(schema.url), EXRATES_LOG_REQUESTS: 'false', EXRATES_LOG_LEVEL: 'warn' } };
     let pgServer: Instance | undefined;
     const client = new pg.Client({ connectionString: schema.url });
     try {

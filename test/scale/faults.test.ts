@@ -9,23 +9,24 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { ECB_CSV, FIXED_NOW, tempDir } from '../helper.js';
-import { createPostgresSchema, deleteRedisKeys, POSTGRES_URL, postgresAvailable, REDIS_URL, redisAvailable } from '../services.js';
+import { FIXED_NOW, tempDir } from '../helper.js';
+import { processEnv, sharedHistoryVars } from '../support/env.js';
+import { get, type Reply } from '../support/http.js';
 import {
   createKey,
   ensureBuilt,
-  get,
   isRunning,
   keyPrefix,
   killInstance,
-  sleep,
   startInstance,
+  startInstances,
   stopInstance,
-  type ClusterEnv,
   type Instance,
-  type Reply,
-} from './cluster.js';
-import { endpointOf, startTcpProxy, throughProxy, type TcpProxy } from './tcp-proxy.js';
+  type ProcessSetup,
+} from '../support/processes.js';
+import { proxyEngines, type EngineProxies } from '../support/proxy.js';
+import { createPostgresSchema, deleteRedisKeys, missingEngines, REDIS_URL } from '../support/stores.js';
+import { sleep } from '../support/wait.js';
 
 const TODAY = FIXED_NOW.slice(0, 10);
 const PER_SECOND = 50;
@@ -55,12 +56,11 @@ describe('faults under load: two instances, PostgreSQL and Redis behind proxies'
   let skip = '';
   const dir = tempDir('exrates-faults-');
   let schema: { url: string; drop(): Promise<void> } | undefined;
-  let pgProxy: TcpProxy | undefined;
-  let redisProxy: TcpProxy | undefined;
+  let proxies: EngineProxies | undefined;
   let db: pg.Client | undefined;
   let redis: Redis | undefined;
-  let setup: ClusterEnv;
-  let direct: ClusterEnv;
+  let setup: ProcessSetup;
+  let direct: ProcessSetup;
   const instances: Instance[] = [];
   const crashed: string[] = [];
   const keys: string[] = [];
@@ -160,11 +160,8 @@ describe('faults under load: two instances, PostgreSQL and Redis behind proxies'
   }
 
   before(async () => {
-    const [redisUp, postgresUp] = [await redisAvailable(), await postgresAvailable()];
-    if (!redisUp || !postgresUp) {
-      skip = `${!redisUp ? 'Redis' : 'PostgreSQL'} not available`;
-      return;
-    }
+    skip = await missingEngines();
+    if (skip) return;
     await ensureBuilt();
     // The start-up load takes a lock named by provider and tick (10 minutes here) and keeps it for
     // the tick: one left by a run a few minutes ago would stop this fresh schema from being loaded.
@@ -174,30 +171,18 @@ describe('faults under load: two instances, PostgreSQL and Redis behind proxies'
     await db.connect();
     redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
     redis.on('error', () => undefined);
-    pgProxy = await startTcpProxy(endpointOf(POSTGRES_URL, 5432));
-    redisProxy = await startTcpProxy(endpointOf(REDIS_URL, 6379));
-    const env = {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      EXRATES_PROVIDERS: 'file',
-      EXRATES_FILE_URL: ECB_CSV,
-      EXRATES_NOW: FIXED_NOW,
-      EXRATES_QUOTA_FREE: String(LIMIT),
-      EXRATES_LOG_LEVEL: 'info',
-    };
-    setup = { cwd: dir.path, env: { ...env, EXRATES_DATABASE_URL: throughProxy(schema.url, pgProxy), EXRATES_REDIS_URL: throughProxy(REDIS_URL, redisProxy) } };
+    proxies = await proxyEngines(schema.url);
+    const vars = { ...sharedHistoryVars(), EXRATES_QUOTA_FREE: String(LIMIT) };
+    setup = { cwd: dir.path, env: processEnv({ ...vars, ...proxies.proxied }) };
     // Keys are issued past the proxies, so issuing one never depends on what a test did to them.
-    direct = { cwd: dir.path, env: { ...env, EXRATES_DATABASE_URL: schema.url, EXRATES_REDIS_URL: REDIS_URL } };
-    const started = await Promise.allSettled([startInstance('A', setup), startInstance('B', setup)]);
-    for (const outcome of started) if (outcome.status === 'fulfilled') instances.push(outcome.value);
-    const failed = started.find((outcome) => outcome.status === 'rejected');
-    if (failed) throw (failed as PromiseRejectedResult).reason;
+    direct = { cwd: dir.path, env: processEnv({ ...vars, ...proxies.direct }) };
+    await startInstances(['A', 'B'], setup, instances);
   });
 
   afterEach(async () => {
     if (skip) return;
-    await pgProxy!.restore();
-    await redisProxy!.restore();
+    await proxies!.postgres.restore();
+    await proxies!.redis.restore();
     // A crash is reported by the test it happened in; the next test gets a live instance again.
     for (const [index, instance] of instances.entries()) {
       if (isRunning(instance)) continue;
@@ -209,8 +194,7 @@ describe('faults under load: two instances, PostgreSQL and Redis behind proxies'
 
   after(async () => {
     await Promise.all(instances.map((instance) => stopInstance(instance)));
-    await pgProxy?.close();
-    await redisProxy?.close();
+    await proxies?.close();
     const ids: string[] = [];
     for (const key of keys) {
       const rows = await db?.query<{ id: string }>('select id from api_keys where prefix = $1', [keyPrefix(key)]).catch(() => undefined);
@@ -244,11 +228,11 @@ describe('faults under load: two instances, PostgreSQL and Redis behind proxies'
     const key = await newKey();
     const load = await drive(key, 10_000, {
       // A restart: open connections reset, new ones refused until the engine is back.
-      restart: { at: 1_500, run: () => pgProxy!.cut('refuse') },
-      back: { at: 3_500, run: () => pgProxy!.restore() },
+      restart: { at: 1_500, run: () => proxies!.postgres.cut('refuse') },
+      back: { at: 3_500, run: () => proxies!.postgres.restore() },
       // A network failure: open connections reset, new ones never answered.
-      blackhole: { at: 6_000, run: () => pgProxy!.cut('blackhole') },
-      restore: { at: 8_000, run: () => pgProxy!.restore() },
+      blackhole: { at: 6_000, run: () => proxies!.postgres.cut('blackhole') },
+      restore: { at: 8_000, run: () => proxies!.postgres.restore() },
     });
     const { outcomes, events } = load;
     const during = (from: number, to: number) => outcomes.filter((o) => o.at >= from && o.at < to);
@@ -271,8 +255,8 @@ describe('faults under load: two instances, PostgreSQL and Redis behind proxies'
     if (skip) return t.skip(skip);
     const key = await newKey();
     const load = await drive(key, 7_000, {
-      cut: { at: 1_500, run: () => redisProxy!.cut('blackhole') },
-      restore: { at: 3_500, run: () => redisProxy!.restore() },
+      cut: { at: 1_500, run: () => proxies!.redis.cut('blackhole') },
+      restore: { at: 3_500, run: () => proxies!.redis.restore() },
     });
     const { outcomes } = load;
     const acknowledged = outcomes.filter(isCounted).length;
@@ -303,8 +287,8 @@ describe('faults under load: two instances, PostgreSQL and Redis behind proxies'
     // Longer than two command timeouts: a request's command times out, then so does whatever the
     // instance sends Redis next.
     const load = await drive(key, 7_000, {
-      stall: { at: 1_500, run: async () => redisProxy!.stall() },
-      restore: { at: 4_000, run: () => redisProxy!.restore() },
+      stall: { at: 1_500, run: async () => proxies!.redis.stall() },
+      restore: { at: 4_000, run: () => proxies!.redis.restore() },
     });
     const { outcomes } = load;
     const acknowledged = outcomes.filter(isCounted).length;

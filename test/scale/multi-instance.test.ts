@@ -8,31 +8,14 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import {
-  FEEDS_NOW,
-  FRANKFURTER_LATEST,
-  frankfurterRate,
-  startFakeUpstreams,
-  TODAY,
-  type FakeUpstreams,
-} from '../feeds/fake-upstreams.js';
 import { tempDir } from '../helper.js';
-import { createPostgresSchema, deleteRedisKeys, postgresAvailable, REDIS_URL, redisAvailable } from '../services.js';
-import {
-  callsPerTick,
-  createKey,
-  ensureBuilt,
-  get,
-  keyPrefix,
-  pool,
-  revokeKey,
-  sleep,
-  startInstance,
-  stopInstance,
-  type ClusterEnv,
-  type Instance,
-  type Reply,
-} from './cluster.js';
+import { fakeUpstreamVars, processEnv } from '../support/env.js';
+import { get, type Reply } from '../support/http.js';
+import { createKey, ensureBuilt, keyPrefix, revokeKey, startInstances, stopInstance, type Instance, type ProcessSetup } from '../support/processes.js';
+import { createPostgresSchema, deleteRedisKeys, missingEngines, REDIS_URL } from '../support/stores.js';
+import { FRANKFURTER_LATEST, frankfurterRate, startFakeUpstreams, TODAY, type FakeUpstreams } from '../support/upstreams.js';
+import { sleep } from '../support/wait.js';
+import { callsPerTick, pool } from './load.js';
 
 const REFRESH_SECONDS = 2;
 const INTERVAL_MS = REFRESH_SECONDS * 1000;
@@ -46,7 +29,7 @@ describe('two instances on one PostgreSQL and one Redis', () => {
   let db: pg.Client | undefined;
   const dir = tempDir('exrates-scale-');
   const instances: Instance[] = [];
-  let setup: ClusterEnv;
+  let setup: ProcessSetup;
   const agents = new Map<Instance, http.Agent>();
   const keys: Record<'counted' | 'exhausted' | 'pro' | 'revoked', string> = { counted: '', exhausted: '', pro: '', revoked: '' };
 
@@ -66,11 +49,8 @@ describe('two instances on one PostgreSQL and one Redis', () => {
   }
 
   before(async () => {
-    const [redisUp, postgresUp] = [await redisAvailable(), await postgresAvailable()];
-    if (!redisUp || !postgresUp) {
-      skip = `${!redisUp ? 'Redis' : 'PostgreSQL'} not available`;
-      return;
-    }
+    skip = await missingEngines();
+    if (skip) return;
     await ensureBuilt();
     // Refresh locks are named by provider and tick, not by installation: a lock left by an earlier
     // run on this Redis would make these instances skip a refresh.
@@ -83,24 +63,15 @@ describe('two instances on one PostgreSQL and one Redis', () => {
     await db.connect();
     setup = {
       cwd: dir.path,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
+      env: processEnv({
         EXRATES_DATABASE_URL: schema.url,
         EXRATES_REDIS_URL: REDIS_URL,
-        EXRATES_PROVIDERS: 'ecb,frankfurter',
-        ...fake.env(),
-        EXRATES_NOW: FEEDS_NOW,
+        ...fakeUpstreamVars(fake),
         EXRATES_REFRESH_SECONDS: String(REFRESH_SECONDS),
-        EXRATES_UPSTREAM_TIMEOUT_MS: '5000',
-        EXRATES_LOG_LEVEL: 'info',
-      },
+      }),
     };
     // Started together, as a deployment would: both migrate the empty schema and race for the first load.
-    const started = await Promise.allSettled([startInstance('A', setup), startInstance('B', setup)]);
-    for (const outcome of started) if (outcome.status === 'fulfilled') instances.push(outcome.value);
-    const failed = started.find((outcome) => outcome.status === 'rejected');
-    if (failed) throw (failed as PromiseRejectedResult).reason;
+    await startInstances(['A', 'B'], setup, instances);
     for (const instance of instances) agents.set(instance, new http.Agent({ keepAlive: true, maxSockets: 64 }));
     [keys.counted, keys.exhausted, keys.pro, keys.revoked] = await Promise.all([
       createKey(setup, 'free'),

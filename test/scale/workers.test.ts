@@ -10,9 +10,13 @@ import http from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { FEEDS_NOW, startFakeUpstreams, TODAY, type FakeUpstreams } from '../feeds/fake-upstreams.js';
 import { tempDir } from '../helper.js';
-import { callsPerTick, createKey, ensureBuilt, get, keyPrefix, sleep, startInstance, stopInstance, type ClusterEnv, type Instance, type Reply } from './cluster.js';
+import { fakeUpstreamVars, processEnv } from '../support/env.js';
+import { get, type Reply } from '../support/http.js';
+import { createKey, ensureBuilt, keyPrefix, startInstance, stopInstance, type Instance, type ProcessSetup } from '../support/processes.js';
+import { startFakeUpstreams, TODAY, type FakeUpstreams } from '../support/upstreams.js';
+import { sleep } from '../support/wait.js';
+import { callsPerTick } from './load.js';
 
 const REFRESH_SECONDS = 2;
 const INTERVAL_MS = REFRESH_SECONDS * 1000;
@@ -46,7 +50,7 @@ describe('EXRATES_WORKERS=2 on SQLite, without Redis', () => {
   let fake: FakeUpstreams | undefined;
   const dir = tempDir('exrates-workers-');
   const database = join(dir.path, 'exrates.db');
-  let setup: ClusterEnv;
+  let setup: ProcessSetup;
   let server: Instance;
   let agent: http.Agent;
   const keys = { counted: '', exhausted: '', restart: '' };
@@ -71,18 +75,13 @@ describe('EXRATES_WORKERS=2 on SQLite, without Redis', () => {
     fake = await startFakeUpstreams();
     setup = {
       cwd: dir.path,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
+      env: processEnv({
         EXRATES_DATABASE_URL: `sqlite:${database}`,
+        ...fakeUpstreamVars(fake),
         EXRATES_PROVIDERS: 'ecb',
-        ...fake.env(),
-        EXRATES_NOW: FEEDS_NOW,
         EXRATES_REFRESH_SECONDS: String(REFRESH_SECONDS),
-        EXRATES_UPSTREAM_TIMEOUT_MS: '5000',
-        EXRATES_LOG_LEVEL: 'info',
         EXRATES_WORKERS: '2',
-      },
+      }),
     };
     server = await startInstance('cluster', setup);
     agent = new http.Agent({ keepAlive: true, maxSockets: 32 });

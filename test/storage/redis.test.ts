@@ -6,18 +6,16 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import type { Clock, QuotaStore } from '../../src/core/ports.js';
 import type { Logger } from '../../src/core/refresh.js';
-import { migrateToLatest, openDatabase, type OpenDatabase } from '../../src/storage/database.js';
 import { createQuotaStore } from '../../src/storage/quota-store.js';
 import { createRedisLock, createRedisQuotaStore, openRedis } from '../../src/storage/redis.js';
-import { tempDir } from '../helper.js';
-import { freePort, sleep } from '../scale/cluster.js';
-import { endpointOf, startTcpProxy, throughProxy, type TcpProxy } from '../scale/tcp-proxy.js';
-import { createPostgresSchema, postgresAvailable, REDIS_URL, redisAvailable } from '../services.js';
+import { freePort } from '../support/ports.js';
+import { endpointOf, startTcpProxy, throughProxy, type TcpProxy } from '../support/proxy.js';
+import { REDIS_URL, redisAvailable, storeEngines, type TestStore } from '../support/stores.js';
+import { sleep, waitFor } from '../support/wait.js';
 
 // A fixed day in the past: counters then get the shortest lifetime (60 s), a safety net should a
 // run die before its cleanup.
@@ -63,14 +61,7 @@ async function closeStore(quotas: QuotaStore): Promise<void> {
   await quotas.close?.();
 }
 
-async function waitUntil(condition: () => Promise<boolean>, timeoutMs: number, what: string): Promise<number> {
-  const started = performance.now();
-  while (!(await condition())) {
-    if (performance.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(20);
-  }
-  return performance.now() - started;
-}
+const waitUntil = (condition: () => Promise<boolean>, timeoutMs: number, what: string) => waitFor(condition, timeoutMs, what, 20);
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 const sortedUsed = (results: Array<{ used: number }>) => results.map((r) => r.used).sort((a, b) => a - b);
@@ -95,33 +86,11 @@ after(async () => {
   }
 });
 
-interface Engine {
-  name: string;
-  open(): Promise<{ url: string; cleanup(): Promise<void> } | null>;
-}
-
-const engines: Engine[] = [
-  {
-    name: 'SQLite',
-    async open() {
-      const dir = tempDir('exrates-redis-');
-      return { url: `sqlite:${join(dir.path, 'store.db')}`, cleanup: async () => dir.remove() };
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    async open() {
-      if (!(await postgresAvailable())) return null;
-      const schema = await createPostgresSchema();
-      return { url: schema.url, cleanup: () => schema.drop() };
-    },
-  },
-];
+const engines = storeEngines('exrates-redis-');
 
 for (const engine of engines) {
   describe(`Redis quota counter over a ${engine.name} store`, () => {
-    let database: OpenDatabase | undefined;
-    let cleanup: (() => Promise<void>) | undefined;
+    let opened: TestStore | null = null;
     let store: StoredQuotas;
     let skip = '';
 
@@ -130,22 +99,18 @@ for (const engine of engines) {
         skip = 'Redis not available';
         return;
       }
-      const opened = await engine.open();
+      opened = await engine.open();
       if (!opened) {
         skip = `${engine.name} not available`;
         return;
       }
-      cleanup = opened.cleanup;
-      database = await openDatabase(opened.url);
-      await migrateToLatest(database.db);
-      store = createQuotaStore(database.db);
+      store = createQuotaStore(opened.database.db);
     });
 
     after(async () => {
       for (const quotas of stores) await quotas.close?.().catch(() => undefined);
       stores.clear();
-      await database?.close();
-      await cleanup?.();
+      await opened?.close();
     });
 
     test('300 concurrent requests against a limit of 200: exactly 200 allowed, counted 1..200', async (t) => {

@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RateDocument } from '../../src/core/ports.js';
 import { migrateToLatest, openDatabase, type OpenDatabase } from '../../src/storage/database.js';
 import { createKeyStore } from '../../src/storage/key-store.js';
 import { createQuotaStore } from '../../src/storage/quota-store.js';
 import { createRateStore } from '../../src/storage/rate-store.js';
-import { tempDir } from '../helper.js';
-import { createPostgresSchema, postgresAvailable } from '../services.js';
+import { createPostgresSchema, postgresAvailable, storeEngines, type TestStore } from '../support/stores.js';
 
 const DOCUMENT: RateDocument = {
   provider: 'ecb',
@@ -18,48 +16,24 @@ const DOCUMENT: RateDocument = {
   ],
 };
 
-interface Engine {
-  name: string;
-  open(): Promise<{ url: string; cleanup(): Promise<void> } | null>;
-}
-
-const engines: Engine[] = [
-  {
-    name: 'SQLite',
-    async open() {
-      const dir = tempDir();
-      return { url: `sqlite:${join(dir.path, 'store.db')}`, cleanup: async () => dir.remove() };
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    async open() {
-      if (!(await postgresAvailable())) return null;
-      const schema = await createPostgresSchema();
-      return { url: schema.url, cleanup: () => schema.drop() };
-    },
-  },
-];
+const engines = storeEngines();
 
 for (const engine of engines) {
   describe(`stores on ${engine.name}`, () => {
+    let opened: TestStore | null = null;
     let database: OpenDatabase | undefined;
-    let cleanup: (() => Promise<void>) | undefined;
     let skip = false;
 
     before(async () => {
-      const opened = await engine.open();
+      opened = await engine.open();
       if (!opened) {
         skip = true;
         return;
       }
-      cleanup = opened.cleanup;
-      database = await openDatabase(opened.url);
-      await migrateToLatest(database.db);
+      database = opened.database;
     });
     after(async () => {
-      await database?.close();
-      await cleanup?.();
+      await opened?.close();
     });
 
     test('migrations are idempotent', async (t) => {

@@ -12,21 +12,15 @@
  * so "connection refused" is real: the upstream's listener is closed, and reopened on the same
  * port when the upstream is switched back.
  *
- * Also here: the service wiring the feed tests share (config on a temp SQLite file, a loaded
- * template store to copy, a captured log).
+ * Also here: `serveOnLoopback`, the one-off upstream a provider test answers route by route.
  */
-import { copyFileSync, existsSync, readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { zipSync } from 'fflate';
-import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
-import { loadConfig, type Config } from '../../src/config.js';
-import { createDeps, type Deps } from '../../src/deps.js';
-import { createLogger } from '../../src/log.js';
-import { ECB_CSV, ECB_XML_DIR, issueKey, tempDir } from '../helper.js';
+import { ECB_CSV, ECB_XML_DIR } from './data.js';
+import { listenOnLoopback } from './ports.js';
 
 export const FAILURE_MODES = [
   'http500',
@@ -329,16 +323,6 @@ interface Listener {
   sockets: Set<Socket>;
 }
 
-function listen(server: Server, port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
-}
-
 export async function startFakeUpstreams(): Promise<FakeUpstreams> {
   const requests: URL[] = [];
   const counts = new Map<string, number>();
@@ -452,7 +436,7 @@ export async function startFakeUpstreams(): Promise<FakeUpstreams> {
       sockets.add(socket);
       socket.on('close', () => sockets.delete(socket));
     });
-    const bound = await listen(server, port);
+    const bound = await listenOnLoopback(server, port);
     return { server, port: bound, open: true, sockets };
   }
 
@@ -564,151 +548,27 @@ export async function startFakeUpstreams(): Promise<FakeUpstreams> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The service wired to the fakes
+// A one-off upstream
 
-/** Log lines written by the service, parsed. */
-export interface CapturedLog {
-  lines: Array<Record<string, unknown>>;
-  stream: Writable;
-}
-
-export function captureLog(): CapturedLog {
-  const lines: Array<Record<string, unknown>> = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
-      callback();
-    },
-  });
-  return { lines, stream };
-}
-
-export function feedsConfig(fake: FakeUpstreams, databaseFile: string, overrides: Record<string, string> = {}): Config {
-  return loadConfig({
-    EXRATES_DATABASE_URL: `sqlite:${databaseFile}`,
-    EXRATES_PROVIDERS: 'ecb,frankfurter',
-    ...fake.env(),
-    EXRATES_NOW: FEEDS_NOW,
-    // Generous, so a loaded machine does not turn a healthy answer into a timeout; hang tests set their own.
-    EXRATES_UPSTREAM_TIMEOUT_MS: '5000',
-    EXRATES_LOG_LEVEL: 'silent',
-    EXRATES_CONTACT_EMAIL: 'keys@example.org',
-    ...overrides,
-  });
-}
-
-export interface FeedsService {
-  app: FastifyInstance;
-  deps: Deps;
-  key: string;
-  log: CapturedLog;
-  databaseFile: string;
-  /** GET with the key; the parsed JSON body when there is one. */
-  get(url: string): Promise<{ status: number; headers: Record<string, unknown>; body: Record<string, unknown> }>;
-  /** Closes the app and deps, keeping the database file. */
+export interface LoopbackServer {
+  /** http://127.0.0.1:<port>, without a trailing slash. */
+  origin: string;
+  port: number;
+  /** Stops listening and drops keep-alive sockets and requests the handler deliberately never answers. */
   close(): Promise<void>;
 }
 
-export interface FeedsServiceOptions {
-  /** Start from a copy of this database file instead of an empty store. */
-  copyFrom?: string;
-  /** Use this database file as it is (a restart). */
-  databaseFile?: string;
-  env?: Record<string, string>;
-  /** Key tier: 'pro' for request volumes above the free quota. */
-  tier?: 'free' | 'pro';
-}
-
-/** The service built on the fakes, on a SQLite file in a temp folder that `cleanup()` removes. */
-export async function createFeedsService(fake: FakeUpstreams, options: FeedsServiceOptions = {}): Promise<FeedsService> {
-  let databaseFile = options.databaseFile;
-  if (!databaseFile) {
-    const dir = tempDir('exrates-feeds-');
-    temporaryDirs.push(dir);
-    databaseFile = join(dir.path, 'exrates.db');
-    if (options.copyFrom) {
-      copyFileSync(options.copyFrom, databaseFile);
-      for (const suffix of ['-wal', '-shm']) if (existsSync(options.copyFrom + suffix)) copyFileSync(options.copyFrom + suffix, databaseFile + suffix);
-    }
-  }
-  const log = captureLog();
-  const config = feedsConfig(fake, databaseFile, options.env);
-  const deps = await createDeps(config, { log: createLogger('info', log.stream) });
-  const app = await buildApp(deps);
-  await app.ready();
-  const key = await issueKey(deps, options.tier ?? 'free');
+/** An HTTP server on a free loopback port, answering with `handler`: a provider's upstream as one test needs it. */
+export async function serveOnLoopback(handler: RequestListener): Promise<LoopbackServer> {
+  const server = createServer(handler);
+  const port = await listenOnLoopback(server);
   return {
-    app,
-    deps,
-    key,
-    log,
-    databaseFile,
-    async get(url) {
-      const response = await app.inject({ method: 'GET', url, headers: { 'x-api-key': key } });
-      const type = String(response.headers['content-type'] ?? '');
-      const body = type.includes('json') ? (response.json() as Record<string, unknown>) : { text: response.body };
-      return { status: response.statusCode, headers: response.headers as Record<string, unknown>, body };
-    },
-    async close() {
-      await app.close();
-      await deps.close();
-    },
+    origin: `http://127.0.0.1:${port}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
   };
-}
-
-const temporaryDirs: Array<{ remove(): void }> = [];
-
-/** Removes every temp folder made by createFeedsService and createEcbTemplate. */
-export function cleanup(): void {
-  for (const dir of temporaryDirs.splice(0)) dir.remove();
-}
-
-/**
- * A store holding ECB's retained history through `ECB_HISTORY_THROUGH`, loaded once through the
- * service's own refresh from the fake ECB; tests copy the file instead of loading it again.
- */
-export async function createEcbTemplate(fake: FakeUpstreams): Promise<string> {
-  const service = await createFeedsService(fake);
-  const [ecb] = await service.deps.refresher.refreshAll();
-  if (!ecb?.ok) throw new Error(`loading the ECB template failed: ${ecb?.error}`);
-  await service.close();
-  return service.databaseFile;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Small test utilities
-
-/** Polls until the condition holds, failing after `timeoutMs`. */
-export async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await condition())) {
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-/**
- * Prometheus text → sample values keyed by name and labels sorted by label name, e.g.
- * `exrates_refresh_total{outcome="failure",provider="ecb"}`.
- */
-export function parseMetrics(text: string): Map<string, number> {
-  const samples = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match) throw new Error(`not a Prometheus sample line: ${line}`);
-    const labels = [...(match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)]
-      .map(([, name, value]) => `${name}="${value}"`)
-      .sort();
-    samples.set(labels.length > 0 ? `${match[1]}{${labels.join(',')}}` : match[1]!, Number(match[3]));
-  }
-  return samples;
-}
-
-/** The key parseMetrics uses for a sample. */
-export function sampleKey(name: string, labels: Record<string, string> = {}): string {
-  const parts = Object.entries(labels)
-    .map(([k, v]) => `${k}="${v}"`)
-    .sort();
-  return parts.length > 0 ? `${name}{${parts.join(',')}}` : name;
 }

@@ -10,6 +10,8 @@
  *    retransmitted SYN would finally be answered by a fresh connection, not the old one.
  */
 import net from 'node:net';
+import { listenOnLoopback } from './ports.js';
+import { POSTGRES_URL, REDIS_URL } from './stores.js';
 
 export type ProxyState = 'open' | 'refuse' | 'blackhole' | 'stalled';
 
@@ -39,16 +41,6 @@ function reset(socket: net.Socket): void {
   if (socket.destroyed) return;
   if (socket.writableEnded) socket.destroy();
   else socket.resetAndDestroy();
-}
-
-function listen(server: net.Server, port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve((server.address() as net.AddressInfo).port);
-    });
-  });
 }
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
@@ -96,7 +88,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   }
 
   let server = net.createServer(onConnection);
-  const port = await listen(server, 0);
+  const port = await listenOnLoopback(server);
 
   function resetAll(): void {
     for (const { client, upstream } of pairs) {
@@ -135,7 +127,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       state = 'open';
       if (previous === 'refuse' && !closed) {
         server = net.createServer(onConnection);
-        await listen(server, port);
+        await listenOnLoopback(server, port);
       }
       for (const socket of held) reset(socket);
       held.clear();
@@ -169,4 +161,34 @@ export function throughProxy(url: string, proxy: TcpProxy): string {
   parsed.hostname = '127.0.0.1';
   parsed.port = String(proxy.port);
   return parsed.toString();
+}
+
+/** PostgreSQL and Redis, each behind its own proxy, for a service whose engines a test takes away. */
+export interface EngineProxies {
+  postgres: TcpProxy;
+  redis: TcpProxy;
+  /** The store and Redis URLs through the proxies, for the service under test. */
+  proxied: { EXRATES_DATABASE_URL: string; EXRATES_REDIS_URL: string };
+  /** The same engines past the proxies, for set-up (issuing keys) that must not depend on a fault. */
+  direct: { EXRATES_DATABASE_URL: string; EXRATES_REDIS_URL: string };
+  close(): Promise<void>;
+}
+
+/** Proxies in front of the test PostgreSQL (`databaseUrl`, usually a schema of it) and the test Redis. */
+export async function proxyEngines(databaseUrl: string): Promise<EngineProxies> {
+  const postgres = await startTcpProxy(endpointOf(POSTGRES_URL, 5432));
+  const redis = await startTcpProxy(endpointOf(REDIS_URL, 6379)).catch(async (error: unknown) => {
+    await postgres.close();
+    throw error;
+  });
+  return {
+    postgres,
+    redis,
+    proxied: { EXRATES_DATABASE_URL: throughProxy(databaseUrl, postgres), EXRATES_REDIS_URL: throughProxy(REDIS_URL, redis) },
+    direct: { EXRATES_DATABASE_URL: databaseUrl, EXRATES_REDIS_URL: REDIS_URL },
+    async close() {
+      await postgres.close();
+      await redis.close();
+    },
+  };
 }
