@@ -18,7 +18,9 @@ import { createClock } from '../src/deps.js';
 import { migrateToLatest, openDatabase } from '../src/storage/database.js';
 import { createKeyStore } from '../src/storage/key-store.js';
 import { ECB_CSV, FIXED_NOW, tempDir } from '../test/helper.js';
-import { ensureBuilt, get, isRunning, sleep, startInstance, stopInstance } from '../test/scale/cluster.js';
+import { get } from '../test/support/http.js';
+import { ensureBuilt, isRunning, startInstance, stopInstance } from '../test/support/processes.js';
+import { sleep } from '../test/support/wait.js';
 import { percentile } from '../test/reliability/harness.js';
 
 function option(name: string, fallback: string): string {

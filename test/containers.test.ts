@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join, matchesGlob } from 'node:path';
 import { test } from 'node:test';
 import { parse } from 'yaml';
-import { ROOT } from './scale/cluster.js';
+import { ROOT } from './support/processes.js';
 
 const read = (name: string) => readFileSync(join(ROOT, name), 'utf8');
 

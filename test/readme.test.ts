@@ -13,8 +13,11 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { SHARED_DATA, tempDir } from './helper.js';
-import { ensureBuilt, freePort, get, ROOT } from './scale/cluster.js';
-import { cleanEnv, waitFor } from './support/cli.js';
+import { ensureBuilt, ROOT } from './support/processes.js';
+import { get } from './support/http.js';
+import { freePort } from './support/ports.js';
+import { processEnv } from './support/env.js';
+import { waitFor } from './support/wait.js';
 
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 
@@ -70,7 +73,7 @@ describe('README quick start, followed on a fresh clone', () => {
     execFileSync('cp', ['-al', join(ROOT, 'node_modules'), join(clone, 'node_modules')]);
     cpSync(join(ROOT, 'dist'), join(clone, 'dist'), { recursive: true });
     port = await freePort();
-    env = cleanEnv({ PORT: String(port) });
+    env = processEnv({ PORT: String(port) });
   });
 
   after(async () => {
@@ -95,14 +98,10 @@ describe('README quick start, followed on a fresh clone', () => {
     let output = '';
     server.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     server.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    await waitFor(
-      'the ready line',
-      () => {
+    await waitFor(() => {
         if (server!.exitCode !== null) throw new Error(`npm start exited:\n${output}`);
         return output.includes('ready: 39,260 file rates, 5 years, newest 2026-03-05');
-      },
-      60_000,
-    );
+      }, 60_000, 'the ready line', 100);
     assert.equal((await get(`http://localhost:${port}/readyz`)).status, 200);
     assert.ok(existsSync(join(clone, 'data', 'exrates.db')), 'the store is ./data/exrates.db');
   });

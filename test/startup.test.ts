@@ -7,9 +7,12 @@ import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { listeningLine } from '../src/announce.js';
-import { ensureBuilt, freePort, get } from './scale/cluster.js';
+import { ensureBuilt, lines, records, runCommand, type RunningCommand, startCommand } from './support/processes.js';
+import { get } from './support/http.js';
+import { freePort } from './support/ports.js';
 import { createPostgresSchema, postgresAvailable } from './services.js';
-import { cleanEnv, lines, records, runCli, startCli, waitFor, type RunningCli } from './support/cli.js';
+import { processEnv } from './support/env.js';
+import { waitFor } from './support/wait.js';
 import { ECB_CSV, FIXED_NOW, tempDir } from './helper.js';
 
 const pgAvailable = await postgresAvailable();
@@ -24,7 +27,7 @@ describe('Redis unreachable at start', { skip: !pgAvailable && 'PostgreSQL is no
     schema = await createPostgresSchema();
     // A port nothing listens on: connections to it are refused.
     const closedPort = await freePort();
-    env = cleanEnv({
+    env = processEnv({
       EXRATES_DATABASE_URL: schema.url,
       EXRATES_REDIS_URL: `redis://127.0.0.1:${closedPort}`,
       EXRATES_PROVIDERS: 'file',
@@ -41,7 +44,7 @@ describe('Redis unreachable at start', { skip: !pgAvailable && 'PostgreSQL is no
 
   for (const command of [['serve'], ['keys', 'list']]) {
     test(`${command.join(' ')} exits 1 with one line within 15 s`, async () => {
-      const run = await runCli(command, { env, cwd: dir.path, timeoutMs: 15_000 });
+      const run = await runCommand(command, { env, cwd: dir.path, timeoutMs: 15_000 });
       assert.equal(run.timedOut, false, `still running after 15 s:\n${run.stdout}${run.stderr}`);
       assert.equal(run.code, 1);
       const said = [...lines(run.stdout), ...lines(run.stderr)];
@@ -52,7 +55,7 @@ describe('Redis unreachable at start', { skip: !pgAvailable && 'PostgreSQL is no
 });
 
 /** SIGTERM, and the exit of a graceful shutdown. */
-async function stop(server: RunningCli): Promise<void> {
+async function stop(server: RunningCommand): Promise<void> {
   server.child.kill('SIGTERM');
   const run = await server.done;
   assert.equal(run.code, 0, server.output());
@@ -64,7 +67,7 @@ describe('what a person sees when the service starts', () => {
   after(() => dir.remove());
 
   const offline = (variables: Record<string, string> = {}) =>
-    cleanEnv({
+    processEnv({
       EXRATES_DATABASE_URL: `sqlite:${join(dir.path, `${Math.random().toString(36).slice(2)}.db`)}`,
       EXRATES_PROVIDERS: 'file',
       EXRATES_FILE_URL: ECB_CSV,
@@ -75,7 +78,7 @@ describe('what a person sees when the service starts', () => {
 
   test('a missing EXRATES_FILE_URL file stops the start with one line', async () => {
     const missing = join(dir.path, 'nowhere', 'eurofxref-hist.csv');
-    const run = await runCli(['serve'], { env: offline({ EXRATES_FILE_URL: missing, PORT: String(await freePort()) }), cwd: dir.path, timeoutMs: 15_000 });
+    const run = await runCommand(['serve'], { env: offline({ EXRATES_FILE_URL: missing, PORT: String(await freePort()) }), cwd: dir.path, timeoutMs: 15_000 });
     assert.equal(run.timedOut, false, `still running after 15 s:\n${run.stdout}${run.stderr}`);
     assert.equal(run.code, 1);
     assert.deepEqual([...lines(run.stdout), ...lines(run.stderr)], [`exrates: EXRATES_FILE_URL=${missing}: no such file (${missing})`]);
@@ -84,9 +87,9 @@ describe('what a person sees when the service starts', () => {
   test('JSON logs carry a line saying where it listens, then one saying what it loaded', async () => {
     const port = await freePort();
     const dbPath = join(dir.path, 'announce.db');
-    const server = startCli(['serve'], { env: offline({ PORT: String(port), EXRATES_DATABASE_URL: `sqlite:${dbPath}` }), cwd: dir.path });
+    const server = startCommand(['serve'], { env: offline({ PORT: String(port), EXRATES_DATABASE_URL: `sqlite:${dbPath}` }), cwd: dir.path });
     try {
-      await waitFor('the ready line', () => records(server.output()).some((r) => String(r.msg).startsWith('ready:')));
+      await waitFor(() => records(server.output()).some((r) => String(r.msg).startsWith('ready:')), 20_000, 'the ready line', 100);
       const messages = records(server.output()).map((r) => String(r.msg));
       const base = `http://127.0.0.1:${port}`;
       assert.ok(
@@ -101,9 +104,9 @@ describe('what a person sees when the service starts', () => {
 
   test('EXRATES_LOG_FORMAT=pretty writes readable lines through pino-pretty', async () => {
     const port = await freePort();
-    const server = startCli(['serve'], { env: offline({ PORT: String(port), EXRATES_LOG_FORMAT: 'pretty' }), cwd: dir.path });
+    const server = startCommand(['serve'], { env: offline({ PORT: String(port), EXRATES_LOG_FORMAT: 'pretty' }), cwd: dir.path });
     try {
-      await waitFor('the ready line', () => / INFO: ready: /.test(server.output()));
+      await waitFor(() => / INFO: ready: /.test(server.output()), 20_000, 'the ready line', 100);
       assert.match(server.output(), /^\[\d\d:\d\d:\d\d\] INFO: exrates listening on http:\/\/127\.0\.0\.1:\d+\//m);
       assert.deepEqual(lines(server.output()).filter((line) => line.startsWith('{"level"')), [], 'no JSON records');
     } finally {
@@ -113,9 +116,9 @@ describe('what a person sees when the service starts', () => {
 
   test('each worker says which it is', async () => {
     const port = await freePort();
-    const server = startCli(['serve'], { env: offline({ PORT: String(port), EXRATES_WORKERS: '2' }), cwd: dir.path });
+    const server = startCommand(['serve'], { env: offline({ PORT: String(port), EXRATES_WORKERS: '2' }), cwd: dir.path });
     try {
-      await waitFor('both workers listening', () => records(server.output()).filter((r) => String(r.msg).startsWith('exrates listening on')).length === 2);
+      await waitFor(() => records(server.output()).filter((r) => String(r.msg).startsWith('exrates listening on')).length === 2, 20_000, 'both workers listening', 100);
       const workers = records(server.output())
         .filter((r) => String(r.msg).startsWith('exrates listening on'))
         .map((r) => r.worker)
@@ -145,7 +148,7 @@ describe('no network', () => {
   });
   after(() => dir.remove());
   const env = (variables: Record<string, string> = {}) =>
-    cleanEnv({
+    processEnv({
       EXRATES_DATABASE_URL: `sqlite:${join(dir.path, 'offline.db')}`,
       EXRATES_PROVIDERS: 'ecb,frankfurter',
       EXRATES_ECB_URL: unreachable,
@@ -157,9 +160,9 @@ describe('no network', () => {
 
   test('the log and /readyz say what to do next', async () => {
     const port = await freePort();
-    const server = startCli(['serve'], { env: env({ PORT: String(port) }), cwd: dir.path });
+    const server = startCommand(['serve'], { env: env({ PORT: String(port) }), cwd: dir.path });
     try {
-      await waitFor('the no-rates line', () => records(server.output()).some((r) => String(r.msg).startsWith('no rates loaded')));
+      await waitFor(() => records(server.output()).some((r) => String(r.msg).startsWith('no rates loaded')), 20_000, 'the no-rates line', 100);
       const line = records(server.output()).find((r) => String(r.msg).startsWith('no rates loaded'))!;
       assert.equal(line.level, 50);
       assert.match(String(line.msg), /ECB failed: .*ECONNREFUSED/);
@@ -177,7 +180,7 @@ describe('no network', () => {
   });
 
   test('exrates refresh prints each failure once, and nothing about serving', async () => {
-    const run = await runCli(['refresh'], { env: env(), cwd: dir.path, timeoutMs: 30_000 });
+    const run = await runCommand(['refresh'], { env: env(), cwd: dir.path, timeoutMs: 30_000 });
     assert.equal(run.code, 1);
     assert.equal(run.stdout, 'frankfurter: stored 0 rates over 0 days (newest day none)\n');
     const said = lines(run.stderr);

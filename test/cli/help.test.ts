@@ -4,19 +4,19 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { tempDir } from '../helper.js';
-import { ensureBuilt, ROOT } from '../scale/cluster.js';
-import { cleanEnv, lines, records, runCli } from '../support/cli.js';
+import { ensureBuilt, lines, records, ROOT, runCommand } from '../support/processes.js';
+import { processEnv } from '../support/env.js';
 
 describe('exrates --version, --help and warnings', () => {
   const dir = tempDir('exrates-help-');
-  const env = cleanEnv({ EXRATES_DATABASE_URL: `sqlite:${join(dir.path, 'help.db')}` });
+  const env = processEnv({ EXRATES_DATABASE_URL: `sqlite:${join(dir.path, 'help.db')}` });
   before(() => ensureBuilt());
   after(() => dir.remove());
 
   test('--version prints the package version', async () => {
     const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
     for (const flag of ['--version', '-V']) {
-      const run = await runCli([flag], { env, cwd: dir.path });
+      const run = await runCommand([flag], { env, cwd: dir.path });
       assert.equal(run.code, 0);
       assert.equal(run.stdout, `${version}\n`);
     }
@@ -35,7 +35,7 @@ describe('exrates --version, --help and warnings', () => {
       'keys revoke': /^Usage: exrates keys revoke \[options\] <prefix>$/m,
     };
     for (const [command, usage] of Object.entries(usages)) {
-      const run = await runCli([...command.split(' ').filter(Boolean), '--help'], { env, cwd: dir.path });
+      const run = await runCommand([...command.split(' ').filter(Boolean), '--help'], { env, cwd: dir.path });
       assert.equal(run.code, 0, `${command}: ${run.stderr}`);
       assert.match(run.stdout, usage, run.stdout);
       assert.match(run.stdout, /every variable is described in docs\/configuration\.md/, `${command}:\n${run.stdout}`);
@@ -43,12 +43,12 @@ describe('exrates --version, --help and warnings', () => {
   });
 
   test('serve --help says what serve does', async () => {
-    const run = await runCli(['serve', '--help'], { env, cwd: dir.path });
+    const run = await runCommand(['serve', '--help'], { env, cwd: dir.path });
     assert.match(run.stdout.replace(/\s+/g, ' '), /apply pending migrations, load rates \(5 years of history on an empty store\) and serve the HTTP API, the portal at \/ and the API docs at \/docs/);
   });
 
   test('a mistyped EXRATES_ variable is warned about with the nearest real name, and the command still runs', async () => {
-    const run = await runCli(['keys', 'list'], { env: { ...env, EXRATES_PROVIDER: 'file' }, cwd: dir.path });
+    const run = await runCommand(['keys', 'list'], { env: { ...env, EXRATES_PROVIDER: 'file' }, cwd: dir.path });
     assert.equal(run.code, 0, run.stderr);
     assert.deepEqual(
       records(run.stderr).map((r) => [r.level, r.msg]),

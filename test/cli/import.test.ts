@@ -7,8 +7,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { ECB_CSV, ECB_XML_DIR, FIXED_NOW, tempDir } from '../helper.js';
-import { createKey, ensureBuilt, get, startInstance, stopInstance, type Instance } from '../scale/cluster.js';
-import { cleanEnv, runCli } from '../support/cli.js';
+import { createKey, ensureBuilt, type Instance, runCommand, startInstance, stopInstance } from '../support/processes.js';
+import { get } from '../support/http.js';
+import { processEnv } from '../support/env.js';
 
 const NINETY_DAYS = join(ECB_XML_DIR, 'eurofxref-hist-90d_2025-02-25.xml');
 
@@ -17,7 +18,7 @@ describe('exrates import beside an offline service', () => {
   const dbPath = join(dir.path, 'exrates.db');
   // The README's offline example.
   const offline = { EXRATES_DATABASE_URL: `sqlite:${dbPath}`, EXRATES_PROVIDERS: 'file', EXRATES_FILE_URL: ECB_CSV, EXRATES_LOG_LEVEL: 'warn' };
-  const setup = { env: cleanEnv({ ...offline, EXRATES_NOW: FIXED_NOW }), cwd: dir.path };
+  const setup = { env: processEnv({ ...offline, EXRATES_NOW: FIXED_NOW }), cwd: dir.path };
   let server: Instance | undefined;
   let key = '';
 
@@ -52,7 +53,7 @@ describe('exrates import beside an offline service', () => {
     const rows = stored();
 
     // The import runs on the real clock, years after the service's fixed one.
-    const run = await runCli(['import', NINETY_DAYS], { env: cleanEnv(offline), cwd: dir.path });
+    const run = await runCommand(['import', NINETY_DAYS], { env: processEnv(offline), cwd: dir.path });
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /^imported \d+ rates over 61 days as 'file' \(newest day 2025-02-25\)\n$/);
     assert.match(run.stderr, /reading .*eurofxref-hist-90d_2025-02-25\.xml/);
@@ -67,7 +68,7 @@ describe('exrates import beside an offline service', () => {
   test('--provider names a provider an ECB file can be stored as; anything else is refused and changes nothing', async () => {
     const rows = stored();
     for (const provider of ['bogus', 'frankfurter']) {
-      const run = await runCli(['import', '--provider', provider, NINETY_DAYS], { env: cleanEnv(offline), cwd: dir.path });
+      const run = await runCommand(['import', '--provider', provider, NINETY_DAYS], { env: processEnv(offline), cwd: dir.path });
       assert.equal(run.code, 1);
       assert.equal(run.stdout, '');
       assert.equal(run.stderr, `exrates: --provider '${provider}' is not valid: an ECB file can be stored as ecb or file\n`);

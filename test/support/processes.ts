@@ -201,3 +201,87 @@ export async function revokeKey(setup: ProcessSetup, key: string): Promise<strin
   const { stdout } = await runCli(setup, ['keys', 'revoke', keyPrefix(key)]);
   return stdout.trim();
 }
+
+/**
+ * A command of the built CLI as a child process that always settles: its exit, or a kill after
+ * `timeoutMs` (reported as `timedOut`, so a hang is a failed assertion and not a stuck suite).
+ */
+export interface CommandRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  stdout: string;
+  stderr: string;
+  /** Milliseconds from spawn to exit. */
+  ms: number;
+}
+
+export interface CommandOptions {
+  /** The whole environment of the process (nothing of the test's own is inherited). */
+  env: NodeJS.ProcessEnv;
+  /** A temp folder, so a developer's .env cannot leak in. */
+  cwd: string;
+  timeoutMs?: number;
+  /** Called with each chunk of stdout and stderr as it arrives. */
+  onOutput?(text: string): void;
+}
+
+export interface RunningCommand {
+  child: ChildProcess;
+  /** Everything written so far, stdout and stderr interleaved. */
+  output(): string;
+  /** Resolves when the process is gone (killed after `timeoutMs`). */
+  done: Promise<CommandRun>;
+}
+
+/** Starts a command and returns at once: for `serve`, which runs until stopped. */
+export function startCommand(args: string[], options: CommandOptions): RunningCommand {
+  const started = performance.now();
+  const child = spawn(process.execPath, [CLI, ...args], { env: options.env, cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  let both = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    both += chunk.toString();
+    options.onOutput?.(chunk.toString());
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    both += chunk.toString();
+    options.onOutput?.(chunk.toString());
+  });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill('SIGKILL');
+  }, options.timeoutMs ?? 60_000);
+  const done = new Promise<CommandRun>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, timedOut, stdout, stderr, ms: performance.now() - started });
+    });
+  });
+  return { child, output: () => both, done };
+}
+
+export function runCommand(args: string[], options: CommandOptions): Promise<CommandRun> {
+  return startCommand(args, options).done;
+}
+
+/** The JSON log records in some output (lines that are not JSON are skipped). */
+export function records(output: string): Array<Record<string, unknown>> {
+  return lines(output).flatMap((line) => {
+    try {
+      return [JSON.parse(line) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** The non-empty lines of a text. */
+export function lines(text: string): string[] {
+  return text.split('\n').filter((line) => line.trim() !== '');
+}
