@@ -88,6 +88,8 @@ export async function announceLoaded(deps: Deps): Promise<void> {
     const states = new Map(await Promise.all(deps.config.providers.map(async (id) => [id, await deps.rates.providerState(id)] as const)));
     const { ready, line } = loadedLine(deps.config, await deps.book.snapshot(), states);
     if (ready) deps.log.info({}, line);
+    // Nothing failed and nothing is stored: another instance holds the first load (its lock).
+    else if (![...states.values()].some((state) => state?.failing)) deps.log.info({}, 'no rates stored yet: another instance is loading them; they are served as soon as they are stored');
     else deps.log.error({}, line);
   } catch (error) {
     deps.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not summarise the loaded rates');

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createTestApp, type TestApp } from '../helper.js';
-import { chromiumAvailable, launchBrowser, listen, PHONE, screenshot, type Browser } from './browser.js';
+import { listenApp } from '../support/ports.js';
+import { chromiumAvailable, launchBrowser, PHONE, screenshot, type Browser } from './browser.js';
 
 const available = chromiumAvailable();
 
@@ -16,7 +17,7 @@ describe('at 390 px wide', { skip: !available }, () => {
 
   before(async () => {
     t = await createTestApp({ EXRATES_DEMO_KEY_TIER: 'pro', EXRATES_REFRESH_SECONDS: '300' });
-    base = await listen(t.app);
+    base = await listenApp(t.app);
     browser = await launchBrowser();
   });
   after(async () => {
