@@ -1,4 +1,5 @@
 import { hash, randomBytes, randomUUID } from 'node:crypto';
+import { andThen, type MaybePromise } from './maybe.js';
 import type { ApiKeyRecord, Clock, KeyStore, Tier } from './ports.js';
 
 export const KEY_PREFIX = 'exr_';
@@ -60,10 +61,9 @@ export async function issueApiKey(keys: KeyStore, input: { tier: string; owner: 
 }
 
 /** The active key record for a presented key, or null for a malformed, unknown or revoked one. */
-export async function authenticateApiKey(keys: KeyStore, presented: string | undefined): Promise<ApiKeyRecord | null> {
+export function authenticateApiKey(keys: KeyStore, presented: string | undefined): MaybePromise<ApiKeyRecord | null> {
   if (presented === undefined || !isWellFormedKey(presented)) return null;
-  const record = await keys.findByHash(hashApiKey(presented));
-  return record && record.revokedAt === null ? record : null;
+  return andThen(keys.findByHash(hashApiKey(presented)), (record) => (record && record.revokedAt === null ? record : null));
 }
 
 export async function revokeApiKeys(keys: KeyStore, prefix: string, clock: Clock): Promise<ApiKeyRecord[]> {

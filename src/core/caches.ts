@@ -14,7 +14,8 @@ export function createCachedKeyStore(
 ): KeyStore & { close(): void } {
   const max = options.maxEntries ?? 50_000;
   const unknownTtl = options.unknownTtlMs ?? 1_000;
-  const cache = new Map<string, { until: number; record: Promise<ApiKeyRecord | null> }>();
+  /** `known` is the record once the lookup has answered (null: no such key). */
+  const cache = new Map<string, { until: number; record: Promise<ApiKeyRecord | null>; known?: ApiKeyRecord | null }>();
   let mark: string | undefined;
   let polling = false;
   const timer = setInterval(() => {
@@ -48,13 +49,14 @@ export function createCachedKeyStore(
     findByHash(hash) {
       const now = Date.now();
       const hit = cache.get(hash);
-      if (hit && now < hit.until) return hit.record;
-      const record = keys.findByHash(hash);
+      if (hit && now < hit.until) return hit.known !== undefined ? hit.known : hit.record;
+      const record = Promise.resolve(keys.findByHash(hash));
       if (cache.size >= max) cache.delete(cache.keys().next().value!);
-      const entry = { until: now + unknownTtl, record };
+      const entry: { until: number; record: Promise<ApiKeyRecord | null>; known?: ApiKeyRecord | null } = { until: now + unknownTtl, record };
       cache.set(hash, entry);
       record.then(
         (found) => {
+          entry.known = found;
           // A revoked key is kept no longer than an unknown one: both cost the same lookups, so
           // the time of a 401 does not tell a revoked key from one never issued (SPEC §6).
           if (found && found.revokedAt === null) entry.until = now + options.ttlMs;
@@ -132,7 +134,7 @@ export function createBufferedQuotaStore(
   timer.unref();
 
   return {
-    async consume(keyId, day, limit) {
+    consume(keyId, day, limit) {
       const name = `${keyId}:${day}`;
       let c = counters.get(name);
       if (!c) {
@@ -145,8 +147,8 @@ export function createBufferedQuotaStore(
         c = entry;
         entry.loading.catch(() => counters.delete(name));
       }
-      if (c.loading) await c.loading;
-      return take(c, limit);
+      const loaded = c;
+      return loaded.loading ? loaded.loading.then(() => take(loaded, limit)) : take(loaded, limit);
     },
     async used(keyId, day) {
       const c = counters.get(`${keyId}:${day}`);

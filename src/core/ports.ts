@@ -1,3 +1,4 @@
+import type { MaybePromise } from './maybe.js';
 import type { Day } from './time.js';
 
 /** A decimal number written as text, exactly as published or computed (never via a binary float). */
@@ -99,7 +100,8 @@ export interface ApiKeyRecord {
 
 export interface KeyStore {
   insert(record: ApiKeyRecord & { hash: string }): Promise<void>;
-  findByHash(hash: string): Promise<ApiKeyRecord | null>;
+  /** The record of a key's hash; a cache answers one it holds without a promise. */
+  findByHash(hash: string): MaybePromise<ApiKeyRecord | null>;
   list(): Promise<ApiKeyRecord[]>;
   /** Revokes every active key whose prefix starts with the given text; returns the revoked records. */
   revokeByPrefix(prefix: string, at: string): Promise<ApiKeyRecord[]>;
@@ -112,7 +114,7 @@ export interface QuotaStore {
    * Counts one request for a key on a UTC day unless the count already reached the limit.
    * Atomic: concurrent callers never both take the last unit.
    */
-  consume(keyId: string, day: Day, limit: number): Promise<{ allowed: boolean; used: number }>;
+  consume(keyId: string, day: Day, limit: number): MaybePromise<{ allowed: boolean; used: number }>;
   used(keyId: string, day: Day): Promise<number>;
   /** Raises a stored count to at least `used` (never lowers it); for counters kept elsewhere and flushed here. */
   record?(keyId: string, day: Day, used: number): Promise<void>;

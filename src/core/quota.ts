@@ -1,3 +1,4 @@
+import { andThen, type MaybePromise } from './maybe.js';
 import type { Clock, QuotaStore, Tier } from './ports.js';
 import { nextUtcMidnightSeconds, utcDay, type Day } from './time.js';
 
@@ -42,14 +43,14 @@ function decision(now: Date, resetAt: number, limit: number, outcome: { allowed:
 }
 
 /** Counts one request against a key's quota for the current UTC day. Refused requests are not counted. */
-export async function consumeDailyQuota(
+export function consumeDailyQuota(
   store: QuotaStore,
   key: { id: string; tier: Tier },
   limits: QuotaLimits,
   clock: Clock,
-): Promise<QuotaDecision> {
+): MaybePromise<QuotaDecision> {
   const now = clock.now();
   const limit = dailyQuota(key.tier, limits);
   const today = dayAt(now);
-  return decision(now, today.resetAt, limit, await store.consume(key.id, today.day, limit));
+  return andThen(store.consume(key.id, today.day, limit), (outcome) => decision(now, today.resetAt, limit, outcome));
 }

@@ -1,6 +1,7 @@
 import { parseCurrency, resultDecimals } from './currencies.js';
 import { divideUnreduced, multiply, multiplyUnreduced, parseDecimal, roundSignificant, roundToScale, stripLeadingZeros, type Rational } from './decimal.js';
 import { DomainError } from './errors.js';
+import type { MaybePromise } from './maybe.js';
 import type { Clock, Metrics, RateDocument, RateStore } from './ports.js';
 import {
   applyDocument,
@@ -64,7 +65,8 @@ export interface RateSnapshot {
 }
 
 export interface RateBook {
-  liveRate(fromInput: string, toInput: string): Promise<RateQuote>;
+  /** A pair already computed for what is held is answered without a promise. */
+  liveRate(fromInput: string, toInput: string): MaybePromise<RateQuote>;
   convert(fromInput: string, toInput: string, amountInput: string): Promise<Conversion>;
   /** True when what is held in memory may be served as is (it starts a due background check of the store). */
   current(): boolean;
@@ -244,7 +246,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     throw new DomainError('unsupported_currency', `${code} is an ISO 4217 currency, but no configured rate provider quotes it.`, { param });
   }
 
-  function liveRate(fromInput: string, toInput: string): Promise<RateQuote> {
+  function liveRate(fromInput: string, toInput: string): MaybePromise<RateQuote> {
     // The same pair is asked for again and again between refreshes: it is computed once per
     // generation, and answered from here while what is held may be served. Only valid codes are
     // ever cached, so a hit needs no validation.
@@ -252,7 +254,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
       const cached = quoteCache.get(fromInput.toUpperCase() + toInput.toUpperCase());
       if (cached && cached.generation === generation && current()) {
         if (cached.quote.stale) options.metrics?.staleServed();
-        return Promise.resolve(cached.quote);
+        return cached.quote;
       }
     }
     return computeLive(fromInput, toInput);

@@ -3,6 +3,7 @@ import { AjvCompiler } from '@fastify/ajv-compiler';
 import proxyAddr from '@fastify/proxy-addr';
 import { parse as parseQueryString } from 'fast-querystring';
 import { authenticateApiKey } from '../core/api-keys.js';
+import { andThen, type MaybePromise } from '../core/maybe.js';
 import { consumeDemoQuota, DEMO_KEY, looksLikeDemoKey, type DemoKeyPolicy } from '../core/demo-key.js';
 import { DomainError, UnavailableError, type ErrorCode } from '../core/errors.js';
 import { DEFAULT_RANGE, type HistoryRange } from '../core/history.js';
@@ -159,7 +160,7 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
    * its answer (SPEC §6), except one refused for the quota itself. The status sent when it was
    * refused (401, 429); undefined when admitted.
    */
-  async function refusal(request: IncomingMessage, response: ServerResponse, headers: Headers, query: Query): Promise<number | undefined> {
+  function refusal(request: IncomingMessage, response: ServerResponse, headers: Headers, query: Query): MaybePromise<number | undefined> {
     // The header wins over the query parameter; a header sent twice is no key.
     const header = request.headers['x-api-key'];
     const presented = header !== undefined ? (typeof header === 'string' ? header : undefined) : typeof query.apikey === 'string' ? query.apikey : undefined;
@@ -167,17 +168,20 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
     if (presented !== undefined && looksLikeDemoKey(presented)) {
       const demo = options.demo;
       if (!demo || presented !== DEMO_KEY) return sendProblem(response, headers, problemOf('unauthorized', unauthorizedDetail));
-      const decision = await consumeDemoQuota(quotas, demo, clientAddress(request), limits, clock);
-      return quotaRefusal(response, headers, decision, () =>
-        decision.exhausted === 'shared'
-          ? `The demo key's requests for today are used up; the quota resets at 00:00 UTC. For a key of your own, e-mail ${options.contactEmail}.`
-          : `This address's ${decision.limit} demo requests for today are used up; the quota resets at 00:00 UTC. For a key of your own, e-mail ${options.contactEmail}.`,
+      return andThen(consumeDemoQuota(quotas, demo, clientAddress(request), limits, clock), (decision) =>
+        quotaRefusal(response, headers, decision, () =>
+          decision.exhausted === 'shared'
+            ? `The demo key's requests for today are used up; the quota resets at 00:00 UTC. For a key of your own, e-mail ${options.contactEmail}.`
+            : `This address's ${decision.limit} demo requests for today are used up; the quota resets at 00:00 UTC. For a key of your own, e-mail ${options.contactEmail}.`,
+        ),
       );
     }
-    const record = await authenticateApiKey(keys, presented);
-    if (!record) return sendProblem(response, headers, problemOf('unauthorized', unauthorizedDetail));
-    const decision = await consumeDailyQuota(quotas, record, limits, clock);
-    return quotaRefusal(response, headers, decision, () => `This key's ${decision.limit} requests for today are used up; the quota resets at 00:00 UTC.`);
+    return andThen(authenticateApiKey(keys, presented), (record) => {
+      if (!record) return sendProblem(response, headers, problemOf('unauthorized', unauthorizedDetail));
+      return andThen(consumeDailyQuota(quotas, record, limits, clock), (decision) =>
+        quotaRefusal(response, headers, decision, () => `This key's ${decision.limit} requests for today are used up; the quota resets at 00:00 UTC.`),
+      );
+    });
   }
 
   /**
@@ -208,7 +212,7 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
   }
 
   /** The answer of a valid, admitted request. */
-  async function answer(request: IncomingMessage, response: ServerResponse, headers: Headers, route: KeyedRoute, query: Query): Promise<number> {
+  function answer(request: IncomingMessage, response: ServerResponse, headers: Headers, route: KeyedRoute, query: Query): MaybePromise<number> {
     const from = query.from as string;
     const to = query.to as string;
     if (route === '/api/v1/history') {
@@ -216,31 +220,33 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
       const accepted = request.headers['accept-encoding'];
       const encoding = negotiateEncoding(accepted);
       // The form that is sent is the one asked for, and the only one kept.
-      const rendered = await histories.render(from, to, (query.range as HistoryRange | undefined) ?? DEFAULT_RANGE, csv, encoding);
+      return andThen(histories.render(from, to, (query.range as HistoryRange | undefined) ?? DEFAULT_RANGE, csv, encoding), (rendered) =>
+        sendCacheable(request, response, headers, {
+          body: rendered.body,
+          etag: rendered.etag,
+          vary: 'Accept-Encoding, X-Api-Key',
+          cacheControl: historyCacheControl,
+          ...(csv ? { disposition: `attachment; filename="${rendered.name}"` } : {}),
+          contentType: csv ? CSV_TYPE : JSON_TYPE,
+          ...(encoding === 'identity' ? {} : { encoding }),
+        }),
+      );
+    }
+    return andThen(book.liveRate(from, to), (quote) => {
+      const rendered = route === '/api/v1/rate' ? renderQuote(quote) : conversionBody(quote, query.amount as string);
       return sendCacheable(request, response, headers, {
         body: rendered.body,
+        length: rendered.length,
         etag: rendered.etag,
-        vary: 'Accept-Encoding, X-Api-Key',
-        cacheControl: historyCacheControl,
-        ...(csv ? { disposition: `attachment; filename="${rendered.name}"` } : {}),
-        contentType: csv ? CSV_TYPE : JSON_TYPE,
-        ...(encoding === 'identity' ? {} : { encoding }),
+        vary: 'X-Api-Key',
+        cacheControl: liveCacheControl(book, options.refreshSeconds),
+        lastModified: httpDate(quote.asOf),
+        contentType: JSON_TYPE,
       });
-    }
-    const quote = await book.liveRate(from, to);
-    const rendered = route === '/api/v1/rate' ? renderQuote(quote) : conversionBody(quote, query.amount as string);
-    return sendCacheable(request, response, headers, {
-      body: rendered.body,
-      length: rendered.length,
-      etag: rendered.etag,
-      vary: 'X-Api-Key',
-      cacheControl: liveCacheControl(book, options.refreshSeconds),
-      lastModified: httpDate(quote.asOf),
-      contentType: JSON_TYPE,
     });
   }
 
-  async function respond(request: IncomingMessage, response: ServerResponse, headers: Headers, route: KeyedRoute, query: Query): Promise<number> {
+  function respond(request: IncomingMessage, response: ServerResponse, headers: Headers, route: KeyedRoute, query: Query): MaybePromise<number> {
     const method = request.method;
     // The API is read-only: any other method, with any body, is a 405 that says what is allowed
     // (SPEC §7). OPTIONS is CORS's, answered by the server's CORS handling.
@@ -255,11 +261,12 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
     }
     headers['access-control-allow-origin'] = CORS.origin;
     headers['access-control-expose-headers'] = EXPOSED_HEADERS;
-    const refused = await refusal(request, response, headers, query);
-    if (refused !== undefined) return refused;
-    const validate = validators[route];
-    if (!validate(query)) throw validationProblem(validate.errors!);
-    return await answer(request, response, headers, route, query);
+    return andThen(refusal(request, response, headers, query), (refused) => {
+      if (refused !== undefined) return refused;
+      const validate = validators[route];
+      if (!validate(query)) throw validationProblem(validate.errors!);
+      return answer(request, response, headers, route, query);
+    });
   }
 
   /** The problem answer of a failed request, when nothing was sent yet. */
@@ -278,7 +285,12 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
     return sendProblem(response, headers, problemOf('internal_error', 'The server failed to answer this request; the failure has been logged.'));
   }
 
-  async function serve(request: IncomingMessage, response: ServerResponse, route: KeyedRoute, query: Query): Promise<void> {
+  /**
+   * Answers a request, without a promise of its own when everything it needs is held (a cached
+   * key, an in-memory quota count, a computed answer); a step that must wait continues when its
+   * value arrives.
+   */
+  function serve(request: IncomingMessage, response: ServerResponse, route: KeyedRoute, query: Query): void {
     const started = performance.now();
     const headers: Headers = {};
     // A request's logger, made when it first logs: most requests never do.
@@ -286,29 +298,30 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
     let child: Logger | undefined;
     const requestLog = () => (child ??= log.child({ reqId: (id = options.nextRequestId()) }));
     if (options.logRequests) requestLog().info({ req: { id, method: request.method, url: request.url, ip: clientAddress(request) } }, 'incoming request');
-    let status: number;
-    try {
-      status = await respond(request, response, headers, route, query);
-    } catch (error) {
-      if (response.headersSent) {
-        // The answer failed after its headers went out: the socket is the only way left to say so.
+    const finish = (status: number) => {
+      const seconds = (performance.now() - started) / 1000;
+      metrics.httpRequest(route, request.method ?? '', status, seconds);
+      if (options.logRequests) requestLog().info({ res: { statusCode: status }, responseTime: seconds * 1000 }, 'request completed');
+    };
+    const fail = (error: unknown) => {
+      try {
+        if (!response.headersSent) return finish(failed(response, headers, error, requestLog));
         requestLog().error({ err: error }, 'response failed');
-        response.destroy();
-        return;
+      } catch (failure) {
+        requestLog().error({ err: failure }, 'response failed');
       }
-      status = failed(response, headers, error, requestLog);
+      // The answer failed after its headers went out: the socket is the only way left to say so.
+      response.destroy();
+    };
+    let outcome: MaybePromise<number>;
+    try {
+      outcome = respond(request, response, headers, route, query);
+    } catch (error) {
+      return fail(error);
     }
-    const seconds = (performance.now() - started) / 1000;
-    metrics.httpRequest(route, request.method ?? '', status, seconds);
-    if (options.logRequests) requestLog().info({ res: { statusCode: status }, responseTime: seconds * 1000 }, 'request completed');
+    if (outcome instanceof Promise) outcome.then(finish, fail);
+    else finish(outcome);
   }
 
-  return {
-    serve(request, response, route, query) {
-      serve(request, response, route, query).catch((error: unknown) => {
-        log.error({ err: error }, 'request failed');
-        response.destroy();
-      });
-    },
-  };
+  return { serve };
 }

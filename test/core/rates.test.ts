@@ -282,12 +282,12 @@ describe('rate book over a stored document', () => {
   });
 
   it('rejects codes that are not ISO 4217 and codes nobody quotes', async () => {
-    await assert.rejects(book().liveRate('XYZ', 'USD'), domainError('invalid_currency', 'from'));
-    await assert.rejects(book().liveRate('USD', 'usdd'), domainError('invalid_currency', 'to'));
+    await assert.rejects(async () => book().liveRate('XYZ', 'USD'), domainError('invalid_currency', 'from'));
+    await assert.rejects(async () => book().liveRate('USD', 'usdd'), domainError('invalid_currency', 'to'));
     await assert.rejects(book().convert('EUR', 'XYZ', '1'), domainError('invalid_currency', 'to'));
     // BRL is ISO 4217 but was never stored.
-    await assert.rejects(book().liveRate('BRL', 'USD'), domainError('unsupported_currency', 'from'));
-    await assert.rejects(book().liveRate('usd', 'brl'), domainError('unsupported_currency', 'to'));
+    await assert.rejects(async () => book().liveRate('BRL', 'USD'), domainError('unsupported_currency', 'from'));
+    await assert.rejects(async () => book().liveRate('usd', 'brl'), domainError('unsupported_currency', 'to'));
     await assert.rejects(book().convert('USD', 'BRL', '1'), domainError('unsupported_currency', 'to'));
   });
 
@@ -350,11 +350,11 @@ describe('rate book on an empty store', () => {
       assert.ok(retry !== undefined && retry > 0, `retryAfterSeconds ${retry}`);
       return true;
     };
-    await assert.rejects(book.liveRate('EUR', 'USD'), check);
-    await assert.rejects(book.liveRate('USD', 'USD'), check);
+    await assert.rejects(async () => book.liveRate('EUR', 'USD'), check);
+    await assert.rejects(async () => book.liveRate('USD', 'USD'), check);
     await assert.rejects(book.convert('EUR', 'USD', '1'), check);
     // Input errors still come first.
-    await assert.rejects(book.liveRate('XYZ', 'USD'), domainError('invalid_currency', 'from'));
+    await assert.rejects(async () => book.liveRate('XYZ', 'USD'), domainError('invalid_currency', 'from'));
     await assert.rejects(book.convert('EUR', 'USD', '1e3'), domainError('invalid_amount', 'amount'));
   });
 });
