@@ -13,31 +13,21 @@ ARG NODE_IMAGE=node:26-bookworm-slim
 
 # --- build: dev dependencies, TypeScript compile, then prune to production dependencies --------
 FROM ${NODE_IMAGE} AS build
-# better-sqlite3 installs a prebuilt binary when one matches; otherwise it compiles with these.
-RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ \
- && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 
 COPY package.json package-lock.json ./
 # --ignore-scripts: the package's own `prepare` script runs tsc, and the sources are not copied
-# yet (this layer is cached until the lockfile changes). better-sqlite3's native install step is
-# then run on its own.
-RUN npm ci --ignore-scripts \
- && npm rebuild better-sqlite3
+# yet (this layer is cached until the lockfile changes). better-sqlite3 ships its compiled addon
+# for each platform in the package: nothing is compiled.
+RUN npm ci --ignore-scripts
 
 COPY tsconfig.json ./
 COPY src ./src
-# Compile, drop the dev dependencies, keep only better-sqlite3's compiled addon (its SQLite
-# sources and object files are ~25 MB), and check that the addon still loads.
+# Compile, drop the dev dependencies and better-sqlite3's SQLite sources (~10 MB, only needed to
+# compile it), and check that its addon still loads.
 RUN npm run build \
  && npm prune --omit=dev --ignore-scripts \
- && cd node_modules/better-sqlite3 \
- && mv build/Release/better_sqlite3.node /tmp/better_sqlite3.node \
- && rm -rf build deps src \
- && mkdir -p build/Release \
- && mv /tmp/better_sqlite3.node build/Release/better_sqlite3.node \
- && cd /app \
+ && rm -rf node_modules/better-sqlite3/deps node_modules/better-sqlite3/src \
  && node -e "const D = require('better-sqlite3'); new D(':memory:').close()"
 
 # --- runtime ---------------------------------------------------------------------------------
