@@ -6,7 +6,7 @@ import { createLocalLock } from './core/local-lock.js';
 import type { Clock, KeyStore, Lock, Metrics, Provider, QuotaStore, RateStore } from './core/ports.js';
 import { createRateBook, type RateBook } from './core/rates.js';
 import { createRefresher, type Refresher } from './core/refresher.js';
-import { createLogger, resolveLogFormat, type Logger } from './log.js';
+import { createLogger, type Logger } from './log.js';
 import { createMetrics, type ServiceMetrics } from './metrics.js';
 import { createEcbProvider } from './providers/ecb.js';
 import { createFileProvider } from './providers/file.js';
@@ -102,7 +102,7 @@ export interface DepsOptions {
 
 /** The one place that wires the service: store, providers, clock, logger, metrics. Nothing is created at import time. */
 export async function createDeps(config: Config, options: DepsOptions = {}): Promise<Deps> {
-  const log = options.log ?? createLogger(config.logLevel, undefined, resolveLogFormat(config.logFormat, process.stdout));
+  const log = options.log ?? createLogger(config.logLevel, undefined, config.logFormat);
   const clock = createClock(config.now);
   const metrics = createMetrics();
   // Everything opened so far, closed newest first when a later step fails: a timer or a

@@ -52,10 +52,10 @@ function prettyStream(destination: NodeJS.WritableStream | DestinationStream): D
 }
 
 /**
- * Structured JSON logs (or the same records pretty-printed); API keys are redacted from headers
- * and URLs. A cluster worker's lines carry its id.
+ * Structured JSON logs (or the same records pretty-printed; `auto` decides by the destination);
+ * API keys are redacted from headers and URLs. A cluster worker's lines carry its id.
  */
-export function createLogger(level: string, destination?: DestinationStream, format: 'json' | 'pretty' = 'json'): Logger {
+export function createLogger(level: string, destination?: DestinationStream, format: LogFormat = 'json'): Logger {
   const options: LoggerOptions = {
     level,
     base: { service: 'exrates', ...(cluster.isWorker && cluster.worker ? { worker: cluster.worker.id } : {}) },
@@ -67,7 +67,7 @@ export function createLogger(level: string, destination?: DestinationStream, for
       },
     },
   };
-  if (format === 'pretty') return pino(options, prettyStream(destination ?? process.stdout));
+  if (resolveLogFormat(format, (destination ?? process.stdout) as { isTTY?: boolean }) === 'pretty') return pino(options, prettyStream(destination ?? process.stdout));
   return destination ? pino(options, destination) : pino(options);
 }
 

@@ -2,7 +2,7 @@ import { Counter, Histogram, Registry, collectDefaultMetrics, type Metric } from
 import type { Metrics } from './core/ports.js';
 
 /** The requests of one route, method and status. */
-export interface RequestSeries {
+interface RequestSeries {
   /** Counts one request, answered in `seconds`. */
   observe(seconds: number): void;
 }
@@ -10,8 +10,6 @@ export interface RequestSeries {
 export interface ServiceMetrics extends Metrics {
   registry: Registry;
   httpRequest(route: string, method: string, status: number, seconds: number): void;
-  /** The series of one route, method and status, for a caller that records many requests of it. */
-  requestSeries(route: string, method: string, status: number): RequestSeries;
 }
 
 /** Prometheus metrics on a registry of its own (nothing global, so tests can build many apps). */
@@ -52,7 +50,6 @@ export function createMetrics(): ServiceMetrics {
     httpRequest(route, method, status, seconds) {
       requests.series(route, method, status).observe(seconds);
     },
-    requestSeries: (route, method, status) => requests.series(route, method, status),
     refresh(provider, outcome, seconds) {
       refreshes.inc({ provider, outcome });
       refreshDuration.observe({ provider }, seconds);

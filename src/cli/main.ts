@@ -6,7 +6,7 @@ import { issueApiKey, revokeApiKeys } from '../core/api-keys.js';
 import { storeDocument } from '../core/refresh.js';
 import { grouped } from '../core/text.js';
 import { createDeps, type Deps } from '../deps.js';
-import { createLogger, resolveLogFormat } from '../log.js';
+import { createLogger } from '../log.js';
 import { parseEcbDocument } from '../providers/ecb-format.js';
 import { readSource } from '../providers/fetch-bytes.js';
 import { migrateToLatest, openDatabase } from '../storage/database.js';
@@ -33,7 +33,7 @@ function config(logTo: NodeJS.WriteStream = process.stderr): Config {
   const cfg = loadConfig(env);
   const unknown = isClusterWorker() ? [] : unknownVariables(env);
   if (unknown.length > 0) {
-    const log = createLogger(cfg.logLevel, logTo as never, resolveLogFormat(cfg.logFormat, logTo));
+    const log = createLogger(cfg.logLevel, logTo as never, cfg.logFormat);
     for (const warning of unknown) log.warn({}, warning);
   }
   return cfg;
@@ -47,7 +47,7 @@ function config(logTo: NodeJS.WriteStream = process.stderr): Config {
 async function withDeps<T>(run: (deps: Deps) => Promise<T>, options: { quiet?: boolean; config?: Config } = {}): Promise<T> {
   const cfg = options.config ?? config();
   const level = options.quiet && ['info', 'warn'].includes(cfg.logLevel) ? 'error' : cfg.logLevel === 'info' ? 'warn' : cfg.logLevel;
-  const deps = await createDeps(cfg, { log: createLogger(level, process.stderr as never, resolveLogFormat(cfg.logFormat, process.stderr)) });
+  const deps = await createDeps(cfg, { log: createLogger(level, process.stderr as never, cfg.logFormat) });
   try {
     return await run(deps);
   } finally {
@@ -96,7 +96,7 @@ export function buildCli(): Command {
         process.on('SIGINT', () => handle('SIGINT'));
       };
       if (cfg.workers > 1 && !isClusterWorker()) {
-        const log = createLogger(cfg.logLevel, undefined, resolveLogFormat(cfg.logFormat, process.stdout));
+        const log = createLogger(cfg.logLevel, undefined, cfg.logFormat);
         const primary = await runPrimary(cfg, log);
         onSignals((signal) => primary.stop(signal), log);
         return;

@@ -1,5 +1,5 @@
 import { isIPv4, isIPv6 } from 'node:net';
-import type { ApiKeyRecord, Clock, QuotaStore, Tier } from './ports.js';
+import type { Clock, QuotaStore, Tier } from './ports.js';
 import { consumeDailyQuota, type QuotaDecision, type QuotaLimits } from './quota.js';
 
 /**
@@ -21,11 +21,6 @@ export interface DemoKeyPolicy {
 /** Anything shaped like a demo key: the demo key itself, or a guess at one (refused). */
 export function looksLikeDemoKey(presented: string): boolean {
   return presented.startsWith(DEMO_KEY_PREFIX);
-}
-
-/** Stands for the demo key where a key record is expected (request.apiKey); never stored. */
-export function demoKeyRecord(tier: Tier): ApiKeyRecord {
-  return { id: 'demo', prefix: DEMO_KEY, tier, owner: 'the portal demo', createdAt: '1970-01-01T00:00:00.000Z', revokedAt: null };
 }
 
 /**

@@ -125,15 +125,15 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
   const historyCacheControl = `private, max-age=${HISTORY_MAX_AGE}`;
   const unauthorizedDetail = `Send a valid API key in the X-Api-Key header or the apikey query parameter. To get a key, or the pro tier, e-mail ${options.contactEmail}.`;
 
-  /** Sends a whole answer; a HEAD request gets its headers only (Node leaves the body out). */
+  /** Sends a whole answer, security headers included; a HEAD request gets its headers only (Node leaves the body out). */
   function send(response: ServerResponse, status: number, headers: Headers, body: string | Buffer | undefined, length?: number): void {
+    Object.assign(headers, SECURITY_HEADERS);
     if (body !== undefined) headers['content-length'] = String(length ?? (typeof body === 'string' ? Buffer.byteLength(body) : body.length));
     response.writeHead(status, headers);
     response.end(body);
   }
 
   function sendProblem(response: ServerResponse, headers: Headers, problem: Problem): number {
-    Object.assign(headers, SECURITY_HEADERS);
     headers['content-type'] = PROBLEM_CONTENT_TYPE;
     send(response, problem.status, headers, JSON.stringify(problem));
     return problem.status;
@@ -200,13 +200,11 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
     if (answer.lastModified !== undefined) headers['last-modified'] = answer.lastModified;
     if (answer.disposition !== undefined) headers['content-disposition'] = answer.disposition;
     if (matchesIfNoneMatch(request.headers['if-none-match'], answer.etag)) {
-      Object.assign(headers, SECURITY_HEADERS);
       send(response, 304, headers, undefined);
       return 304;
     }
     headers['content-type'] = answer.contentType;
     if (answer.encoding !== undefined) headers['content-encoding'] = answer.encoding;
-    Object.assign(headers, SECURITY_HEADERS);
     send(response, 200, headers, answer.body, answer.length);
     return 200;
   }

@@ -4,20 +4,17 @@
  * suites run beside it (`keys create`, `keys revoke`). Each process runs in a temp folder with
  * an environment of its own (test/support/env.ts), so a developer's .env cannot leak in.
  */
-import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { get } from './http.js';
 import { freePort } from './ports.js';
 import { sleep } from './wait.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CLI = join(ROOT, 'dist', 'cli', 'main.js');
-const execFileAsync = promisify(execFile);
-
 /** Sources newer than their compiled output (or a missing CLI): what a build would change. */
 export function staleSources(): string[] {
   if (!existsSync(CLI)) return ['dist/cli/main.js (missing)'];
@@ -181,8 +178,10 @@ export async function killInstance(instance: ServeProcess): Promise<void> {
 }
 
 /** A one-shot CLI command beside the served processes; resolves with what it printed. */
-export function runCli(setup: ProcessSetup, args: readonly string[]): Promise<{ stdout: string; stderr: string }> {
-  return execFileAsync(process.execPath, [CLI, ...args], setup);
+export async function runCli(setup: ProcessSetup, args: readonly string[]): Promise<{ stdout: string; stderr: string }> {
+  const run = await runCommand([...args], setup);
+  if (run.code !== 0) throw new Error(`exrates ${args.join(' ')} exited with ${run.code ?? run.signal}${run.timedOut ? ' (timed out)' : ''}:\n${run.stderr}`);
+  return { stdout: run.stdout, stderr: run.stderr };
 }
 
 /** `exrates keys create`: the key alone and a newline on stdout, so scripts can capture it. */
