@@ -8,7 +8,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon, { type AutocannonClient, type AutocannonRequest, type AutocannonResult } from 'autocannon';
-import { track } from './processes.js';
+import { onCpu, track } from './processes.js';
 import { watchServer, type ServerFigures } from './sampling.js';
 
 export type Generator = 'wrk' | 'autocannon';
@@ -37,6 +37,8 @@ export interface LoadRun {
   pid: number | undefined;
   /** The n-th request of the rotation. */
   request(n: number): LoadRequest;
+  /** The CPUs wrk runs on (taskset's list), when the run is pinned. */
+  cpus?: string;
 }
 
 export interface Measurement extends ServerFigures {
@@ -195,7 +197,8 @@ async function runWrk(run: LoadRun): Promise<WrkSummary> {
   writeFileSync(file, script);
   try {
     const args = ['-t1', `-c${run.connections}`, `-d${Math.max(1, Math.round(run.seconds))}s`, '--timeout', '10s', '-s', file, `http://127.0.0.1:${run.port}`];
-    const child = track(spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] }));
+    const [command, commandArgs] = onCpu(run.cpus, 'wrk', args);
+    const child = track(spawn(command, commandArgs, { stdio: ['ignore', 'pipe', 'pipe'] }));
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));

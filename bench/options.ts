@@ -45,6 +45,7 @@ const OPTIONS: Option[] = [
     .default(2),
   new Option('--generator <name>', 'load generator (default: wrk when installed, else autocannon)').env('BENCH_GENERATOR').choices(['wrk', 'autocannon']),
   new Option('--no-cold-start', 'skip the cold-start measurement'),
+  new Option('--no-pin', 'let the kernel place the processes (by default, with 2 CPUs or more and taskset: the server on CPU 0, the load generator on CPU 1; the runs with several workers on every CPU)'),
   new Option('--cpu-prof', 'profile the service under load (node --cpu-prof) and print where its time went'),
   new Option('--node-flag <flag>', 'an extra node flag for the service, after its own (repeatable; --node-flag=--trace-gc)').argParser(collect),
   new Option('--service-log <file>', "append the service's output to this file"),
@@ -67,6 +68,7 @@ export interface BenchOptions {
   workers: number;
   generator?: 'wrk' | 'autocannon';
   coldStart: boolean;
+  pin: boolean;
   cpuProf?: boolean;
   nodeFlag?: string[];
   serviceLog?: string;

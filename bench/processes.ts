@@ -2,8 +2,9 @@
  * The processes the bench starts (servers, wrk): kept track of so that every one of them is
  * killed when the bench ends, fails or is interrupted, with the clean-ups an interruption needs.
  */
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { cpus } from 'node:os';
 
 const children = new Set<ChildProcess>();
 /** Clean-ups to run when the bench is interrupted (the temporary folder, a PostgreSQL schema, Redis keys). */
@@ -94,4 +95,37 @@ export async function waitFor200(url: string, headers: Record<string, string>, c
     if (performance.now() - started > timeoutMs) throw new Error(`no 200 from ${url} within ${timeoutMs} ms\n${output()}`);
     await sleep(POLL_MS);
   }
+}
+
+/**
+ * The CPUs of a pinned run: the server on one, the load generator on the other, so that neither
+ * takes the other's core and the kernel never moves them (the figures then move far less).
+ * Undefined when the machine has fewer than two CPUs or no `taskset` (util-linux).
+ */
+export interface Pinning {
+  server: string;
+  generator: string;
+  /** Every CPU: for the runs with several workers, which need more than one. */
+  all: string;
+}
+
+export function choosePinning(wanted: boolean): Pinning | undefined {
+  if (!wanted || cpus().length < 2) return undefined;
+  try {
+    execFileSync('taskset', ['--version'], { stdio: 'ignore' });
+  } catch {
+    console.log('bench: taskset (util-linux) is not installed: servers and load generator are not pinned to CPUs');
+    return undefined;
+  }
+  return { server: '0', generator: '1', all: `0-${cpus().length - 1}` };
+}
+
+/** A command run on these CPUs (taskset's list; its threads and children inherit it), or as it is. */
+export function onCpu(cpus: string | undefined, command: string, args: readonly string[]): [string, string[]] {
+  return cpus === undefined ? [command, [...args]] : ['taskset', ['-c', cpus, command, ...args]];
+}
+
+/** Pins a running process (every thread of it) to these CPUs: the bench itself when it generates the load. */
+export function pinProcess(pid: number, cpus: string): void {
+  execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
 }

@@ -44,6 +44,8 @@ export interface Run {
   setup: {
     connections: number;
     generator: string;
+    /** Where the processes ran ('no': where the kernel put them). */
+    pinned?: string;
     durationSeconds: number;
     warmupSeconds: number;
     store: string;
@@ -132,7 +134,7 @@ export function printRun(run: Run): void {
   console.log(
     `exrates bench ${run.startedAt} — node ${run.runtime}, git ${run.commit}` +
       `${run.uncommittedSrcChanges > 0 ? ` + ${run.uncommittedSrcChanges} uncommitted change(s) in src/` : ''}, ` +
-      `${run.machine.cpus} CPUs (${run.machine.cpu}), ${setup.connections} connections, load generator ${setup.generator}, ` +
+      `${run.machine.cpus} CPUs (${run.machine.cpu}), ${setup.connections} connections, load generator ${setup.generator}, pinned: ${setup.pinned ?? 'no'}, ` +
       `${setup.durationSeconds} s per scenario after ${setup.warmupSeconds} s warm-up, store ${setup.store}` +
       `${env.length ? `, env ${env.join(' ')}` : ''}${setup.nodeFlags.length ? `, node flags + ${setup.nodeFlags.join(' ')}` : ''}`,
   );

@@ -8,7 +8,7 @@ import { cpus, totalmem, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { chooseGenerator, measure, warmUp, type LoadRun } from './load.js';
 import { parseOptions } from './options.js';
-import { cleanUpOnInterrupt, killAll, stopChild } from './processes.js';
+import { choosePinning, cleanUpOnInterrupt, killAll, pinProcess, stopChild } from './processes.js';
 import { summariseProfile, type ProfileSummary } from './profile.js';
 import { judge, judgeRun, printRun, writeRun, type Row, type Run } from './report.js';
 import { processMemory, machineBusyFor } from './sampling.js';
@@ -52,6 +52,9 @@ async function main(): Promise<void> {
   const startedAt = new Date();
   const git = gitState(options.commit);
   const generator = chooseGenerator(options.generator);
+  const pinning = choosePinning(options.pin);
+  // autocannon generates the load in this process: it takes the load generator's CPU.
+  if (pinning && generator === 'autocannon') pinProcess(process.pid, pinning.generator);
   const selected = selectScenarios(options.only);
   const serviceScenarios = selected.filter((s) => !s.baseline);
   const baselineScenario = selected.find((s) => s.baseline);
@@ -63,7 +66,7 @@ async function main(): Promise<void> {
   const scenarioCount = serviceScenarios.length + workerScenarios.length;
   const minutes = ((1 + scenarioCount) * (options.warmup + options.duration) + scenarioCount * (1 + options.duration / 2)) / 60;
   console.log(`bench: node ${process.version}, git ${git.commit}; ${scenarioCount} service runs and the baseline beside each, ${options.connections} connections, about ${Math.ceil(minutes + 0.5)} min`);
-  console.log(`bench: ${currencies.length} currencies, ${KEY_COUNT} keys, ECB history ${relative(ROOT, options.csv)}, load generator ${generator}`);
+  console.log(`bench: ${currencies.length} currencies, ${KEY_COUNT} keys, ECB history ${relative(ROOT, options.csv)}, load generator ${generator}, ${pinning ? `server on CPU ${pinning.server}, load generator on CPU ${pinning.generator}` : 'not pinned to CPUs'}`);
   ensureBuilt();
   const busy = await machineBusyFor(1000);
   if (busy !== undefined && busy > 25) console.log(`bench: WARNING: the machine is already ${busy}% busy before the bench starts: results will be low and noisy`);
@@ -87,6 +90,7 @@ async function main(): Promise<void> {
     }),
     nodeFlags: options.nodeFlag ?? [],
     log: options.serviceLog,
+    cpus: pinning?.server,
   };
 
   const rows: Row[] = [];
@@ -96,8 +100,10 @@ async function main(): Promise<void> {
   let profile: ProfileSummary | undefined;
   let baseline: Server | undefined;
 
-  const loadRun = (scenario: Scenario, server: Server, seconds: number): LoadRun => ({
+  /** A load run; `workers`: the server runs on every CPU, and so may wrk. */
+  const loadRun = (scenario: Scenario, server: Server, seconds: number, workers?: number): LoadRun => ({
     generator,
+    cpus: workers ? pinning?.all : pinning?.generator,
     connections: options.connections,
     seconds,
     port: server.port,
@@ -107,8 +113,8 @@ async function main(): Promise<void> {
   /** Warm-up, then the measured run. */
   async function run(scenario: Scenario, server: Server, row: Pick<Row, 'name' | 'description' | 'server' | 'workers'>): Promise<Row> {
     console.log(`bench: ${row.name}: warm-up ${options.warmup} s, measure ${options.duration} s`);
-    await warmUp(loadRun(scenario, server, options.warmup));
-    const measured: Row = { ...row, ...(await measure(loadRun(scenario, server, options.duration))) };
+    await warmUp(loadRun(scenario, server, options.warmup, row.workers));
+    const measured: Row = { ...row, ...(await measure(loadRun(scenario, server, options.duration, row.workers))) };
     console.log(`bench:   ${measured.requestsPerSecond} req/s, ${measured.cpuPerRequestUs ?? '?'} µs CPU/req, p99 ${measured.latencyMs.p99} ms, errors ${measured.errors}`);
     if (server.child.exitCode !== null || server.child.signalCode !== null) throw new Error(`the server died during ${row.name}\n${server.output()}`);
     return measured;
@@ -150,7 +156,7 @@ async function main(): Promise<void> {
     // The baseline answers a real rate body, so that the sizes match; it keeps running, measured
     // again beside every service row: the host's speed drifts by tens of percent within a minute.
     if (baselineScenario) {
-      baseline = await startBaseline(sampleBody);
+      baseline = await startBaseline(sampleBody, pinning?.server);
       rows.push(await run(baselineScenario, baseline, { name: baselineScenario.name, description: baselineScenario.description, server: 'baseline' }));
     }
 
@@ -183,7 +189,7 @@ async function main(): Promise<void> {
     }
 
     if (workerScenarios.length > 0) {
-      const server = await startService(setup, [], { EXRATES_WORKERS: String(options.workers) });
+      const server = await startService({ ...setup, cpus: pinning?.all }, [], { EXRATES_WORKERS: String(options.workers) });
       try {
         await serviceRows(server, workerScenarios, options.workers);
       } finally {
@@ -212,6 +218,7 @@ async function main(): Promise<void> {
     setup: {
       connections: options.connections,
       generator: generator === 'wrk' ? 'wrk (1 thread)' : 'autocannon',
+      pinned: pinning ? `server on CPU ${pinning.server}, load generator on CPU ${pinning.generator}; rows with workers on CPUs ${pinning.all}` : 'no',
       durationSeconds: options.duration,
       warmupSeconds: options.warmup,
       store: `${options.databaseUrl ? 'PostgreSQL (own schema)' : 'SQLite (temporary file)'}${options.redisUrl ? ' + Redis' : ''}`,

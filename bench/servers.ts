@@ -12,7 +12,7 @@ import { loadConfig } from '../src/config.js';
 import { issueApiKey } from '../src/core/api-keys.js';
 import { createDeps } from '../src/deps.js';
 import { createLogger } from '../src/log.js';
-import { freePort, stopChild, tail, track, waitFor200 } from './processes.js';
+import { freePort, onCpu, stopChild, tail, track, waitFor200 } from './processes.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The clock of every run: the history's newest day is then current, whenever the bench runs. */
@@ -105,6 +105,8 @@ export interface ServiceSetup {
   nodeFlags: readonly string[];
   /** A file the service's output is appended to. */
   log?: string;
+  /** The CPUs it runs on (taskset's list), when the run is pinned. */
+  cpus?: string;
 }
 
 /** The service's environment in a run: the ECB history from a file, one refresh, quotas that never refuse. */
@@ -148,7 +150,8 @@ export async function startService(setup: ServiceSetup, nodeArgs: readonly strin
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.startsWith('EXRATES_')) env[name] = value;
   Object.assign(env, setup.env, extraEnv, { PORT: String(port) });
   const args = [...serviceNodeFlags(ROOT), ...setup.nodeFlags, ...nodeArgs, join(ROOT, 'dist', 'cli', 'main.js'), 'serve'];
-  const child = track(spawn(process.execPath, args, { cwd: setup.dir, env, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const [command, commandArgs] = onCpu(setup.cpus, process.execPath, args);
+  const child = track(spawn(command, commandArgs, { cwd: setup.dir, env, stdio: ['ignore', 'pipe', 'pipe'] }));
   if (setup.log) {
     // Both streams into one file, closed once the child's output has all been read.
     const log = createWriteStream(setup.log, { flags: 'a' });
@@ -165,10 +168,11 @@ export async function serviceReady(server: Server, key: string, timeoutMs?: numb
 }
 
 /** The baseline in its own process, answering `body`; it also exits when the bench's end of its standard input closes. */
-export async function startBaseline(body: string): Promise<Server> {
+export async function startBaseline(body: string, cpus?: string): Promise<Server> {
   const port = await freePort();
+  const [command, args] = onCpu(cpus, process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'baseline.ts')]);
   const child = track(
-    spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'baseline.ts')], {
+    spawn(command, args, {
       cwd: ROOT,
       env: { ...process.env, BASELINE_PORT: String(port), BASELINE_HOST: '127.0.0.1', BASELINE_BODY: body },
       stdio: ['pipe', 'pipe', 'pipe'],
