@@ -11,7 +11,7 @@ import { CORS, SECURITY_HEADERS } from './http/headers.js';
 import { AJV_OPTIONS, createKeyedApi, keyedRoute, parseQuery, validationProblem, type KeyedApi } from './http/keyed-api.js';
 import { problemFromDomainError, problemOf, sendProblem } from './http/problem.js';
 import { requestDefect } from './http/request-checks.js';
-import { createHistoryBodies } from './http/responses.js';
+import { createCurrencyListBodies, createHistoryBodies } from './http/responses.js';
 import { answeredByKeyedApi, delegateTo, registerApiRoutes } from './http/routes/api.js';
 import { registerOpsRoutes } from './http/routes/ops.js';
 import { registerPortalRoutes } from './http/routes/portal.js';
@@ -55,6 +55,10 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   const api = createKeyedApi({
     book: deps.book,
     histories: createHistoryBodies(deps.book),
+    currencyList: createCurrencyListBodies(
+      deps.book,
+      deps.providers.filter((p) => p.listCurrencies !== undefined).map((p) => p.id),
+    ),
     keys: deps.keys,
     quotas: deps.quotas,
     limits: deps.config.quota,

@@ -1,6 +1,6 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Clock, QuotaStore, Tier } from './ports.js';
-import { consumeDailyQuota, type QuotaDecision, type QuotaLimits } from './quota.js';
+import { consumeDailyQuota, dailyUsage, type QuotaDecision, type QuotaLimits, type QuotaUsage } from './quota.js';
 
 /**
  * The portal's demo key. It is public (every visitor's page holds it), so it is not a secret and
@@ -63,5 +63,12 @@ export async function consumeDemoQuota(
   if (!own.allowed) return { ...own, exhausted: 'address' };
   const shared = await consumeDailyQuota(store, { id: 'demo', tier: policy.tier }, limits, clock);
   if (!shared.allowed) return { ...own, allowed: false, remaining: 0, retryAfter: shared.retryAfter, exhausted: 'shared' };
+  return { ...own, remaining: Math.min(own.remaining, shared.remaining) };
+}
+
+/** The demo key's use as its headers report it (the address's), without counting anything. */
+export async function demoUsage(store: QuotaStore, policy: DemoKeyPolicy, address: string, limits: QuotaLimits, clock: Clock): Promise<QuotaUsage> {
+  const own = await dailyUsage(store, { id: `demo:${addressGroup(address)}`, tier: policy.tier }, { free: policy.perAddress, pro: policy.perAddress }, clock);
+  const shared = await dailyUsage(store, { id: 'demo', tier: policy.tier }, limits, clock);
   return { ...own, remaining: Math.min(own.remaining, shared.remaining) };
 }

@@ -5,6 +5,7 @@ export const ERROR_CODES = [
   'invalid_amount',
   'invalid_range',
   'invalid_format',
+  'invalid_date',
   'missing_parameter',
   'unauthorized',
   'quota_exceeded',

@@ -51,6 +51,8 @@ export interface History {
   count: number;
   points: HistoryPoint[];
   stats: HistoryStats;
+  /** When the last point applies (as a rate's asOf): the history's Last-Modified. Not part of the body. */
+  asOf: string;
 }
 
 export function parseRange(input: string | undefined): HistoryRange {
@@ -139,7 +141,7 @@ async function computeHistory(book: RateBook, from: string, to: string, range: H
   if (from !== to && fromData === toData) {
     const { points, units, scales } = sameProviderPoints(fromData, from, to, start, end);
     if (points.length === 0) throw noHistory(from, to, range);
-    return { pair: from + to, from, to, range, count: points.length, points, stats: statsOf(points, units, scales) };
+    return { pair: from + to, from, to, range, count: points.length, points, stats: statsOf(points, units, scales), asOf: lastAsOf(fromData, toData, points) };
   }
   const bridge = bridgeCurrency(fromData, toData);
   const days = daysOf(fromData, from);
@@ -151,7 +153,15 @@ async function computeHistory(book: RateBook, from: string, to: string, range: H
     if (value) points.push({ date: day, rate: from === to ? '1' : formatRate(value) });
   }
   if (points.length === 0) throw noHistory(from, to, range);
-  return { pair: from + to, from, to, range, count: points.length, points, stats: historyStats(points) };
+  return { pair: from + to, from, to, range, count: points.length, points, stats: historyStats(points), asOf: lastAsOf(fromData, toData, points) };
+}
+
+/** The asOf of the last point, as a rate on that day has it: the earlier of the two providers'. */
+function lastAsOf(fromData: ProviderRates, toData: ProviderRates, points: readonly HistoryPoint[]): string {
+  const day = points[points.length - 1]!.date;
+  const a = fromData.asOf.get(day)!;
+  const b = toData.asOf.get(day) ?? a;
+  return a < b ? a : b;
 }
 
 /**

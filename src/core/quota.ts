@@ -54,3 +54,17 @@ export function consumeDailyQuota(
   const today = dayAt(now);
   return andThen(store.consume(key.id, today.day, limit), (outcome) => decision(now, today.resetAt, limit, outcome));
 }
+
+/** A key's use of its quota today, without counting anything. */
+export interface QuotaUsage extends QuotaDecision {
+  used: number;
+}
+
+/** Reads a key's count for the current UTC day without counting (GET /api/v1/usage). */
+export async function dailyUsage(store: QuotaStore, key: { id: string; tier: Tier }, limits: QuotaLimits, clock: Clock): Promise<QuotaUsage> {
+  const now = clock.now();
+  const limit = dailyQuota(key.tier, limits);
+  const today = dayAt(now);
+  const used = await store.used(key.id, today.day);
+  return { ...decision(now, today.resetAt, limit, { allowed: true, used }), used };
+}

@@ -9,13 +9,15 @@ import {
   daysOf,
   emptyProviderRates,
   hasCurrency,
+  lowerBound,
+  newestDay,
   pruneProviderRates,
   quotesNow,
   valueOn,
   type ProviderRates,
 } from './rate-index.js';
 import { retentionStart } from './refresh.js';
-import { addDays, utcDay, type Day } from './time.js';
+import { addDays, isDay, utcDay, type Day } from './time.js';
 
 /** Significant digits of every rate the service writes (SPEC §3). */
 export const RATE_DIGITS = 8;
@@ -43,6 +45,16 @@ export interface Conversion {
   stale: boolean;
 }
 
+/** A rate on a past date, and whether it can still change. */
+export interface DatedQuote {
+  quote: RateQuote;
+  /**
+   * true when both providers have published a later day than the date asked for: nothing can be
+   * published for it any more, so the answer never changes.
+   */
+  settled: boolean;
+}
+
 export interface RateBookOptions {
   store: RateStore;
   /** Provider ids in order of preference. */
@@ -68,6 +80,11 @@ export interface RateBook {
   /** A pair already computed for what is held is answered without a promise. */
   liveRate(fromInput: string, toInput: string): MaybePromise<RateQuote>;
   convert(fromInput: string, toInput: string, amountInput: string): Promise<Conversion>;
+  /**
+   * The rate on the latest day on or before `date` (already checked by parseDate) on which both
+   * currencies have a published rate: that day's history point, its fixing time as asOf, never stale.
+   */
+  rateOnDate(fromInput: string, toInput: string, date: Day): MaybePromise<DatedQuote>;
   /** True when what is held in memory may be served as is (it starts a due background check of the store). */
   current(): boolean;
   snapshot(): Promise<RateSnapshot>;
@@ -101,6 +118,22 @@ export function parseAmount(input: string): { text: string; value: Rational } {
     );
   }
   return { text: stripLeadingZeros(input), value: parseDecimal(input)! };
+}
+
+/**
+ * A `date` parameter: a real calendar date, not after today (UTC); nothing is published for a
+ * later one yet.
+ */
+export function parseDate(input: string, clock: Clock): Day {
+  const text: string = input;
+  if (!isDay(input)) {
+    throw new DomainError('invalid_date', `date must be given once, as a calendar date written YYYY-MM-DD (for example 2026-03-02); got '${text.slice(0, 16)}'.`, {
+      param: 'date',
+    });
+  }
+  const todayDay = today(clock);
+  if (input > todayDay) throw new DomainError('invalid_date', `date ${input} is after today (${todayDay}, UTC): no rate is published for it yet.`, { param: 'date' });
+  return input;
 }
 
 const SEARCH_BACK_DAYS = 45;
@@ -301,6 +334,43 @@ export function createRateBook(options: RateBookOptions): RateBook {
     throw feedUnavailable(`No day with rates for both ${from} and ${to} is stored yet.`);
   }
 
+  const datedCache = new Map<string, { generation: number; dated: DatedQuote }>();
+
+  function rateOnDate(fromInput: string, toInput: string, date: Day): MaybePromise<DatedQuote> {
+    // As liveRate: answered from what is held while it may be served; only valid codes are cached.
+    if (fromInput.length === 3 && toInput.length === 3) {
+      const cached = datedCache.get(fromInput.toUpperCase() + toInput.toUpperCase() + date);
+      if (cached && cached.generation === generation && current()) return cached.dated;
+    }
+    return computeOnDate(fromInput, toInput, date);
+  }
+
+  async function computeOnDate(fromInput: string, toInput: string, date: Day): Promise<DatedQuote> {
+    const from = parseCurrency(fromInput, 'from');
+    const to = parseCurrency(toInput, 'to');
+    await snapshot();
+    const held = generation;
+    // The providers a history of the pair is served from, so that the value is that day's point.
+    let fromData = (await sourceFor(from, 'from', 'history')).data;
+    let toData = (await sourceFor(to, 'to', 'history')).data;
+    ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to));
+    const bridge = from === to ? undefined : bridgeCurrency(fromData, toData);
+    const days = daysOf(fromData, from);
+    for (let i = lowerBound(days, addDays(date, 1)) - 1; i >= 0; i--) {
+      const day = days[i]!;
+      const value = from === to ? undefined : rateOn(fromData, from, toData, to, day, bridge);
+      if (from !== to && !value) continue;
+      const asOfA = fromData.asOf.get(day)!;
+      const asOfB = toData.asOf.get(day) ?? asOfA;
+      const quote: RateQuote = { pair: from + to, from, to, rate: value ? formatRate(value) : '1', asOf: asOfA < asOfB ? asOfA : asOfB, stale: false };
+      const dated = { quote, settled: date < (newestDay(fromData) ?? date) && date < (newestDay(toData) ?? date) };
+      if (datedCache.size > 100_000) datedCache.clear();
+      datedCache.set(from + to + date, { generation: held, dated });
+      return dated;
+    }
+    throw new DomainError('no_history', `No rate for ${from}/${to} is stored on or before ${date}.`);
+  }
+
   async function convert(fromInput: string, toInput: string, amountInput: string): Promise<Conversion> {
     const amount = parseAmount(amountInput);
     return convertAt(await liveRate(fromInput, toInput), amount);
@@ -325,6 +395,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
   return {
     liveRate,
     convert,
+    rateOnDate,
     current,
     snapshot,
     sourceFor,

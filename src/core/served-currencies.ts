@@ -1,6 +1,7 @@
 import { currencyTable } from './currencies.js';
-import { quotesNow } from './rate-index.js';
+import { daysOf, hasCurrency, quotesNow } from './rate-index.js';
 import type { RateSnapshot } from './rates.js';
+import type { Day } from './time.js';
 
 export interface ServedCurrency {
   code: string;
@@ -17,22 +18,77 @@ export interface CurrencyCatalogue {
   onRequest: ServedCurrency[];
 }
 
+/** One entry of the currencies list (GET /api/v1/currencies). */
+export interface ListedCurrency {
+  code: string;
+  name: string;
+  /** ISO 4217 minor units; null where ISO 4217 says "N.A.". */
+  minorUnits: number | null;
+  /** Providers that quote it now, in order of preference; for one on request, those that may. */
+  providers: string[];
+  /** Oldest and newest stored day of its rates (absent until something is stored). */
+  firstDate?: Day;
+  lastDate?: Day;
+  /** true: nothing is stored yet; the first request for it loads its history, or is unsupported_currency. */
+  onRequest: boolean;
+}
+
 function named(code: string): ServedCurrency {
   return { code, name: currencyTable().get(code)?.name ?? code };
 }
 
-/** What a currency picker offers: the currencies quoted now, and those that may be loaded on first request. */
-export function currencyCatalogue(snapshot: RateSnapshot, options: { wideCoverage: boolean }): CurrencyCatalogue {
+// Codes are three ASCII letters: compared by code unit, without a collator (ICU's, for localeCompare).
+const byCode = (a: { code: string }, b: { code: string }) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0);
+
+/** The codes some provider quotes now: exactly those a live rate is answered for without a backfill. */
+function servedCodes(snapshot: RateSnapshot): Set<string> {
   const served = new Set<string>();
   for (const data of snapshot.data.values()) {
     if (data.days.length > 0) served.add(data.base);
     for (const code of data.series.keys()) if (quotesNow(data, code)) served.add(code);
   }
-  // Codes are three ASCII letters: compared by code unit, without a collator (ICU's, for localeCompare).
-  const byCode = (a: ServedCurrency, b: ServedCurrency) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0);
-  const onRequest = options.wideCoverage
-    ? // Codes without minor units (gold, SDR, test codes) are not currencies a provider quotes as money.
-      [...currencyTable().values()].filter((c) => c.minorUnits !== null && !served.has(c.code)).map((c) => named(c.code))
-    : [];
+  return served;
+}
+
+/** ISO codes a wide-coverage provider may still load: codes without minor units (gold, SDR, test codes) are not money a provider quotes. */
+function loadableCodes(served: ReadonlySet<string>): string[] {
+  return [...currencyTable().values()].filter((c) => c.minorUnits !== null && !served.has(c.code)).map((c) => c.code);
+}
+
+/** What a currency picker offers: the currencies quoted now, and those that may be loaded on first request. */
+export function currencyCatalogue(snapshot: RateSnapshot, options: { wideCoverage: boolean }): CurrencyCatalogue {
+  const served = servedCodes(snapshot);
+  const onRequest = options.wideCoverage ? loadableCodes(served).map(named) : [];
   return { served: [...served].map(named).sort(byCode), onRequest: onRequest.sort(byCode) };
+}
+
+/**
+ * The currencies list: every currency quoted now, with the providers that quote it (in order of
+ * preference) and its stored days, then, marked onRequest, those the wide-coverage providers may
+ * load on first request. Sorted by code.
+ */
+export function listCurrencies(snapshot: RateSnapshot, preference: readonly string[], wideProviders: readonly string[]): ListedCurrency[] {
+  const served = servedCodes(snapshot);
+  const list: ListedCurrency[] = [];
+  for (const code of served) {
+    const providers: string[] = [];
+    let firstDate: Day | undefined;
+    let lastDate: Day | undefined;
+    for (const id of preference) {
+      const data = snapshot.data.get(id);
+      if (!data || !hasCurrency(data, code)) continue;
+      if (quotesNow(data, code)) providers.push(id);
+      const days = daysOf(data, code);
+      if (firstDate === undefined || days[0]! < firstDate) firstDate = days[0]!;
+      if (lastDate === undefined || days.at(-1)! > lastDate) lastDate = days.at(-1)!;
+    }
+    const { name } = named(code);
+    list.push({ code, name, minorUnits: currencyTable().get(code)?.minorUnits ?? null, providers, firstDate: firstDate!, lastDate: lastDate!, onRequest: false });
+  }
+  if (wideProviders.length > 0) {
+    for (const code of loadableCodes(served)) {
+      list.push({ code, name: named(code).name, minorUnits: currencyTable().get(code)?.minorUnits ?? null, providers: [...wideProviders], onRequest: true });
+    }
+  }
+  return list.sort(byCode);
 }

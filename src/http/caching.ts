@@ -16,6 +16,16 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
   return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === bare);
 }
 
+/**
+ * If-Modified-Since (RFC 9110 §13.1.3): true when the representation was last modified at or
+ * before the given date. A header that is not an HTTP date is ignored.
+ */
+export function notModifiedSince(header: string | undefined, lastModified: string): boolean {
+  if (header === undefined) return false;
+  const since = Date.parse(header);
+  return !Number.isNaN(since) && Date.parse(lastModified) <= since;
+}
+
 export type Encoding = 'br' | 'gzip' | 'identity';
 
 /** The strong ETag of a compressed form of the body whose ETag is `etag`. */

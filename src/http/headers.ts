@@ -9,7 +9,7 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = { 'x-content-t
 export const CORS = {
   origin: '*',
   methods: ['GET', 'HEAD'],
-  allowedHeaders: ['X-Api-Key', 'If-None-Match'],
-  exposedHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'ETag', 'Content-Disposition'],
+  allowedHeaders: ['X-Api-Key', 'If-None-Match', 'If-Modified-Since'],
+  exposedHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'ETag', 'Content-Disposition', 'WWW-Authenticate'],
   maxAge: 86400,
 };

@@ -4,20 +4,33 @@ import proxyAddr from '@fastify/proxy-addr';
 import { parse as parseQueryString } from 'fast-querystring';
 import { authenticateApiKey } from '../core/api-keys.js';
 import { andThen, type MaybePromise } from '../core/maybe.js';
-import { consumeDemoQuota, DEMO_KEY, looksLikeDemoKey, type DemoKeyPolicy } from '../core/demo-key.js';
+import { consumeDemoQuota, DEMO_KEY, demoUsage, looksLikeDemoKey, type DemoKeyPolicy } from '../core/demo-key.js';
 import { DomainError, UnavailableError, type ErrorCode } from '../core/errors.js';
 import { DEFAULT_RANGE, type HistoryRange } from '../core/history.js';
-import type { Clock, KeyStore, QuotaStore } from '../core/ports.js';
-import { consumeDailyQuota, type QuotaDecision, type QuotaLimits } from '../core/quota.js';
-import type { RateBook } from '../core/rates.js';
+import { manyRates } from '../core/many-rates.js';
+import type { ApiKeyRecord, Clock, KeyStore, QuotaStore, Tier } from '../core/ports.js';
+import { consumeDailyQuota, dailyUsage, type QuotaDecision, type QuotaLimits, type QuotaUsage } from '../core/quota.js';
+import { parseDate, type RateBook, type RateQuote } from '../core/rates.js';
 import type { Logger } from '../log.js';
 import type { ServiceMetrics } from '../metrics.js';
-import { httpDate, matchesIfNoneMatch, negotiateEncoding } from './caching.js';
+import { httpDate, matchesIfNoneMatch, negotiateEncoding, notModifiedSince } from './caching.js';
 import { CORS, SECURITY_HEADERS } from './headers.js';
 import { requestDefect } from './request-checks.js';
 import { PROBLEM_CONTENT_TYPE, problemFromDomainError, problemOf, type Problem } from './problem.js';
-import { CSV_TYPE, HISTORY_MAX_AGE, JSON_TYPE, createConversionBodies, liveCacheControl, renderQuote, type HistoryBodies } from './responses.js';
-import { ConvertQuery, HistoryQuery, PARAM_CODES, RateQuery } from './schemas.js';
+import {
+  CSV_TYPE,
+  HISTORY_MAX_AGE,
+  JSON_TYPE,
+  SETTLED_CACHE_CONTROL,
+  createConversionBodies,
+  liveCacheControl,
+  renderManyRates,
+  renderQuote,
+  renderUsage,
+  type HistoryBodies,
+  type RenderedBody,
+} from './responses.js';
+import { ConvertQuery, HistoryQuery, NoQuery, PARAM_CODES, RateQuery, RatesQuery } from './schemas.js';
 
 /**
  * The keyed API (rate, convert, history): every request to these paths is answered here, whether
@@ -33,12 +46,13 @@ import { ConvertQuery, HistoryQuery, PARAM_CODES, RateQuery } from './schemas.js
  * Fastify's options, so a query means here what it means to Fastify.
  */
 
-export const KEYED_ROUTES = ['/api/v1/rate', '/api/v1/convert', '/api/v1/history'] as const;
+export const KEYED_ROUTES = ['/api/v1/rate', '/api/v1/convert', '/api/v1/history', '/api/v1/rates', '/api/v1/currencies', '/api/v1/usage'] as const;
 export type KeyedRoute = (typeof KEYED_ROUTES)[number];
+const KEYED = new Set<string>(KEYED_ROUTES);
 
 /** The keyed route a path names, exactly (no decoding, no trailing slash). */
 export function keyedRoute(path: string): KeyedRoute | undefined {
-  return path === '/api/v1/rate' || path === '/api/v1/convert' || path === '/api/v1/history' ? path : undefined;
+  return KEYED.has(path) ? (path as KeyedRoute) : undefined;
 }
 
 export type Query = Record<string, unknown>;
@@ -49,6 +63,9 @@ export function parseQuery(text: string): Query {
 }
 
 const EXPOSED_HEADERS = CORS.exposedHeaders.join(', ');
+
+/** The scheme a 401 asks for: no registered one fits an API key, so it is named, with where the key goes. */
+export const WWW_AUTHENTICATE = 'ApiKey realm="exrates", header="X-Api-Key", query="apikey"';
 
 /** Schemas are validated as Fastify validates them: its Ajv compiler, with the options buildApp gives Fastify. */
 export const AJV_OPTIONS = { coerceTypes: 'array', allErrors: false, removeAdditional: false } as const;
@@ -74,6 +91,7 @@ export function validationProblem(issues: readonly ValidationIssue[]): DomainErr
       'amount must be given once, as a non-negative decimal with up to 18 integer digits and up to 12 decimals, using "." as the decimal point (for example 100 or 99.95); no sign, exponent, spaces or thousands separators.',
     invalid_range: 'range must be given once, as one of 1m, 3m, 6m, 1y, 5y.',
     invalid_format: 'format must be given once, as json or csv.',
+    invalid_date: 'date must be given once, as a calendar date written YYYY-MM-DD (for example 2026-03-02), not after today (UTC).',
   };
   return new DomainError(code, details[code] ?? `The query parameter '${param}' is not valid.`, { param });
 }
@@ -81,6 +99,8 @@ export function validationProblem(issues: readonly ValidationIssue[]): DomainErr
 export interface KeyedApiOptions {
   book: RateBook;
   histories: HistoryBodies;
+  /** The currencies list's body (src/http/responses.ts createCurrencyListBodies). */
+  currencyList: () => MaybePromise<RenderedBody>;
   keys: KeyStore;
   quotas: QuotaStore;
   limits: QuotaLimits;
@@ -119,6 +139,9 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
     '/api/v1/rate': compile({ schema: RateQuery }),
     '/api/v1/convert': compile({ schema: ConvertQuery }),
     '/api/v1/history': compile({ schema: HistoryQuery }),
+    '/api/v1/rates': compile({ schema: RatesQuery }),
+    '/api/v1/currencies': compile({ schema: NoQuery }),
+    '/api/v1/usage': compile({ schema: NoQuery }),
   };
   const trusted = options.trustedProxies.length > 0 ? proxyAddr.compile([...options.trustedProxies]) : undefined;
   const conversionBody = createConversionBodies();
@@ -155,20 +178,32 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
     return trusted ? proxyAddr(request, trusted) : (request.socket.remoteAddress ?? '');
   }
 
-  /**
-   * Counts the request against its key's quota, which every request with a valid key does, whatever
-   * its answer (SPEC §6), except one refused for the quota itself. The status sent when it was
-   * refused (401, 429); undefined when admitted.
-   */
-  function refusal(request: IncomingMessage, response: ServerResponse, headers: Headers, query: Query): MaybePromise<number | undefined> {
+  /** Who a request's key names: a stored key, the demo key, or nobody (a 401). */
+  type Caller = { key: ApiKeyRecord; demo?: undefined } | { demo: DemoKeyPolicy; key?: undefined };
+
+  function identify(request: IncomingMessage, query: Query): MaybePromise<Caller | undefined> {
     // The header wins over the query parameter; a header sent twice is no key.
     const header = request.headers['x-api-key'];
     const presented = header !== undefined ? (typeof header === 'string' ? header : undefined) : typeof query.apikey === 'string' ? query.apikey : undefined;
     // The demo key is no stored key: it is recognised here, by its exact value, or refused.
-    if (presented !== undefined && looksLikeDemoKey(presented)) {
-      const demo = options.demo;
-      if (!demo || presented !== DEMO_KEY) return sendProblem(response, headers, problemOf('unauthorized', unauthorizedDetail));
-      return andThen(consumeDemoQuota(quotas, demo, clientAddress(request), limits, clock), (decision) =>
+    if (presented !== undefined && looksLikeDemoKey(presented)) return options.demo && presented === DEMO_KEY ? { demo: options.demo } : undefined;
+    return andThen(authenticateApiKey(keys, presented), (record) => (record ? { key: record } : undefined));
+  }
+
+  /** A 401 names the scheme it wants (RFC 9110 §15.5.2): an API key, in a header or the query. */
+  function unauthorized(response: ServerResponse, headers: Headers): number {
+    headers['www-authenticate'] = WWW_AUTHENTICATE;
+    return sendProblem(response, headers, problemOf('unauthorized', unauthorizedDetail));
+  }
+
+  /**
+   * Counts the request against its caller's quota, which every request with a valid key does,
+   * whatever its answer (SPEC §6), except one refused for the quota itself. The status sent when it
+   * was refused (429); undefined when admitted.
+   */
+  function refusal(request: IncomingMessage, response: ServerResponse, headers: Headers, caller: Caller): MaybePromise<number | undefined> {
+    if (caller.demo) {
+      return andThen(consumeDemoQuota(quotas, caller.demo, clientAddress(request), limits, clock), (decision) =>
         quotaRefusal(response, headers, decision, () =>
           decision.exhausted === 'shared'
             ? `The demo key's requests for today are used up; the quota resets at 00:00 UTC. For a key of your own, e-mail ${options.contactEmail}.`
@@ -176,16 +211,34 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
         ),
       );
     }
-    return andThen(authenticateApiKey(keys, presented), (record) => {
-      if (!record) return sendProblem(response, headers, problemOf('unauthorized', unauthorizedDetail));
-      return andThen(consumeDailyQuota(quotas, record, limits, clock), (decision) =>
-        quotaRefusal(response, headers, decision, () => `This key's ${decision.limit} requests for today are used up; the quota resets at 00:00 UTC.`),
-      );
+    return andThen(consumeDailyQuota(quotas, caller.key, limits, clock), (decision) =>
+      quotaRefusal(response, headers, decision, () => `This key's ${decision.limit} requests for today are used up; the quota resets at 00:00 UTC.`),
+    );
+  }
+
+  /**
+   * The caller's usage today, read without counting (a client may poll it), with the quota headers
+   * of that same reading. Never stored by a shared cache: it is one key's and changes with every
+   * request.
+   */
+  function usage(request: IncomingMessage, response: ServerResponse, headers: Headers, caller: Caller): MaybePromise<number> {
+    const reading: Promise<QuotaUsage> = caller.demo
+      ? demoUsage(quotas, caller.demo, clientAddress(request), limits, clock)
+      : dailyUsage(quotas, caller.key, limits, clock);
+    const tier: Tier = caller.demo ? caller.demo.tier : caller.key.tier;
+    return reading.then((used) => {
+      quotaRefusal(response, headers, used, () => '');
+      headers['cache-control'] = 'no-store';
+      headers.vary = 'X-Api-Key';
+      headers['content-type'] = JSON_TYPE;
+      send(response, 200, headers, renderUsage(tier, used));
+      return 200;
     });
   }
 
   /**
-   * Sends a 200 with a strong ETag per representation, or a 304 when the client already holds it.
+   * Sends a 200 with a strong ETag per representation, or a 304 when the client already holds it:
+   * by If-None-Match when sent, else by If-Modified-Since against Last-Modified (RFC 9110 §13.2.2).
    * `etag` is the representation's (a compressed body has its own).
    */
   function sendCacheable(
@@ -199,7 +252,12 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
     headers['cache-control'] = answer.cacheControl;
     if (answer.lastModified !== undefined) headers['last-modified'] = answer.lastModified;
     if (answer.disposition !== undefined) headers['content-disposition'] = answer.disposition;
-    if (matchesIfNoneMatch(request.headers['if-none-match'], answer.etag)) {
+    const ifNoneMatch = request.headers['if-none-match'];
+    const unchanged =
+      ifNoneMatch !== undefined
+        ? matchesIfNoneMatch(ifNoneMatch, answer.etag)
+        : answer.lastModified !== undefined && notModifiedSince(request.headers['if-modified-since'], answer.lastModified);
+    if (unchanged) {
       send(response, 304, headers, undefined);
       return 304;
     }
@@ -209,45 +267,83 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
     return 200;
   }
 
+  function sendJson(request: IncomingMessage, response: ServerResponse, headers: Headers, rendered: RenderedBody, cacheControl: string, lastModified: string | undefined): number {
+    return sendCacheable(request, response, headers, {
+      body: rendered.body,
+      length: rendered.length,
+      etag: rendered.etag,
+      vary: 'X-Api-Key',
+      cacheControl,
+      ...(lastModified === undefined ? {} : { lastModified }),
+      contentType: JSON_TYPE,
+    });
+  }
+
   /** The answer of a valid, admitted request. */
   function answer(request: IncomingMessage, response: ServerResponse, headers: Headers, route: KeyedRoute, query: Query): MaybePromise<number> {
     const from = query.from as string;
     const to = query.to as string;
-    if (route === '/api/v1/history') {
-      const csv = query.format === 'csv';
-      const accepted = request.headers['accept-encoding'];
-      const encoding = negotiateEncoding(accepted);
-      // The form that is sent is the one asked for, and the only one kept.
-      return andThen(histories.render(from, to, (query.range as HistoryRange | undefined) ?? DEFAULT_RANGE, csv, encoding), (rendered) =>
-        sendCacheable(request, response, headers, {
-          body: rendered.body,
-          etag: rendered.etag,
-          vary: 'Accept-Encoding, X-Api-Key',
-          cacheControl: historyCacheControl,
-          ...(csv ? { disposition: `attachment; filename="${rendered.name}"` } : {}),
-          contentType: csv ? CSV_TYPE : JSON_TYPE,
-          ...(encoding === 'identity' ? {} : { encoding }),
-        }),
-      );
+    // Only rate, convert and rates take a date; elsewhere it is an unknown parameter, ignored.
+    const dated = () => (query.date === undefined ? undefined : parseDate(query.date as string, clock));
+    switch (route) {
+      case '/api/v1/history': {
+        const csv = query.format === 'csv';
+        const accepted = request.headers['accept-encoding'];
+        const encoding = negotiateEncoding(accepted);
+        // The form that is sent is the one asked for, and the only one kept.
+        return andThen(histories.render(from, to, (query.range as HistoryRange | undefined) ?? DEFAULT_RANGE, csv, encoding), (rendered) =>
+          sendCacheable(request, response, headers, {
+            body: rendered.body,
+            etag: rendered.etag,
+            vary: 'Accept-Encoding, X-Api-Key',
+            cacheControl: historyCacheControl,
+            lastModified: rendered.lastModified,
+            ...(csv ? { disposition: `attachment; filename="${rendered.name}"` } : {}),
+            contentType: csv ? CSV_TYPE : JSON_TYPE,
+            ...(encoding === 'identity' ? {} : { encoding }),
+          }),
+        );
+      }
+      case '/api/v1/currencies':
+        // Changes only with the rates: cacheable until the next refresh.
+        return andThen(options.currencyList(), (rendered) => sendJson(request, response, headers, rendered, liveCacheControl(book, options.refreshSeconds), undefined));
+      case '/api/v1/rates': {
+        const date = dated();
+        return manyRates(book, { from, ...(to === undefined ? {} : { to }), ...(date === undefined ? {} : { date }), ...(query.amount === undefined ? {} : { amount: query.amount as string }) }).then(
+          (many) => {
+            let newest: string | undefined;
+            for (const entry of many.rates) if (newest === undefined || entry.asOf > newest) newest = entry.asOf;
+            const cacheControl = many.settled ? SETTLED_CACHE_CONTROL : liveCacheControl(book, options.refreshSeconds);
+            return sendJson(request, response, headers, renderManyRates(many), cacheControl, newest === undefined ? undefined : httpDate(newest));
+          },
+        );
+      }
+      case '/api/v1/usage':
+        throw new Error('usage is answered before counting');
+      default: {
+        const date = dated();
+        const render = (quote: RateQuote) => (route === '/api/v1/rate' ? renderQuote(quote) : conversionBody(quote, query.amount as string));
+        if (date !== undefined) {
+          // A past day's rate never changes once a later day is published: it may be kept for long.
+          return andThen(book.rateOnDate(from, to, date), (dated) =>
+            sendJson(request, response, headers, render(dated.quote), dated.settled ? SETTLED_CACHE_CONTROL : liveCacheControl(book, options.refreshSeconds), httpDate(dated.quote.asOf)),
+          );
+        }
+        return andThen(book.liveRate(from, to), (quote) =>
+          sendJson(request, response, headers, render(quote), liveCacheControl(book, options.refreshSeconds), httpDate(quote.asOf)),
+        );
+      }
     }
-    return andThen(book.liveRate(from, to), (quote) => {
-      const rendered = route === '/api/v1/rate' ? renderQuote(quote) : conversionBody(quote, query.amount as string);
-      return sendCacheable(request, response, headers, {
-        body: rendered.body,
-        length: rendered.length,
-        etag: rendered.etag,
-        vary: 'X-Api-Key',
-        cacheControl: liveCacheControl(book, options.refreshSeconds),
-        lastModified: httpDate(quote.asOf),
-        contentType: JSON_TYPE,
-      });
-    });
   }
 
   function respond(request: IncomingMessage, response: ServerResponse, headers: Headers, route: KeyedRoute, query: Query): MaybePromise<number> {
     const method = request.method;
+    // Every answer, errors included, is readable cross-origin.
+    headers['access-control-allow-origin'] = CORS.origin;
+    headers['access-control-expose-headers'] = EXPOSED_HEADERS;
     // The API is read-only: any other method, with any body, is a 405 that says what is allowed
-    // (SPEC §7). OPTIONS is CORS's, answered by the server's CORS handling.
+    // (SPEC §7). OPTIONS is CORS's, answered by the server's CORS handling. It names no resource
+    // the API serves, so it is not counted (as an unknown path is not).
     if (method !== 'GET' && method !== 'HEAD') {
       headers.allow = 'GET, HEAD';
       return sendProblem(response, headers, problemOf('method_not_allowed', `${method} is not allowed here; use GET or HEAD.`));
@@ -257,13 +353,15 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
       Object.assign(headers, defect.headers);
       return sendProblem(response, headers, defect.problem);
     }
-    headers['access-control-allow-origin'] = CORS.origin;
-    headers['access-control-expose-headers'] = EXPOSED_HEADERS;
-    return andThen(refusal(request, response, headers, query), (refused) => {
-      if (refused !== undefined) return refused;
-      const validate = validators[route];
-      if (!validate(query)) throw validationProblem(validate.errors!);
-      return answer(request, response, headers, route, query);
+    return andThen(identify(request, query), (caller) => {
+      if (caller === undefined) return unauthorized(response, headers);
+      if (route === '/api/v1/usage') return usage(request, response, headers, caller);
+      return andThen(refusal(request, response, headers, caller), (refused) => {
+        if (refused !== undefined) return refused;
+        const validate = validators[route];
+        if (!validate(query)) throw validationProblem(validate.errors!);
+        return answer(request, response, headers, route, query);
+      });
     });
   }
 

@@ -19,10 +19,11 @@ export const PROBLEMS: Record<ErrorCode, { status: number; title: string; descri
   },
   invalid_range: { status: 400, title: 'Invalid range', description: 'range must be one of 1m, 3m, 6m, 1y, 5y.' },
   invalid_format: { status: 400, title: 'Invalid format', description: 'format must be json or csv.' },
+  invalid_date: { status: 400, title: 'Invalid date', description: 'date must be a calendar date YYYY-MM-DD, not after today (UTC).' },
   missing_parameter: { status: 400, title: 'Missing parameter', description: 'A required query parameter is missing.' },
   unauthorized: { status: 401, title: 'Unauthorized', description: 'The API key is missing or not valid.' },
   quota_exceeded: { status: 429, title: 'Daily quota exceeded', description: "The key's requests for this UTC day are used up." },
-  no_history: { status: 404, title: 'No history', description: 'No rates are stored for this pair in the requested range.' },
+  no_history: { status: 404, title: 'No history', description: 'No rates are stored for this pair in the requested range, or on or before the requested date.' },
   not_found: { status: 404, title: 'Not found', description: 'No such resource.' },
   method_not_allowed: { status: 405, title: 'Method not allowed', description: 'The API is read-only: use GET or HEAD.' },
   feed_unavailable: {

@@ -1,8 +1,13 @@
 import { parseCurrency } from '../core/currencies.js';
+import type { ManyRates } from '../core/many-rates.js';
+import type { MaybePromise } from '../core/maybe.js';
+import type { Tier } from '../core/ports.js';
+import type { QuotaUsage } from '../core/quota.js';
+import { listCurrencies } from '../core/served-currencies.js';
 import { historyCsv, pairHistory, type HistoryRange } from '../core/history.js';
 import { convertAt, parseAmount, today, type Conversion, type RateBook, type RateQuote } from '../core/rates.js';
 import { createByteLru } from './byte-lru.js';
-import { compressBody, encodedEtag, strongEtag, type Encoding } from './caching.js';
+import { compressBody, encodedEtag, httpDate, strongEtag, type Encoding } from './caching.js';
 
 /**
  * The bodies of the keyed API's answers, rendered once and kept while the rates they come from
@@ -32,6 +37,8 @@ export interface RenderedHistory {
   name: string;
   /** Where the answer is kept: its pair, range, format, day and generation of the rates. */
   key: string;
+  /** HTTP date of the last point's asOf. */
+  lastModified: string;
 }
 
 /** Rendered bodies of cached quotes: the book hands out the same quote object until the rates change. */
@@ -130,7 +137,7 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
     let found = cache.get(key);
     if (!found) {
       const body = compressBody(rendered.body, encoding);
-      found = { body, etag: encodedEtag(rendered.plainEtag, encoding), plainEtag: rendered.plainEtag, name: rendered.name, key };
+      found = { body, etag: encodedEtag(rendered.plainEtag, encoding), plainEtag: rendered.plainEtag, name: rendered.name, key, lastModified: rendered.lastModified };
       cache.set(key, found, body.length);
     }
     return found;
@@ -157,7 +164,7 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
       let body: string;
       if (csv) body = historyCsv(history.points);
       else {
-        const { from: _from, to: _to, ...fields } = history;
+        const { from: _from, to: _to, asOf: _asOf, ...fields } = history;
         body = JSON.stringify(fields);
       }
       const bytes = Buffer.from(body, 'utf8');
@@ -165,10 +172,40 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
       // newer request computes again.
       const key = keyOf(fromCode, toCode, range, csv, generation);
       const etag = strongEtag(bytes);
-      const rendered = { body: bytes, etag, plainEtag: etag, name: `${history.pair}_${history.range}.csv`, key };
+      const rendered = { body: bytes, etag, plainEtag: etag, name: `${history.pair}_${history.range}.csv`, key, lastModified: httpDate(history.asOf) };
       if (encoding !== 'identity') return encode(rendered, encoding);
       cache.set(key, rendered, bytes.length);
       return rendered;
     },
   };
 }
+
+/** The currencies list, rendered once per generation of the rates (it changes only when they do). */
+export function createCurrencyListBodies(book: RateBook, wideProviders: readonly string[]): () => MaybePromise<RenderedBody> {
+  let held: { generation: number; rendered: RenderedBody } | undefined;
+  return () => {
+    if (held && held.generation === book.generation() && book.current()) return held.rendered;
+    return book.snapshot().then((snapshot) => {
+      const generation = book.generation();
+      if (held?.generation === generation) return held.rendered;
+      const body = JSON.stringify({ currencies: listCurrencies(snapshot, book.providers, wideProviders) });
+      held = { generation, rendered: { body, etag: strongEtag(body), length: Buffer.byteLength(body) } };
+      return held.rendered;
+    });
+  };
+}
+
+export function renderManyRates(answer: ManyRates): RenderedBody {
+  const { settled: _settled, ...fields } = answer;
+  const body = JSON.stringify(fields);
+  return { body, etag: strongEtag(body), length: Buffer.byteLength(body) };
+}
+
+/** A key's usage as GET /api/v1/usage answers it; resetsAt is the instant X-RateLimit-Reset gives in Unix seconds. */
+export function renderUsage(tier: Tier, usage: QuotaUsage): string {
+  const resetsAt = new Date(usage.resetAt * 1000).toISOString().replace('.000Z', 'Z');
+  return JSON.stringify({ tier, limit: usage.limit, used: usage.used, remaining: usage.remaining, resetsAt });
+}
+
+/** Cache-Control of an answer that can never change: a rate on a settled past date. */
+export const SETTLED_CACHE_CONTROL = 'private, max-age=31536000, immutable';

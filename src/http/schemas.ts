@@ -10,6 +10,7 @@ export const PARAM_CODES = {
   amount: 'invalid_amount',
   range: 'invalid_range',
   format: 'invalid_format',
+  date: 'invalid_date',
 } as const;
 
 /** The shape of a currency parameter (case-insensitive); ISO 4217 decides the rest. */
@@ -33,21 +34,51 @@ const Stale = Type.Boolean({
     "true when the latest refresh of the rate's provider failed and the last stored rate is served instead; false again after the next successful refresh.",
 });
 
+/** A past date: the answer is that day's history point; its shape here, the calendar and "not after today" in src/core. */
+const DateParam = Type.Optional(
+  Type.String({
+    pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$',
+    description:
+      'A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day\'s point in /history), with that day\'s fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate.',
+    examples: ['2026-03-02'],
+  }),
+);
+
+const Amount = (description: string) =>
+  Type.String({
+    pattern: AMOUNT_PATTERN,
+    description: `${description}: up to 18 integer digits and up to 12 decimals with "." as the decimal point. No sign, exponent, spaces or separators.`,
+    examples: ['100', '99.95'],
+  });
+
 export const RateQuery = Type.Object({
   from: Currency('Source currency.'),
   to: Currency('Target currency.'),
+  date: DateParam,
 });
 
 export const ConvertQuery = Type.Object({
   from: Currency('Source currency.'),
   to: Currency('Target currency.'),
-  amount: Type.String({
-    pattern: AMOUNT_PATTERN,
-    description:
-      'Non-negative decimal amount in the source currency: up to 18 integer digits and up to 12 decimals with "." as the decimal point. No sign, exponent, spaces or separators.',
-    examples: ['100', '99.95'],
-  }),
+  amount: Amount('Non-negative decimal amount in the source currency'),
+  date: DateParam,
 });
+
+export const RatesQuery = Type.Object({
+  from: Currency('Source currency.'),
+  to: Type.Optional(
+    Type.String({
+      description:
+        'Target currencies: ISO 4217 codes separated by commas, case-insensitive, at most 200, none twice. Without it, every currency /currencies lists as answerable now (onRequest false) except from.',
+      examples: ['USD,GBP,JPY'],
+    }),
+  ),
+  date: DateParam,
+  amount: Type.Optional(Amount('An amount in the source currency to convert into every target, as in /convert')),
+});
+
+/** Endpoints without parameters: any query is ignored, as unknown parameters are everywhere. */
+export const NoQuery = Type.Object({});
 
 export const HistoryQuery = Type.Object({
   from: Currency('Source currency.'),
@@ -126,6 +157,63 @@ export const HistoryResponse = Type.Object(
     ),
   },
   { description: 'Daily history with statistics.' },
+);
+
+export const CurrencyEntry = Type.Object(
+  {
+    code: Type.String({ description: 'ISO 4217 alphabetic code.', examples: ['AUD'] }),
+    name: Type.String({ description: 'ISO 4217 currency name.', examples: ['Australian Dollar'] }),
+    minorUnits: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+      description: 'ISO 4217 minor units (the decimals of a conversion result); null where ISO 4217 has none (XAU and the like: results use 8 decimals).',
+    }),
+    providers: Type.Array(Type.String(), {
+      description: 'Providers that quote it now, in order of preference (the first serves it); for a currency on request, those that may.',
+      examples: [['ecb']],
+    }),
+    firstDate: Type.Optional(Type.String({ format: 'date', description: 'Oldest stored day with a rate for it: dates before this are no_history.' })),
+    lastDate: Type.Optional(Type.String({ format: 'date', description: 'Newest stored day with a rate for it.' })),
+    onRequest: Type.Boolean({
+      description: 'false: answered now. true: nothing stored yet; the first request that names it loads its history (and takes longer), or answers unsupported_currency when no provider quotes it after all.',
+    }),
+  },
+  { description: 'A currency the service answers for.' },
+);
+
+export const CurrencyList = Type.Object(
+  {
+    currencies: Type.Array(CurrencyEntry, { description: 'Sorted by code; EUR included.' }),
+  },
+  { description: 'Every currency /rate answers now, then (onRequest true) those a provider can quote on first request.' },
+);
+
+export const RatesEntry = Type.Object({
+  to: Type.String({ description: 'ISO 4217 target currency.' }),
+  rate: DecimalString(RATE_NOTE, '0.8642'),
+  asOf: DateTime,
+  stale: Stale,
+  result: Type.Optional(DecimalString('With amount: amount × rate, exactly as /convert answers it for this pair.', '86.42')),
+});
+
+export const RatesResponse = Type.Object(
+  {
+    from: Type.String({ description: 'ISO 4217 source currency.' }),
+    amount: Type.Optional(DecimalString('With amount: the input amount with leading zeros removed.', '100')),
+    rates: Type.Array(RatesEntry, {
+      description: 'Sorted by `to`. Each entry is what /rate (with amount: /convert) answers for its pair at that moment. On a date without `to`, currencies without a rate on or before it are left out.',
+    }),
+  },
+  { description: 'One rate (or amount) in many currencies.' },
+);
+
+export const UsageResponse = Type.Object(
+  {
+    tier: Type.Union([Type.Literal('free'), Type.Literal('pro')], { description: "The key's tier." }),
+    limit: Type.Integer({ description: 'Requests per UTC day (X-RateLimit-Limit).' }),
+    used: Type.Integer({ description: 'Requests counted today.' }),
+    remaining: Type.Integer({ description: 'Requests left today (X-RateLimit-Remaining).' }),
+    resetsAt: Type.String({ format: 'date-time', description: 'The next reset, 00:00 UTC (X-RateLimit-Reset in Unix seconds).' }),
+  },
+  { description: "The calling key's quota today. Reading it does not count." },
 );
 
 export const ProblemResponse = Type.Object(

@@ -5,6 +5,11 @@ import {
   badRequest,
   ConversionResponse,
   ConvertQuery,
+  CurrencyList,
+  NoQuery,
+  RatesQuery,
+  RatesResponse,
+  UsageResponse,
   HistoryQuery,
   HistoryResponse,
   KEYED_ERRORS,
@@ -72,7 +77,8 @@ export function registerApiRoutes(app: FastifyInstance, api: KeyedApi): void {
         response: {
           200: { ...RateResponse, headers: RATE_LIMIT_HEADERS },
           304: { description: 'Not modified (If-None-Match matched the ETag).', type: 'null' },
-          400: badRequest('`invalid_currency`, `unsupported_currency`, `missing_parameter`'),
+          400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_date`, `missing_parameter`'),
+          404: notFoundProblem('`no_history`: with `date`, no rate for the pair on or before it.'),
           ...KEYED_ERRORS,
         },
       },
@@ -93,7 +99,8 @@ export function registerApiRoutes(app: FastifyInstance, api: KeyedApi): void {
         response: {
           200: { ...ConversionResponse, headers: RATE_LIMIT_HEADERS },
           304: { description: 'Not modified.', type: 'null' },
-          400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_amount`, `missing_parameter`'),
+          400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`'),
+          404: notFoundProblem('`no_history`: with `date`, no rate for the pair on or before it.'),
           ...KEYED_ERRORS,
         },
       },
@@ -126,6 +133,68 @@ export function registerApiRoutes(app: FastifyInstance, api: KeyedApi): void {
           400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_range`, `invalid_format`, `missing_parameter`'),
           404: notFoundProblem('`no_history`: no rates stored for the pair in the range.'),
           ...KEYED_ERRORS,
+        },
+      },
+    },
+  );
+
+  app.get(
+    '/api/v1/rates',
+    {
+      ...keyed('/api/v1/rates'),
+      schema: {
+        operationId: 'getRates',
+        summary: 'One rate or amount in many currencies',
+        description:
+          'Each entry is exactly what /rate (with `amount`: /convert) answers for its pair at that moment, sorted by `to`. A bad or repeated code in `to` is a 400 with `param: "to"` naming it; an exotic code is backfilled as /rate would. One call counts once.',
+        tags: ['rates'],
+        querystring: RatesQuery,
+        response: {
+          200: { ...RatesResponse, headers: RATE_LIMIT_HEADERS },
+          304: { description: 'Not modified.', type: 'null' },
+          400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`'),
+          404: notFoundProblem('`no_history`: with `date`, a currency named in `to` has no rate on or before it.'),
+          ...KEYED_ERRORS,
+        },
+      },
+    },
+  );
+
+  app.get(
+    '/api/v1/currencies',
+    {
+      ...keyed('/api/v1/currencies'),
+      schema: {
+        operationId: 'listCurrencies',
+        summary: 'The currencies the service answers for',
+        description:
+          'Every currency /rate answers now (onRequest false), with its providers and stored days, then those a wide-coverage provider may quote on first request (onRequest true). Sorted by code; names and minor units from ISO 4217. Cacheable until the next refresh; counts once.',
+        tags: ['rates'],
+        querystring: NoQuery,
+        response: {
+          200: { ...CurrencyList, headers: RATE_LIMIT_HEADERS },
+          304: { description: 'Not modified.', type: 'null' },
+          ...KEYED_ERRORS,
+        },
+      },
+    },
+  );
+
+  app.get(
+    '/api/v1/usage',
+    {
+      ...keyed('/api/v1/usage'),
+      schema: {
+        operationId: 'getUsage',
+        summary: "The calling key's quota today",
+        description:
+          'The same reading as the X-RateLimit-* headers, exact across instances. Reading it does not count against the quota, and it is answered even when the quota is used up; `Cache-Control: no-store`.',
+        tags: ['keys'],
+        querystring: NoQuery,
+        response: {
+          200: { ...UsageResponse, headers: RATE_LIMIT_HEADERS },
+          401: KEYED_ERRORS[401],
+          503: KEYED_ERRORS[503],
         },
       },
     },

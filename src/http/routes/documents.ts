@@ -108,6 +108,7 @@ export function openApiOptions(config: Config): SwaggerOptions {
       tags: [
         { name: 'rates', description: 'Live rates and conversion' },
         { name: 'history', description: 'Daily history and statistics' },
+        { name: 'keys', description: "The calling key's quota" },
       ],
       components: {
         securitySchemes: {
