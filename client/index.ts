@@ -20,6 +20,9 @@ type Json<Op extends keyof operations> = operations[Op]['responses'][200] extend
 export type Rate = Json<'getRate'>;
 export type Conversion = Json<'convertAmount'>;
 export type History = Json<'getHistory'>;
+export type Rates = Json<'getRates'>;
+export type CurrencyList = Json<'listCurrencies'>;
+export type Usage = Json<'getUsage'>;
 /** An RFC 9457 problem document, as every error is answered. */
 export type Problem = operations['getRate']['responses'][400]['content']['application/problem+json'];
 export type ProblemCode = Problem['code'];
@@ -47,8 +50,14 @@ export interface ExratesClientOptions {
 export interface ExratesClient {
   /** The generated openapi-fetch client: `api.GET('/api/v1/rate', { params: { query: { from, to } } })`. */
   readonly api: Client<paths>;
-  rate(from: string, to: string): Promise<Rate>;
-  convert(from: string, to: string, amount: string): Promise<Conversion>;
+  /** With `date` (YYYY-MM-DD): the rate of the latest day on or before it. */
+  rate(from: string, to: string, date?: string): Promise<Rate>;
+  convert(from: string, to: string, amount: string, date?: string): Promise<Conversion>;
+  /** Many targets at once (all listed currencies without `to`); with `amount`, each entry has a `result`. */
+  rates(from: string, options?: { to?: readonly string[]; date?: string; amount?: string }): Promise<Rates>;
+  currencies(): Promise<CurrencyList>;
+  /** The key's quota today; does not count. */
+  usage(): Promise<Usage>;
   history(from: string, to: string, range?: HistoryRange): Promise<History>;
   /** RFC 4180 text, header `date,rate`, CRLF line ends. */
   historyCsv(from: string, to: string, range?: HistoryRange): Promise<string>;
@@ -70,8 +79,23 @@ export function createExratesClient(options: ExratesClientOptions): ExratesClien
   });
   return {
     api,
-    rate: (from, to) => unwrap(api.GET('/api/v1/rate', { params: { query: { from, to } } })),
-    convert: (from, to, amount) => unwrap(api.GET('/api/v1/convert', { params: { query: { from, to, amount } } })),
+    rate: (from, to, date) => unwrap(api.GET('/api/v1/rate', { params: { query: { from, to, ...(date ? { date } : {}) } } })),
+    convert: (from, to, amount, date) => unwrap(api.GET('/api/v1/convert', { params: { query: { from, to, amount, ...(date ? { date } : {}) } } })),
+    rates: (from, options = {}) =>
+      unwrap(
+        api.GET('/api/v1/rates', {
+          params: {
+            query: {
+              from,
+              ...(options.to ? { to: options.to.join(',') } : {}),
+              ...(options.date ? { date: options.date } : {}),
+              ...(options.amount ? { amount: options.amount } : {}),
+            },
+          },
+        }),
+      ),
+    currencies: () => unwrap(api.GET('/api/v1/currencies')),
+    usage: () => unwrap(api.GET('/api/v1/usage')),
     history: (from, to, range) =>
       unwrap(api.GET('/api/v1/history', { params: { query: { from, to, ...(range ? { range } : {}), format: 'json' } } })) as Promise<History>,
     historyCsv: (from, to, range) =>

@@ -19,7 +19,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Live mid-market rate for a currency pair
+         * @description Units of `to` per one unit of `from`, derived exactly through the provider base and rounded once. Refreshed every 10 minutes; when the feed is down the last stored rate is served with `stale: true`.
+         */
+        head: operations["getRate-head"];
         patch?: never;
         trace?: never;
     };
@@ -39,7 +43,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Convert an amount at the live mid-market rate
+         * @description result = amount × rate, with the rate exactly as returned in the same response, rounded half-to-even to the target currency minor units. Integer-exact arithmetic throughout.
+         */
+        head: operations["convertAmount-head"];
         patch?: never;
         trace?: never;
     };
@@ -59,14 +67,353 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Daily history of a pair, with statistics
+         * @description Daily reference rates from the start of the range (counted back from today, UTC) to today, on dates where both currencies have a published rate. JSON or CSV; gzip and br when accepted.
+         */
+        head: operations["getHistory-head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/rates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One rate or amount in many currencies
+         * @description Each entry is exactly what /rate (with `amount`: /convert) answers for its pair at that moment, sorted by `to`. A bad or repeated code in `to` is a 400 with `param: "to"` naming it; an exotic code is backfilled as /rate would. One call counts once.
+         */
+        get: operations["getRates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * One rate or amount in many currencies
+         * @description Each entry is exactly what /rate (with `amount`: /convert) answers for its pair at that moment, sorted by `to`. A bad or repeated code in `to` is a 400 with `param: "to"` naming it; an exotic code is backfilled as /rate would. One call counts once.
+         */
+        head: operations["getRates-head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/currencies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The currencies the service answers for
+         * @description Every currency /rate answers now (onRequest false), with its providers and stored days, then those a wide-coverage provider may quote on first request (onRequest true). Sorted by code; names and minor units from ISO 4217. Cacheable until the next refresh; counts once.
+         */
+        get: operations["listCurrencies"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * The currencies the service answers for
+         * @description Every currency /rate answers now (onRequest false), with its providers and stored days, then those a wide-coverage provider may quote on first request (onRequest true). Sorted by code; names and minor units from ISO 4217. Cacheable until the next refresh; counts once.
+         */
+        head: operations["listCurrencies-head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The calling key's quota today
+         * @description The same reading as the X-RateLimit-* headers, exact across instances. Reading it does not count against the quota, and it is answered even when the quota is used up; `Cache-Control: no-store`.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * The calling key's quota today
+         * @description The same reading as the X-RateLimit-* headers, exact across instances. Reading it does not count against the quota, and it is answered even when the quota is used up; `Cache-Control: no-store`.
+         */
+        head: operations["getUsage-head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/healthz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Liveness: the process answers */
+        get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** Liveness: the process answers */
+        head: operations["getHealth-head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Prometheus metrics */
+        get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** Prometheus metrics */
+        head: operations["getMetrics-head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readiness: the store answers and holds rates */
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** Readiness: the store answers and holds rates */
+        head: operations["getReadiness-head"];
         patch?: never;
         trace?: never;
     };
 }
 export type webhooks = Record<string, never>;
 export interface components {
-    schemas: never;
+    schemas: {
+        /** @description A currency the service answers for. */
+        Currency: {
+            /**
+             * @description ISO 4217 alphabetic code.
+             * @example AUD
+             */
+            code: string;
+            /**
+             * @description ISO 4217 currency name.
+             * @example Australian Dollar
+             */
+            name: string;
+            /** @description ISO 4217 minor units (the decimals of a conversion result); null where ISO 4217 has none (XAU and the like: results use 8 decimals). */
+            minorUnits: number | null;
+            /**
+             * @description Providers that quote it now, in order of preference (the first serves it); for a currency on request, those that may.
+             * @example [
+             *       "ecb"
+             *     ]
+             */
+            providers: string[];
+            /**
+             * Format: date
+             * @description Oldest stored day with a rate for it: dates before this are no_history.
+             */
+            firstDate?: string;
+            /**
+             * Format: date
+             * @description Newest stored day with a rate for it.
+             */
+            lastDate?: string;
+            /** @description false: answered now. true: nothing stored yet; the first request that names it loads its history (and takes longer), or answers unsupported_currency when no provider quotes it after all. */
+            onRequest: boolean;
+        };
+        /** @description One target of a /rates answer. */
+        RatesEntry: {
+            /** @description ISO 4217 target currency. */
+            to: string;
+            /**
+             * @description Decimal string: the exact cross rate rounded once, half-to-even, to 8 significant digits, trailing zeros removed. "1" when from equals to.
+             * @example 0.8642
+             */
+            rate: string;
+            /**
+             * Format: date-time
+             * @description When the provider says the rate applies (ECB: the reference date at 16:00 Frankfurt time; date-only providers: 00:00 UTC of the date), in UTC. Never the time of fetching.
+             */
+            asOf: string;
+            /** @description true when the latest refresh of the rate's provider failed and the last stored rate is served instead; false again after the next successful refresh. */
+            stale: boolean;
+            /**
+             * @description With amount: amount × rate, exactly as /convert answers it for this pair.
+             * @example 86.42
+             */
+            result?: string;
+        };
+        /** @description Live mid-market rate: units of `to` per one unit of `from`. */
+        Rate: {
+            /**
+             * @description Source code immediately followed by target code.
+             * @example EURUSD
+             */
+            pair: string;
+            /** @description ISO 4217 source currency. */
+            from: string;
+            /** @description ISO 4217 target currency. */
+            to: string;
+            /**
+             * @description Decimal string: the exact cross rate rounded once, half-to-even, to 8 significant digits, trailing zeros removed. "1" when from equals to.
+             * @example 1.0842
+             */
+            rate: string;
+            /**
+             * Format: date-time
+             * @description When the provider says the rate applies (ECB: the reference date at 16:00 Frankfurt time; date-only providers: 00:00 UTC of the date), in UTC. Never the time of fetching.
+             */
+            asOf: string;
+            /** @description true when the latest refresh of the rate's provider failed and the last stored rate is served instead; false again after the next successful refresh. */
+            stale: boolean;
+        };
+        /** @description A conversion at the live mid-market rate. */
+        Conversion: {
+            /** @description ISO 4217 source currency. */
+            from: string;
+            /** @description ISO 4217 target currency. */
+            to: string;
+            /**
+             * @description The input amount with leading zeros removed.
+             * @example 100
+             */
+            amount: string;
+            /**
+             * @description The rate used. Decimal string: the exact cross rate rounded once, half-to-even, to 8 significant digits, trailing zeros removed. "1" when from equals to.
+             * @example 1.0842
+             */
+            rate: string;
+            /**
+             * @description amount × rate (the rate as returned here), rounded half-to-even to the target currency's ISO 4217 minor units and written with exactly that many decimals (USD 2, JPY 0, KWD 3; 8 for currencies without minor units such as XAU).
+             * @example 108.42
+             */
+            result: string;
+            /**
+             * Format: date-time
+             * @description When the provider says the rate applies (ECB: the reference date at 16:00 Frankfurt time; date-only providers: 00:00 UTC of the date), in UTC. Never the time of fetching.
+             */
+            asOf: string;
+            /** @description true when the latest refresh of the rate's provider failed and the last stored rate is served instead; false again after the next successful refresh. */
+            stale: boolean;
+        };
+        /** @description Daily history with statistics. */
+        History: {
+            /** @example EURUSD */
+            pair: string;
+            /** @description The range served. */
+            range: "1m" | "3m" | "6m" | "1y" | "5y";
+            /** @description Number of points. */
+            count: number;
+            /** @description Daily closes in ascending date order; no synthetic weekend or holiday points. */
+            points: {
+                /**
+                 * Format: date
+                 * @description A date on which both currencies have a published rate.
+                 */
+                date: string;
+                /**
+                 * @description Daily reference rate, 8 significant digits, half-to-even.
+                 * @example 1.0842
+                 */
+                rate: string;
+            }[];
+            /** @description Statistics computed from the points exactly as served, so a client can reproduce them. */
+            stats: {
+                /**
+                 * @description Highest point rate in the range (most `to` per `from`).
+                 * @example 1.1
+                 */
+                best: string;
+                /**
+                 * Format: date
+                 * @description Date of best; on ties the most recent.
+                 */
+                bestDate: string;
+                /**
+                 * @description Lowest point rate in the range.
+                 * @example 1.0
+                 */
+                worst: string;
+                /**
+                 * Format: date
+                 * @description Date of worst; on ties the most recent.
+                 */
+                worstDate: string;
+                /**
+                 * @description Exact arithmetic mean of the point rates, rounded half-to-even to 8 significant digits.
+                 * @example 1.05
+                 */
+                average: string;
+                /** @description (last − first) / first × 100, rounded half-to-even to 4 decimals; 0 for a single point. */
+                changePct: number;
+                /** @description (last − exact mean) / exact mean × 100, rounded half-to-even to 4 decimals. */
+                currentVsAveragePct: number;
+            };
+        };
+        /** @description Every currency /rate answers now, then (onRequest true) those a provider can quote on first request. */
+        CurrencyList: {
+            /** @description Sorted by code; EUR included. */
+            currencies: components["schemas"]["Currency"][];
+        };
+        /** @description One rate (or amount) in many currencies. */
+        Rates: {
+            /** @description ISO 4217 source currency. */
+            from: string;
+            /**
+             * @description With amount: the input amount with leading zeros removed.
+             * @example 100
+             */
+            amount?: string;
+            /** @description Sorted by `to`. Each entry is what /rate (with amount: /convert) answers for its pair at that moment. On a date without `to`, currencies without a rate on or before it are left out. */
+            rates: components["schemas"]["RatesEntry"][];
+        };
+        /** @description The calling key's quota today. Reading it does not count. */
+        Usage: {
+            /** @description The key's tier. */
+            tier: "free" | "pro";
+            /** @description Requests per UTC day (X-RateLimit-Limit). */
+            limit: number;
+            /** @description Requests counted today. */
+            used: number;
+            /** @description Requests left today (X-RateLimit-Remaining). */
+            remaining: number;
+            /**
+             * Format: date-time
+             * @description The next reset, 00:00 UTC (X-RateLimit-Reset in Unix seconds).
+             */
+            resetsAt: string;
+        };
+        /** @description RFC 9457 problem details (application/problem+json). */
+        Problem: {
+            /** @description URI reference naming the problem: /problems/<code>. */
+            type: string;
+            title: string;
+            status: number;
+            detail: string;
+            /** @description Stable machine-readable code. */
+            code: "invalid_currency" | "unsupported_currency" | "invalid_amount" | "invalid_range" | "invalid_format" | "invalid_date" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "internal_error";
+            /** @description The offending query parameter, on validation errors. */
+            param?: string;
+        };
+    };
     responses: never;
     parameters: never;
     requestBodies: never;
@@ -88,6 +435,11 @@ export interface operations {
                  * @example EUR
                  */
                 to: string;
+                /**
+                 * @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate.
+                 * @example 2026-03-02
+                 */
+                date?: string;
             };
             header?: never;
             path?: never;
@@ -95,7 +447,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Live mid-market rate: units of `to` per one unit of `from`. */
+            /** @description The rate. */
             200: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -104,119 +456,260 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Strong validator of this representation. */
+                    /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description private, max-age=<seconds>. */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /**
-                         * @description Source code immediately followed by target code.
-                         * @example EURUSD
-                         */
-                        pair: string;
-                        /** @description ISO 4217 source currency. */
-                        from: string;
-                        /** @description ISO 4217 target currency. */
-                        to: string;
-                        /**
-                         * @description Decimal string: the exact cross rate rounded once, half-to-even, to 8 significant digits, trailing zeros removed. "1" when from equals to.
-                         * @example 1.0842
-                         */
-                        rate: string;
-                        /**
-                         * Format: date-time
-                         * @description When the provider says the rate applies (ECB: the reference date at 16:00 Frankfurt time; date-only providers: 00:00 UTC of the date), in UTC. Never the time of fetching.
-                         */
-                        asOf: string;
-                        /** @description true when the latest refresh of the rate's provider failed and the last stored rate is served instead; false again after the next successful refresh. */
-                        stale: boolean;
-                    };
+                    "application/json": components["schemas"]["Rate"];
                 };
             };
-            /** @description Not modified (If-None-Match matched the ETag). */
+            /** @description Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota. */
             304: {
                 headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /** @description URI reference naming the problem: /problems/<code>. */
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        /** @description Stable machine-readable code. */
-                        code: "invalid_currency" | "unsupported_currency" | "invalid_amount" | "invalid_range" | "invalid_format" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "internal_error";
-                        /** @description The offending query parameter, on validation errors. */
-                        param?: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description `unauthorized`: missing, malformed, unknown or revoked API key. */
             401: {
                 headers: {
+                    /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /** @description URI reference naming the problem: /problems/<code>. */
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        /** @description Stable machine-readable code. */
-                        code: "invalid_currency" | "unsupported_currency" | "invalid_amount" | "invalid_range" | "invalid_format" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "internal_error";
-                        /** @description The offending query parameter, on validation errors. */
-                        param?: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. */
+            /** @description `no_history`: with `date`, no rate for the pair on or before it. */
+            404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
             429: {
                 headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /** @description URI reference naming the problem: /problems/<code>. */
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        /** @description Stable machine-readable code. */
-                        code: "invalid_currency" | "unsupported_currency" | "invalid_amount" | "invalid_range" | "invalid_format" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "internal_error";
-                        /** @description The offending query parameter, on validation errors. */
-                        param?: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `feed_unavailable`: nothing is stored and the upstream feed cannot be reached; see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
             503: {
                 headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /** @description URI reference naming the problem: /problems/<code>. */
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        /** @description Stable machine-readable code. */
-                        code: "invalid_currency" | "unsupported_currency" | "invalid_amount" | "invalid_range" | "invalid_format" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "internal_error";
-                        /** @description The offending query parameter, on validation errors. */
-                        param?: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "getRate-head": {
+        parameters: {
+            query: {
+                /**
+                 * @description Source currency. ISO 4217 alphabetic code, case-insensitive (answers use upper case).
+                 * @example EUR
+                 */
+                from: string;
+                /**
+                 * @description Target currency. ISO 4217 alphabetic code, case-insensitive (answers use upper case).
+                 * @example EUR
+                 */
+                to: string;
+                /**
+                 * @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate.
+                 * @example 2026-03-02
+                 */
+                date?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rate. */
+            200: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rate"];
+                };
+            };
+            /** @description Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota. */
+            304: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            400: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed, unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `no_history`: with `date`, no rate for the pair on or before it. */
+            404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
+            429: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            503: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -236,6 +729,11 @@ export interface operations {
                 to: string;
                 /** @description Non-negative decimal amount in the source currency: up to 18 integer digits and up to 12 decimals with "." as the decimal point. No sign, exponent, spaces or separators. */
                 amount: string;
+                /**
+                 * @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate.
+                 * @example 2026-03-02
+                 */
+                date?: string;
             };
             header?: never;
             path?: never;
@@ -243,7 +741,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A conversion at the live mid-market rate. */
+            /** @description The conversion. */
             200: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -252,124 +750,262 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Strong validator of this representation. */
+                    /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description private, max-age=<seconds>. */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description ISO 4217 source currency. */
-                        from: string;
-                        /** @description ISO 4217 target currency. */
-                        to: string;
-                        /**
-                         * @description The input amount with leading zeros removed.
-                         * @example 100
-                         */
-                        amount: string;
-                        /**
-                         * @description The rate used. Decimal string: the exact cross rate rounded once, half-to-even, to 8 significant digits, trailing zeros removed. "1" when from equals to.
-                         * @example 1.0842
-                         */
-                        rate: string;
-                        /**
-                         * @description amount × rate (the rate as returned here), rounded half-to-even to the target currency's ISO 4217 minor units and written with exactly that many decimals (USD 2, JPY 0, KWD 3; 8 for currencies without minor units such as XAU).
-                         * @example 108.42
-                         */
-                        result: string;
-                        /**
-                         * Format: date-time
-                         * @description When the provider says the rate applies (ECB: the reference date at 16:00 Frankfurt time; date-only providers: 00:00 UTC of the date), in UTC. Never the time of fetching.
-                         */
-                        asOf: string;
-                        /** @description true when the latest refresh of the rate's provider failed and the last stored rate is served instead; false again after the next successful refresh. */
-                        stale: boolean;
-                    };
+                    "application/json": components["schemas"]["Conversion"];
                 };
             };
-            /** @description Not modified. */
+            /** @description Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota. */
             304: {
                 headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_amount`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /** @description URI reference naming the problem: /problems/<code>. */
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        /** @description Stable machine-readable code. */
-                        code: "invalid_currency" | "unsupported_currency" | "invalid_amount" | "invalid_range" | "invalid_format" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "internal_error";
-                        /** @description The offending query parameter, on validation errors. */
-                        param?: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description `unauthorized`: missing, malformed, unknown or revoked API key. */
             401: {
                 headers: {
+                    /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /** @description URI reference naming the problem: /problems/<code>. */
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        /** @description Stable machine-readable code. */
-                        code: "invalid_currency" | "unsupported_currency" | "invalid_amount" | "invalid_range" | "invalid_format" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "internal_error";
-                        /** @description The offending query parameter, on validation errors. */
-                        param?: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. */
+            /** @description `no_history`: with `date`, no rate for the pair on or before it. */
+            404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
             429: {
                 headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /** @description URI reference naming the problem: /problems/<code>. */
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        /** @description Stable machine-readable code. */
-                        code: "invalid_currency" | "unsupported_currency" | "invalid_amount" | "invalid_range" | "invalid_format" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "internal_error";
-                        /** @description The offending query parameter, on validation errors. */
-                        param?: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `feed_unavailable`: nothing is stored and the upstream feed cannot be reached; see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
             503: {
                 headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /** @description URI reference naming the problem: /problems/<code>. */
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        /** @description Stable machine-readable code. */
-                        code: "invalid_currency" | "unsupported_currency" | "invalid_amount" | "invalid_range" | "invalid_format" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "internal_error";
-                        /** @description The offending query parameter, on validation errors. */
-                        param?: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "convertAmount-head": {
+        parameters: {
+            query: {
+                /**
+                 * @description Source currency. ISO 4217 alphabetic code, case-insensitive (answers use upper case).
+                 * @example EUR
+                 */
+                from: string;
+                /**
+                 * @description Target currency. ISO 4217 alphabetic code, case-insensitive (answers use upper case).
+                 * @example EUR
+                 */
+                to: string;
+                /** @description Non-negative decimal amount in the source currency: up to 18 integer digits and up to 12 decimals with "." as the decimal point. No sign, exponent, spaces or separators. */
+                amount: string;
+                /**
+                 * @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate.
+                 * @example 2026-03-02
+                 */
+                date?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The conversion. */
+            200: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Conversion"];
+                };
+            };
+            /** @description Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota. */
+            304: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            400: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed, unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `no_history`: with `date`, no rate for the pair on or before it. */
+            404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
+            429: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            503: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -407,72 +1043,40 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Strong validator of this representation. */
+                    /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description private, max-age=<seconds>. */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
+                    /** @description CSV only: attachment; filename="<PAIR>_<range>.csv". */
+                    "Content-Disposition"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example EURUSD */
-                        pair: string;
-                        /** @description The range served. */
-                        range: "1m" | "3m" | "6m" | "1y" | "5y";
-                        /** @description Number of points. */
-                        count: number;
-                        /** @description Daily closes in ascending date order; no synthetic weekend or holiday points. */
-                        points: {
-                            /**
-                             * Format: date
-                             * @description A date on which both currencies have a published rate.
-                             */
-                            date: string;
-                            /**
-                             * @description Daily reference rate, 8 significant digits, half-to-even.
-                             * @example 1.0842
-                             */
-                            rate: string;
-                        }[];
-                        /** @description Statistics computed from the points exactly as served, so a client can reproduce them. */
-                        stats: {
-                            /**
-                             * @description Highest point rate in the range (most `to` per `from`).
-                             * @example 1.1
-                             */
-                            best: string;
-                            /**
-                             * Format: date
-                             * @description Date of best; on ties the most recent.
-                             */
-                            bestDate: string;
-                            /**
-                             * @description Lowest point rate in the range.
-                             * @example 1.0
-                             */
-                            worst: string;
-                            /**
-                             * Format: date
-                             * @description Date of worst; on ties the most recent.
-                             */
-                            worstDate: string;
-                            /**
-                             * @description Exact arithmetic mean of the point rates, rounded half-to-even to 8 significant digits.
-                             * @example 1.05
-                             */
-                            average: string;
-                            /** @description (last − first) / first × 100, rounded half-to-even to 4 decimals; 0 for a single point. */
-                            changePct: number;
-                            /** @description (last − exact mean) / exact mean × 100, rounded half-to-even to 4 decimals. */
-                            currentVsAveragePct: number;
-                        };
-                    };
+                    "application/json": components["schemas"]["History"];
                     "text/csv": string;
                 };
             };
-            /** @description Not modified. */
+            /** @description Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota. */
             304: {
                 headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -480,96 +1084,1070 @@ export interface operations {
             /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_range`, `invalid_format`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /** @description URI reference naming the problem: /problems/<code>. */
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        /** @description Stable machine-readable code. */
-                        code: "invalid_currency" | "unsupported_currency" | "invalid_amount" | "invalid_range" | "invalid_format" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "internal_error";
-                        /** @description The offending query parameter, on validation errors. */
-                        param?: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description `unauthorized`: missing, malformed, unknown or revoked API key. */
             401: {
                 headers: {
+                    /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /** @description URI reference naming the problem: /problems/<code>. */
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        /** @description Stable machine-readable code. */
-                        code: "invalid_currency" | "unsupported_currency" | "invalid_amount" | "invalid_range" | "invalid_format" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "internal_error";
-                        /** @description The offending query parameter, on validation errors. */
-                        param?: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description `no_history`: no rates stored for the pair in the range. */
             404: {
                 headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /** @description URI reference naming the problem: /problems/<code>. */
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        /** @description Stable machine-readable code. */
-                        code: "invalid_currency" | "unsupported_currency" | "invalid_amount" | "invalid_range" | "invalid_format" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "internal_error";
-                        /** @description The offending query parameter, on validation errors. */
-                        param?: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. */
+            /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
             429: {
                 headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /** @description URI reference naming the problem: /problems/<code>. */
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        /** @description Stable machine-readable code. */
-                        code: "invalid_currency" | "unsupported_currency" | "invalid_amount" | "invalid_range" | "invalid_format" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "internal_error";
-                        /** @description The offending query parameter, on validation errors. */
-                        param?: string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            503: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "getHistory-head": {
+        parameters: {
+            query: {
+                /**
+                 * @description Source currency. ISO 4217 alphabetic code, case-insensitive (answers use upper case).
+                 * @example EUR
+                 */
+                from: string;
+                /**
+                 * @description Target currency. ISO 4217 alphabetic code, case-insensitive (answers use upper case).
+                 * @example EUR
+                 */
+                to: string;
+                /** @description How far back from today (UTC) the history reaches, in calendar months or years. */
+                range?: "1m" | "3m" | "6m" | "1y" | "5y";
+                /** @description json (a History object) or csv (RFC 4180, CRLF, header `date,rate`, ascending). */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The history, as JSON or CSV. */
+            200: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
+                    /** @description CSV only: attachment; filename="<PAIR>_<range>.csv". */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["History"];
+                    "text/csv": string;
+                };
+            };
+            /** @description Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota. */
+            304: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_range`, `invalid_format`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            400: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed, unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `no_history`: no rates stored for the pair in the range. */
+            404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
+            429: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            503: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRates: {
+        parameters: {
+            query: {
+                /**
+                 * @description Source currency. ISO 4217 alphabetic code, case-insensitive (answers use upper case).
+                 * @example EUR
+                 */
+                from: string;
+                /**
+                 * @description Target currencies: ISO 4217 codes separated by commas, case-insensitive, at most 200, none twice. Without it, every currency /currencies lists as answerable now (onRequest false) except from.
+                 * @example USD,GBP,JPY
+                 */
+                to?: string;
+                /**
+                 * @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate.
+                 * @example 2026-03-02
+                 */
+                date?: string;
+                /** @description An amount in the source currency to convert into every target, as in /convert: up to 18 integer digits and up to 12 decimals with "." as the decimal point. No sign, exponent, spaces or separators. */
+                amount?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rates, or the amount converted, per target. */
+            200: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rates"];
+                };
+            };
+            /** @description Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota. */
+            304: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            400: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed, unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `no_history`: with `date`, a currency named in `to` has no rate on or before it. */
+            404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
+            429: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            503: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "getRates-head": {
+        parameters: {
+            query: {
+                /**
+                 * @description Source currency. ISO 4217 alphabetic code, case-insensitive (answers use upper case).
+                 * @example EUR
+                 */
+                from: string;
+                /**
+                 * @description Target currencies: ISO 4217 codes separated by commas, case-insensitive, at most 200, none twice. Without it, every currency /currencies lists as answerable now (onRequest false) except from.
+                 * @example USD,GBP,JPY
+                 */
+                to?: string;
+                /**
+                 * @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate.
+                 * @example 2026-03-02
+                 */
+                date?: string;
+                /** @description An amount in the source currency to convert into every target, as in /convert: up to 18 integer digits and up to 12 decimals with "." as the decimal point. No sign, exponent, spaces or separators. */
+                amount?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rates, or the amount converted, per target. */
+            200: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rates"];
+                };
+            };
+            /** @description Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota. */
+            304: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            400: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed, unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `no_history`: with `date`, a currency named in `to` has no rate on or before it. */
+            404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
+            429: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            503: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listCurrencies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The currencies. */
+            200: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CurrencyList"];
+                };
+            };
+            /** @description Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota. */
+            304: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: missing, malformed, unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
+            429: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            503: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "listCurrencies-head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The currencies. */
+            200: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CurrencyList"];
+                };
+            };
+            /** @description Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota. */
+            304: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: missing, malformed, unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
+            429: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            503: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key's usage. */
+            200: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Usage"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed, unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            503: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "getUsage-head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key's usage. */
+            200: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Usage"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed, unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            503: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Alive. */
+            200: {
+                headers: {
+                    /** @description no-store. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
                     };
                 };
             };
-            /** @description `feed_unavailable`: nothing is stored and the upstream feed cannot be reached; see Retry-After. */
-            503: {
+            /** @description A request the server cannot take (a body, an oversized or malformed header…), as application/problem+json. */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /** @description URI reference naming the problem: /problems/<code>. */
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        /** @description Stable machine-readable code. */
-                        code: "invalid_currency" | "unsupported_currency" | "invalid_amount" | "invalid_range" | "invalid_format" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "internal_error";
-                        /** @description The offending query parameter, on validation errors. */
-                        param?: string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "getHealth-head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Alive. */
+            200: {
+                headers: {
+                    /** @description no-store. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
                     };
+                };
+            };
+            /** @description A request the server cannot take (a body, an oversized or malformed header…), as application/problem+json. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Prometheus text exposition: requests by route and status, latency, refresh outcomes, quota rejections, upstream latency. */
+            200: {
+                headers: {
+                    /** @description no-store. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description A request the server cannot take (a body, an oversized or malformed header…), as application/problem+json. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "getMetrics-head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Prometheus text exposition: requests by route and status, latency, refresh outcomes, quota rejections, upstream latency. */
+            200: {
+                headers: {
+                    /** @description no-store. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description A request the server cannot take (a body, an oversized or malformed header…), as application/problem+json. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready. status, and per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError. */
+            200: {
+                headers: {
+                    /** @description no-store. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status?: string;
+                        providers?: {
+                            [key: string]: unknown;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Not ready: no rates loaded (`next` says what to do), or the store cannot be reached. */
+            503: {
+                headers: {
+                    /** @description no-store. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status?: string;
+                        providers?: {
+                            [key: string]: unknown;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description A request the server cannot take (a body, an oversized or malformed header…), as application/problem+json. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "getReadiness-head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready. status, and per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError. */
+            200: {
+                headers: {
+                    /** @description no-store. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status?: string;
+                        providers?: {
+                            [key: string]: unknown;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Not ready: no rates loaded (`next` says what to do), or the store cannot be reached. */
+            503: {
+                headers: {
+                    /** @description no-store. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status?: string;
+                        providers?: {
+                            [key: string]: unknown;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description A request the server cannot take (a body, an oversized or malformed header…), as application/problem+json. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };

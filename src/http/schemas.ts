@@ -109,7 +109,7 @@ export const RateResponse = Type.Object(
     asOf: DateTime,
     stale: Stale,
   },
-  { description: 'Live mid-market rate: units of `to` per one unit of `from`.' },
+  { $id: 'Rate', description: 'Live mid-market rate: units of `to` per one unit of `from`.' },
 );
 
 export const ConversionResponse = Type.Object(
@@ -125,7 +125,7 @@ export const ConversionResponse = Type.Object(
     asOf: DateTime,
     stale: Stale,
   },
-  { description: 'A conversion at the live mid-market rate.' },
+  { $id: 'Conversion', description: 'A conversion at the live mid-market rate.' },
 );
 
 export const HistoryResponse = Type.Object(
@@ -156,7 +156,7 @@ export const HistoryResponse = Type.Object(
       { description: 'Statistics computed from the points exactly as served, so a client can reproduce them.' },
     ),
   },
-  { description: 'Daily history with statistics.' },
+  { $id: 'History', description: 'Daily history with statistics.' },
 );
 
 export const CurrencyEntry = Type.Object(
@@ -176,14 +176,14 @@ export const CurrencyEntry = Type.Object(
       description: 'false: answered now. true: nothing stored yet; the first request that names it loads its history (and takes longer), or answers unsupported_currency when no provider quotes it after all.',
     }),
   },
-  { description: 'A currency the service answers for.' },
+  { $id: 'Currency', description: 'A currency the service answers for.' },
 );
 
 export const CurrencyList = Type.Object(
   {
-    currencies: Type.Array(CurrencyEntry, { description: 'Sorted by code; EUR included.' }),
+    currencies: Type.Array(Type.Unsafe(ref('Currency')), { description: 'Sorted by code; EUR included.' }),
   },
-  { description: 'Every currency /rate answers now, then (onRequest true) those a provider can quote on first request.' },
+  { $id: 'CurrencyList', description: 'Every currency /rate answers now, then (onRequest true) those a provider can quote on first request.' },
 );
 
 export const RatesEntry = Type.Object({
@@ -192,17 +192,17 @@ export const RatesEntry = Type.Object({
   asOf: DateTime,
   stale: Stale,
   result: Type.Optional(DecimalString('With amount: amount × rate, exactly as /convert answers it for this pair.', '86.42')),
-});
+}, { $id: 'RatesEntry', description: 'One target of a /rates answer.' });
 
 export const RatesResponse = Type.Object(
   {
     from: Type.String({ description: 'ISO 4217 source currency.' }),
     amount: Type.Optional(DecimalString('With amount: the input amount with leading zeros removed.', '100')),
-    rates: Type.Array(RatesEntry, {
+    rates: Type.Array(Type.Unsafe(ref('RatesEntry')), {
       description: 'Sorted by `to`. Each entry is what /rate (with amount: /convert) answers for its pair at that moment. On a date without `to`, currencies without a rate on or before it are left out.',
     }),
   },
-  { description: 'One rate (or amount) in many currencies.' },
+  { $id: 'Rates', description: 'One rate (or amount) in many currencies.' },
 );
 
 export const UsageResponse = Type.Object(
@@ -213,7 +213,7 @@ export const UsageResponse = Type.Object(
     remaining: Type.Integer({ description: 'Requests left today (X-RateLimit-Remaining).' }),
     resetsAt: Type.String({ format: 'date-time', description: 'The next reset, 00:00 UTC (X-RateLimit-Reset in Unix seconds).' }),
   },
-  { description: "The calling key's quota today. Reading it does not count." },
+  { $id: 'Usage', description: "The calling key's quota today. Reading it does not count." },
 );
 
 export const ProblemResponse = Type.Object(
@@ -228,18 +228,35 @@ export const ProblemResponse = Type.Object(
     ),
     param: Type.Optional(Type.String({ description: 'The offending query parameter, on validation errors.' })),
   },
-  { description: 'RFC 9457 problem details (application/problem+json).' },
+  { $id: 'Problem', description: 'RFC 9457 problem details (application/problem+json).' },
 );
 
-function problem(description: string) {
-  return { description, content: { 'application/problem+json': { schema: ProblemResponse } } };
+/** A reference to one of SHARED_SCHEMAS, as the OpenAPI document names it in components.schemas. */
+export function ref(id: SharedSchemaId): { $ref: string } {
+  return { $ref: `${id}#` };
+}
+
+const QUOTA_HEADERS = {
+  'X-RateLimit-Limit': { type: 'integer', description: "The key's requests per UTC day." },
+  'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left today.' },
+  'X-RateLimit-Reset': { type: 'integer', description: 'Unix seconds of the next reset (00:00 UTC).' },
+};
+const RETRY_AFTER = { 'Retry-After': { type: 'integer', description: 'Seconds to wait before trying again.' } };
+
+function problem(description: string, headers: Record<string, { type: string; description: string }> = QUOTA_HEADERS) {
+  return { description, headers, content: { 'application/problem+json': { schema: ref('Problem') } } };
 }
 
 /** Error responses shared by every keyed endpoint. */
 export const KEYED_ERRORS = {
-  401: problem('`unauthorized`: missing, malformed, unknown or revoked API key.'),
-  429: problem('`quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset.'),
-  503: problem('`feed_unavailable`: nothing is stored and the upstream feed cannot be reached; see Retry-After.'),
+  401: problem('`unauthorized`: missing, malformed, unknown or revoked API key.', {
+    'WWW-Authenticate': { type: 'string', description: 'ApiKey realm="exrates", header="X-Api-Key", query="apikey".' },
+  }),
+  429: problem('`quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted.', { ...QUOTA_HEADERS, ...RETRY_AFTER }),
+  503: problem('`feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After.', {
+    ...QUOTA_HEADERS,
+    ...RETRY_AFTER,
+  }),
 };
 
 export function badRequest(codes: string) {
@@ -249,3 +266,11 @@ export function badRequest(codes: string) {
 export function notFoundProblem(description: string) {
   return problem(description);
 }
+
+/**
+ * The answers' shapes, named once: Fastify holds them (app.addSchema), routes refer to them, and
+ * the OpenAPI document lists them under components.schemas by these names, so generated clients
+ * get one type per shape.
+ */
+export const SHARED_SCHEMAS = [CurrencyEntry, RatesEntry, RateResponse, ConversionResponse, HistoryResponse, CurrencyList, RatesResponse, UsageResponse, ProblemResponse];
+export type SharedSchemaId = 'Rate' | 'Conversion' | 'History' | 'Problem' | 'CurrencyList' | 'Rates' | 'Usage' | 'Currency' | 'RatesEntry';

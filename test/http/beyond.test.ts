@@ -204,6 +204,63 @@ describe('beyond the interface, on the shared ECB history', () => {
     });
   });
 
+  describe('the contract as clients see it', () => {
+    test('If-Modified-Since gets 304 at or after Last-Modified when no If-None-Match is sent; history has Last-Modified', async () => {
+      const rate = await get('/api/v1/rate?from=EUR&to=USD');
+      const lastModified = String(rate.headers['last-modified']);
+      assert.equal((await get('/api/v1/rate?from=EUR&to=USD', { 'if-modified-since': lastModified })).statusCode, 304);
+      assert.equal((await get('/api/v1/rate?from=EUR&to=USD', { 'if-modified-since': 'Fri, 06 Mar 2026 00:00:00 GMT' })).statusCode, 304);
+      assert.equal((await get('/api/v1/rate?from=EUR&to=USD', { 'if-modified-since': 'Thu, 05 Mar 2026 14:59:59 GMT' })).statusCode, 200);
+      assert.equal((await get('/api/v1/rate?from=EUR&to=USD', { 'if-modified-since': 'not a date' })).statusCode, 200);
+      // If-None-Match wins: a stale ETag is a 200 whatever If-Modified-Since says.
+      assert.equal((await get('/api/v1/rate?from=EUR&to=USD', { 'if-modified-since': lastModified, 'if-none-match': '"other"' })).statusCode, 200);
+      const history = await get('/api/v1/history?from=EUR&to=GBP&range=1m');
+      assert.equal(history.headers['last-modified'], 'Thu, 05 Mar 2026 15:00:00 GMT');
+      const unchanged = await get('/api/v1/history?from=EUR&to=GBP&range=1m', { 'if-modified-since': String(history.headers['last-modified']) });
+      assert.equal(unchanged.statusCode, 304);
+      assert.equal(unchanged.body, '');
+      assert.equal(unchanged.headers.etag, history.headers.etag);
+      const dated = await get('/api/v1/rate?from=EUR&to=USD&date=2026-03-01', { 'if-modified-since': 'Fri, 27 Feb 2026 15:00:00 GMT' });
+      assert.equal(dated.statusCode, 304);
+    });
+
+    test('a 401 names its scheme; a 405 is readable cross-origin', async () => {
+      const unauthorized = await t.app.inject({ method: 'GET', url: '/api/v1/rate?from=EUR&to=USD' });
+      assert.equal(unauthorized.statusCode, 401);
+      assert.equal(unauthorized.headers['www-authenticate'], 'ApiKey realm="exrates", header="X-Api-Key", query="apikey"');
+      const notAllowed = await t.app.inject({ method: 'POST', url: '/api/v1/rates?from=EUR', headers: { origin: 'https://shop.example' } });
+      assert.equal(notAllowed.statusCode, 405);
+      assert.equal(notAllowed.headers['access-control-allow-origin'], '*');
+      assert.equal(notAllowed.headers.allow, 'GET, HEAD');
+    });
+
+    test('the document names its shapes, declares HEAD, the headers sent, 304 and the operations endpoints', async () => {
+      const doc = (await t.app.inject('/api/v1/openapi.json')).json();
+      assert.deepEqual(Object.keys(doc.components.schemas).sort(), ['Conversion', 'Currency', 'CurrencyList', 'History', 'Problem', 'Rate', 'Rates', 'RatesEntry', 'Usage']);
+      const rate = doc.paths['/api/v1/rate'];
+      assert.deepEqual(rate.get.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/Rate' });
+      assert.deepEqual(rate.get.responses['400'].content['application/problem+json'].schema, { $ref: '#/components/schemas/Problem' });
+      assert.ok(rate.head, 'HEAD is declared');
+      for (const header of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'ETag', 'Last-Modified', 'Cache-Control', 'Vary']) {
+        assert.ok(rate.get.responses['200'].headers[header], `200 declares ${header}`);
+        assert.ok(rate.get.responses['304'].headers[header], `304 declares ${header}`);
+      }
+      assert.ok(rate.get.responses['429'].headers['Retry-After']);
+      assert.ok(rate.get.responses['401'].headers['WWW-Authenticate']);
+      assert.ok(doc.paths['/api/v1/history'].get.responses['200'].headers['Content-Disposition']);
+      for (const path of ['/healthz', '/readyz', '/metrics']) assert.deepEqual(doc.paths[path].get.security, [], `${path} is public`);
+      assert.equal(JSON.stringify(doc).match(/"invalid_currency"/g)?.length, 1, 'the error codes are listed once');
+    });
+
+    test('the operations endpoints answer as before', async () => {
+      assert.deepEqual((await t.app.inject('/healthz')).json(), { status: 'ok' });
+      const ready = (await t.app.inject('/readyz')).json();
+      assert.equal(ready.status, 'ready');
+      assert.deepEqual(Object.keys(ready.providers[0]), ['id', 'latestDay', 'stale', 'lastSuccessAt', 'lastFailureAt', 'lastError']);
+      assert.match((await t.app.inject('/metrics')).body, /^# HELP/m);
+    });
+  });
+
   describe('GET /api/v1/usage', () => {
     test('reports the key\'s quota as its headers do, does not count, and is never stored by a shared cache', async () => {
       const key = await issueKey(t.deps);

@@ -21,6 +21,8 @@ const REFRESH_SECONDS = 2;
 const INTERVAL_MS = REFRESH_SECONDS * 1000;
 const DAILY = '/ecb/eurofxref-daily.xml';
 const RATES = '/frankfurter/v2/rates';
+/** The reset after the fakes' day, as /usage writes it. */
+const TODAY_RESET = new Date(Date.parse(`${TODAY}T00:00:00Z`) + 86_400_000).toISOString().replace('.000Z', 'Z');
 
 describe('two instances on one PostgreSQL and one Redis', () => {
   let skip = '';
@@ -31,7 +33,7 @@ describe('two instances on one PostgreSQL and one Redis', () => {
   const instances: Instance[] = [];
   let setup: ProcessSetup;
   const agents = new Map<Instance, http.Agent>();
-  const keys: Record<'counted' | 'exhausted' | 'pro' | 'revoked', string> = { counted: '', exhausted: '', pro: '', revoked: '' };
+  const keys: Record<'counted' | 'exhausted' | 'pro' | 'revoked' | 'usage', string> = { counted: '', exhausted: '', pro: '', revoked: '', usage: '' };
 
   function call(instance: Instance, path: string, key: string): Promise<Reply> {
     return get(`${instance.base}${path}`, { headers: { 'X-Api-Key': key }, agent: agents.get(instance)!, timeoutMs: 15_000 });
@@ -73,7 +75,8 @@ describe('two instances on one PostgreSQL and one Redis', () => {
     // Started together, as a deployment would: both migrate the empty schema and race for the first load.
     await startInstances(['A', 'B'], setup, instances);
     for (const instance of instances) agents.set(instance, new http.Agent({ keepAlive: true, maxSockets: 64 }));
-    [keys.counted, keys.exhausted, keys.pro, keys.revoked] = await Promise.all([
+    [keys.counted, keys.exhausted, keys.pro, keys.revoked, keys.usage] = await Promise.all([
+      createKey(setup, 'free'),
       createKey(setup, 'free'),
       createKey(setup, 'free'),
       createKey(setup, 'pro'),
@@ -112,6 +115,26 @@ describe('two instances on one PostgreSQL and one Redis', () => {
       `scale quota: 400 concurrent requests, 200 per instance -> 400 x 200, X-RateLimit-Remaining 999..600 with no duplicate; ` +
         `PostgreSQL row says 400 after ${Math.round(performance.now() - started)} ms`,
     );
+  });
+
+  it('usage read on either instance is exact while both count, and reading it counts nothing', async (t) => {
+    if (skip) return t.skip(skip);
+    const usage = async (instance: Instance) => {
+      const reply = await call(instance, '/api/v1/usage', keys.usage);
+      assert.equal(reply.status, 200, reply.body);
+      assert.equal(reply.headers['cache-control'], 'no-store');
+      const body = JSON.parse(reply.body) as { used: number; remaining: number; limit: number };
+      assert.equal(reply.headers['x-ratelimit-remaining'], String(body.remaining));
+      return body;
+    };
+    for (const round of [1, 2, 3]) {
+      const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => call(instances[i % 2]!, '/api/v1/rate?from=EUR&to=USD', keys.usage)));
+      assert.deepEqual(replies.map((r) => r.status).filter((s) => s !== 200), []);
+      // Read several times on each instance: every reading says the same, so none counted.
+      for (const instance of [instances[0]!, instances[1]!, instances[0]!, instances[1]!]) {
+        assert.deepEqual(await usage(instance), { tier: 'free', limit: 1000, used: 50 * round, remaining: 1000 - 50 * round, resetsAt: TODAY_RESET });
+      }
+    }
   });
 
   it('a free key exhausted over both instances: 1,100 requests are exactly 1,000 answered and 100 refused', async (t) => {

@@ -3,19 +3,16 @@ import { KEYED_ROUTES, type KeyedApi, type KeyedRoute, type Query } from '../key
 import { PROBLEMS, problemOf, sendProblem } from '../problem.js';
 import {
   badRequest,
-  ConversionResponse,
   ConvertQuery,
-  CurrencyList,
-  NoQuery,
-  RatesQuery,
-  RatesResponse,
-  UsageResponse,
   HistoryQuery,
-  HistoryResponse,
   KEYED_ERRORS,
+  NoQuery,
   notFoundProblem,
   RateQuery,
-  RateResponse,
+  RatesQuery,
+  ref,
+  SHARED_SCHEMAS,
+  type SharedSchemaId,
 } from '../schemas.js';
 
 declare module 'fastify' {
@@ -25,12 +22,33 @@ declare module 'fastify' {
   }
 }
 
-const RATE_LIMIT_HEADERS = {
+/** Sent with every answer to a valid key on the keyed endpoints (SPEC §6). */
+const QUOTA_HEADERS = {
   'X-RateLimit-Limit': { type: 'integer', description: "The key's requests per UTC day." },
   'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left today.' },
   'X-RateLimit-Reset': { type: 'integer', description: 'Unix seconds of the next reset (00:00 UTC).' },
-  ETag: { type: 'string', description: 'Strong validator of this representation.' },
-  'Cache-Control': { type: 'string', description: 'private, max-age=<seconds>.' },
+};
+
+const CACHE_HEADERS = {
+  ETag: { type: 'string', description: 'Strong validator of this representation (a compressed body has its own).' },
+  'Last-Modified': { type: 'string', description: 'HTTP date of asOf (for a list, the newest; absent for /currencies).' },
+  'Cache-Control': {
+    type: 'string',
+    description: 'private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable.',
+  },
+  Vary: { type: 'string', description: 'X-Api-Key (history: Accept-Encoding, X-Api-Key).' },
+};
+
+/** A 200 with a named JSON shape and the headers every cacheable answer carries. */
+function json(description: string, id: SharedSchemaId) {
+  return { description, headers: { ...QUOTA_HEADERS, ...CACHE_HEADERS }, content: { 'application/json': { schema: ref(id) } } };
+}
+
+const NOT_MODIFIED = {
+  description:
+    'Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota.',
+  headers: { ...QUOTA_HEADERS, ...CACHE_HEADERS },
+  type: 'null',
 };
 
 const delegated = new WeakSet<FastifyRequest>();
@@ -55,6 +73,7 @@ export function answeredByKeyedApi(request: FastifyRequest): boolean {
  * server hands every other request for these paths to the keyed API directly.
  */
 export function registerApiRoutes(app: FastifyInstance, api: KeyedApi): void {
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   const keyed = (route: KeyedRoute) => ({
     // Not Fastify's CORS, validation or request logs: the keyed API does all three itself.
     config: { keyed: true, cors: false },
@@ -75,8 +94,8 @@ export function registerApiRoutes(app: FastifyInstance, api: KeyedApi): void {
         tags: ['rates'],
         querystring: RateQuery,
         response: {
-          200: { ...RateResponse, headers: RATE_LIMIT_HEADERS },
-          304: { description: 'Not modified (If-None-Match matched the ETag).', type: 'null' },
+          200: json('The rate.', 'Rate'),
+          304: NOT_MODIFIED,
           400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_date`, `missing_parameter`'),
           404: notFoundProblem('`no_history`: with `date`, no rate for the pair on or before it.'),
           ...KEYED_ERRORS,
@@ -97,8 +116,8 @@ export function registerApiRoutes(app: FastifyInstance, api: KeyedApi): void {
         tags: ['rates'],
         querystring: ConvertQuery,
         response: {
-          200: { ...ConversionResponse, headers: RATE_LIMIT_HEADERS },
-          304: { description: 'Not modified.', type: 'null' },
+          200: json('The conversion.', 'Conversion'),
+          304: NOT_MODIFIED,
           400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`'),
           404: notFoundProblem('`no_history`: with `date`, no rate for the pair on or before it.'),
           ...KEYED_ERRORS,
@@ -121,15 +140,19 @@ export function registerApiRoutes(app: FastifyInstance, api: KeyedApi): void {
         response: {
           200: {
             description: 'The history, as JSON or CSV.',
-            headers: RATE_LIMIT_HEADERS,
+            headers: {
+              ...QUOTA_HEADERS,
+              ...CACHE_HEADERS,
+              'Content-Disposition': { type: 'string', description: 'CSV only: attachment; filename="<PAIR>_<range>.csv".' },
+            },
             content: {
-              'application/json': { schema: HistoryResponse },
+              'application/json': { schema: ref('History') },
               'text/csv': {
                 schema: { type: 'string', description: 'RFC 4180, CRLF line ends, header `date,rate`, one row per point, ascending.' },
               },
             },
           },
-          304: { description: 'Not modified.', type: 'null' },
+          304: NOT_MODIFIED,
           400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_range`, `invalid_format`, `missing_parameter`'),
           404: notFoundProblem('`no_history`: no rates stored for the pair in the range.'),
           ...KEYED_ERRORS,
@@ -150,8 +173,8 @@ export function registerApiRoutes(app: FastifyInstance, api: KeyedApi): void {
         tags: ['rates'],
         querystring: RatesQuery,
         response: {
-          200: { ...RatesResponse, headers: RATE_LIMIT_HEADERS },
-          304: { description: 'Not modified.', type: 'null' },
+          200: json('The rates, or the amount converted, per target.', 'Rates'),
+          304: NOT_MODIFIED,
           400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`'),
           404: notFoundProblem('`no_history`: with `date`, a currency named in `to` has no rate on or before it.'),
           ...KEYED_ERRORS,
@@ -172,8 +195,8 @@ export function registerApiRoutes(app: FastifyInstance, api: KeyedApi): void {
         tags: ['rates'],
         querystring: NoQuery,
         response: {
-          200: { ...CurrencyList, headers: RATE_LIMIT_HEADERS },
-          304: { description: 'Not modified.', type: 'null' },
+          200: json('The currencies.', 'CurrencyList'),
+          304: NOT_MODIFIED,
           ...KEYED_ERRORS,
         },
       },
@@ -192,7 +215,7 @@ export function registerApiRoutes(app: FastifyInstance, api: KeyedApi): void {
         tags: ['keys'],
         querystring: NoQuery,
         response: {
-          200: { ...UsageResponse, headers: RATE_LIMIT_HEADERS },
+          200: { ...json("The key's usage.", 'Usage'), headers: QUOTA_HEADERS },
           401: KEYED_ERRORS[401],
           503: KEYED_ERRORS[503],
         },

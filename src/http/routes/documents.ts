@@ -28,7 +28,7 @@ function description(config: Config): string {
     '',
     '**Currencies.** Codes are matched case-insensitively and answered in upper case. A code that is not ISO 4217 is `invalid_currency`; a valid code that no configured provider quotes is `unsupported_currency`. `from` equal to `to` gives rate "1".',
     '',
-    `**Keys and quotas.** Every /api/v1 endpoint needs an API key in the \`X-Api-Key\` header or the \`apikey\` query parameter; when both are sent the header wins. Keys are requested by e-mail from ${config.contactEmail}; ask the same address for the pro tier. Daily quotas per key: free ${grouped(config.quota.free)}, pro ${grouped(config.quota.pro)} requests, resetting at 00:00 UTC. Every request with a valid key counts, whatever its status, except one refused with 429. Responses to a valid key carry X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (Unix seconds); a 429 also carries Retry-After.`,
+    `**Keys and quotas.** Every /api/v1 endpoint needs an API key in the \`X-Api-Key\` header or the \`apikey\` query parameter; when both are sent the header wins. Keys are requested by e-mail from ${config.contactEmail}; ask the same address for the pro tier. Daily quotas per key: free ${grouped(config.quota.free)}, pro ${grouped(config.quota.pro)} requests, resetting at 00:00 UTC. Every GET or HEAD with a valid key to an /api/v1 endpoint counts, whatever its status, except one refused with 429 and /usage (which reads the count without adding to it); each carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (Unix seconds), and a 429 also Retry-After. A path that names no endpoint (404) or another method (405) neither counts nor carries them. A 401 carries WWW-Authenticate.`,
     ...(config.demoKey
       ? [
           '',
@@ -36,9 +36,11 @@ function description(config: Config): string {
         ]
       : []),
     '',
-    '**Caching.** rate and convert: `Cache-Control: private, max-age=<seconds until the next refresh, at most 600>`; history: `private, max-age=3600`. Every 200 has a strong ETag (a compressed body has its own); a matching If-None-Match gets 304, which still counts against the quota. Last-Modified follows asOf. History is compressed with gzip or br when accepted.',
+    '**Caching.** rate, convert, rates and currencies: `Cache-Control: private, max-age=<seconds until the next refresh, at most 600>`; a past `date` whose answer can no longer change: `private, max-age=31536000, immutable`; history: `private, max-age=3600`; usage: `no-store`. Every 200 has a strong ETag (a compressed body has its own); a matching If-None-Match gets 304, and so does, when no If-None-Match is sent, an If-Modified-Since at or after Last-Modified; a 304 still counts against the quota. Last-Modified follows asOf (history: the last point\'s). History is compressed with gzip or br when accepted.',
     '',
-    '**Errors.** Every error is `application/problem+json` (RFC 9457) with `type`, `title`, `status`, `detail` and a stable `code`; validation errors add `param`. Codes: invalid_currency, unsupported_currency, invalid_amount, invalid_range, invalid_format, missing_parameter (400); unauthorized (401); no_history, not_found (404); method_not_allowed (405, with Allow: GET, HEAD); quota_exceeded (429); internal_error (500); feed_unavailable (503, with Retry-After). Unknown query parameters are ignored; a parameter given twice is a 400.',
+    '**Dates.** `date=YYYY-MM-DD` on rate, convert and rates answers the latest day on or before it on which both currencies have a published rate: the same value as that day\'s history point, with that day\'s fixing time as asOf and stale false. Malformed or after today (UTC): 400 `invalid_date`; before the oldest stored day: 404 `no_history`.',
+    '',
+    '**Errors.** Every error is `application/problem+json` (RFC 9457) with `type`, `title`, `status`, `detail` and a stable `code`; validation errors add `param`. Codes: invalid_currency, unsupported_currency, invalid_amount, invalid_range, invalid_format, invalid_date, missing_parameter (400); unauthorized (401); no_history, not_found (404); method_not_allowed (405, with Allow: GET, HEAD); quota_exceeded (429); internal_error (500); feed_unavailable (503, with Retry-After). Unknown query parameters are ignored; a parameter given twice is a 400.',
     '',
     ...EXAMPLES,
   ].join('\n');
@@ -55,6 +57,8 @@ const EXAMPLES = [
   '```sh',
   'curl -s -H "X-Api-Key: $EXRATES_KEY" \'http://localhost:8080/api/v1/convert?from=GBP&to=JPY&amount=100\'',
   'curl -s --compressed -H "X-Api-Key: $EXRATES_KEY" \'http://localhost:8080/api/v1/history?from=USD&to=CHF&range=1y&format=csv\' > USDCHF_1y.csv',
+  'curl -s -H "X-Api-Key: $EXRATES_KEY" \'http://localhost:8080/api/v1/rates?from=EUR&to=USD,GBP,JPY&amount=100&date=2026-03-02\'',
+  'curl -s -H "X-Api-Key: $EXRATES_KEY" \'http://localhost:8080/api/v1/usage\'',
   '```',
   '',
   '**TypeScript**, with types generated from this document by openapi-typescript and requests made by openapi-fetch (`npm install openapi-fetch`):',
@@ -71,6 +75,8 @@ const EXAMPLES = [
   'console.log(data.result, data.rate, data.asOf, data.stale);',
   '',
   "const history = await exrates.GET('/api/v1/history', { params: { query: { from: 'USD', to: 'CHF', range: '1y' } } });",
+  "const past = await exrates.GET('/api/v1/rates', { params: { query: { from: 'EUR', to: 'USD,GBP,JPY', amount: '100', date: '2026-03-02' } } });",
+  'for (const entry of past.data?.rates ?? []) console.log(entry.to, entry.result, entry.asOf);',
   'console.log(history.data?.stats.best, history.data?.stats.bestDate);',
   '```',
   '',
@@ -109,6 +115,7 @@ export function openApiOptions(config: Config): SwaggerOptions {
         { name: 'rates', description: 'Live rates and conversion' },
         { name: 'history', description: 'Daily history and statistics' },
         { name: 'keys', description: "The calling key's quota" },
+        { name: 'operations', description: 'Health, readiness and metrics for operators: public, no key' },
       ],
       components: {
         securitySchemes: {
@@ -119,6 +126,10 @@ export function openApiOptions(config: Config): SwaggerOptions {
       security: [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }],
     },
     hideUntagged: true,
+    // HEAD is answered wherever GET is: the document says so.
+    exposeHeadRoutes: true,
+    // Shared shapes keep their names in components.schemas (Rate, Problem…), not def-0, def-1…
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   };
 }
 

@@ -1,18 +1,61 @@
 import type { FastifyInstance } from 'fastify';
 import { noRatesAdvice } from '../../announce.js';
 import type { Deps } from '../../deps.js';
+import { ref } from '../schemas.js';
+
+/** Public operations endpoints, in the document for operators' tools; no key, never cached. */
+const NO_STORE = { 'Cache-Control': { type: 'string', description: 'no-store.' } };
+const READINESS = {
+  type: 'object',
+  properties: { status: { type: 'string' }, providers: { type: 'array', items: { type: 'object', additionalProperties: true } } },
+  additionalProperties: true,
+};
+
+/** What the server answers any request it cannot take (src/http/request-checks.ts). */
+const REQUEST_DEFECT = {
+  description: 'A request the server cannot take (a body, an oversized or malformed header…), as application/problem+json.',
+  content: { 'application/problem+json': { schema: ref('Problem') } },
+};
+
+function operation(operationId: string, summary: string, responses: Record<string, unknown>) {
+  return { schema: { operationId, summary, tags: ['operations'], security: [], response: { ...responses, '4xx': REQUEST_DEFECT } } };
+}
 
 export function registerOpsRoutes(app: FastifyInstance, deps: Deps): void {
-  app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
+  app.get(
+    '/healthz',
+    operation('getHealth', 'Liveness: the process answers', {
+      200: { description: 'Alive.', headers: NO_STORE, type: 'object', properties: { status: { type: 'string', enum: ['ok'] } }, required: ['status'] },
+    }),
+    async (_request, reply) => {
     return reply.header('Cache-Control', 'no-store').send({ status: 'ok' });
   });
 
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+  app.get(
+    '/metrics',
+    operation('getMetrics', 'Prometheus metrics', {
+      200: {
+        description: 'Prometheus text exposition: requests by route and status, latency, refresh outcomes, quota rejections, upstream latency.',
+        headers: NO_STORE,
+        content: { 'text/plain': { schema: { type: 'string' } } },
+      },
+    }),
+    async (_request, reply) => {
     return reply.type(deps.metrics.registry.contentType).header('Cache-Control', 'no-store').send(await deps.metricsText());
   });
 
   /** Ready when the store answers and holds rates to serve. */
-  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+  app.get(
+    '/readyz',
+    operation('getReadiness', 'Readiness: the store answers and holds rates', {
+      200: {
+        ...READINESS,
+        description: 'Ready. status, and per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError.',
+        headers: NO_STORE,
+      },
+      503: { ...READINESS, description: 'Not ready: no rates loaded (`next` says what to do), or the store cannot be reached.', headers: NO_STORE },
+    }),
+    async (_request, reply) => {
     reply.header('Cache-Control', 'no-store');
     try {
       const providers = [];
