@@ -40,7 +40,7 @@ const DateParam = Type.Optional(
     pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$',
     description:
       'A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day\'s point in /history), with that day\'s fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate.',
-    examples: ['2026-03-02'],
+    // No example: the docs page's "try it" would fill it in, and ask for a past rate by default.
   }),
 );
 

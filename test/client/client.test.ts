@@ -69,6 +69,27 @@ describe('the generated client, on a listening server', () => {
     assert.equal(response.headers.get('x-ratelimit-limit'), '100000');
   });
 
+  it('calls currencies, rates on a date, many targets and usage, as the server answers them', async () => {
+    const exrates = createExratesClient({ baseUrl: base, apiKey: key });
+    const { currencies } = await exrates.currencies();
+    assert.ok(currencies.some((c) => c.code === 'EUR' && c.minorUnits === 2 && !c.onRequest));
+    const dated = await exrates.rate('EUR', 'USD', '2026-03-01');
+    assert.deepEqual(dated, JSON.parse((await plain('/api/v1/rate?from=EUR&to=USD&date=2026-03-01')).body));
+    assert.equal(dated.asOf, '2026-02-27T15:00:00Z');
+    assert.equal((await exrates.convert('EUR', 'USD', '10', '2026-03-01')).rate, dated.rate);
+    const many = await exrates.rates('EUR', { to: ['USD', 'GBP'], amount: '10', date: '2026-03-01' });
+    assert.deepEqual(many, JSON.parse((await plain('/api/v1/rates?from=EUR&to=USD,GBP&amount=10&date=2026-03-01')).body));
+    assert.deepEqual(
+      many.rates.map((r) => r.to),
+      ['GBP', 'USD'],
+    );
+    const before = await exrates.usage();
+    const after = await exrates.usage();
+    assert.equal(after.used, before.used);
+    assert.equal(after.remaining, after.limit - after.used);
+    await assert.rejects(exrates.rate('EUR', 'USD', '2026-03-07'), (thrown: unknown) => thrown instanceof ExratesError && thrown.problem.code === 'invalid_date');
+  });
+
   it('gives errors as typed problem documents', async () => {
     const exrates = createExratesClient({ baseUrl: base, apiKey: key });
 
