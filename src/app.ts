@@ -8,8 +8,8 @@ import { DomainError, UnavailableError, type ErrorCode } from './core/errors.js'
 import type { Deps } from './deps.js';
 import { answerClientError, answerConnect } from './http/client-errors.js';
 import { CORS, SECURITY_HEADERS } from './http/headers.js';
-import { AJV_OPTIONS, createKeyedApi, keyedRoute, parseQuery, validationProblem, type KeyedApi } from './http/keyed-api.js';
-import { problemFromDomainError, problemOf, sendProblem } from './http/problem.js';
+import { AJV_OPTIONS, UNKNOWN_API_PATH, createKeyedApi, isApiPath, keyedRoute, parseQuery, validationProblem, type KeyedApi } from './http/keyed-api.js';
+import { notFound, problemFromDomainError, problemOf, sendProblem } from './http/problem.js';
 import { requestDefect } from './http/request-checks.js';
 import { createCurrencyListBodies, createHistoryBodies } from './http/responses.js';
 import { answeredByKeyedApi, delegateTo, registerApiRoutes } from './http/routes/api.js';
@@ -113,10 +113,12 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     if (request.routeOptions.config.keyed) return done();
     const method = request.method;
     if (request.is404 && method !== 'GET' && method !== 'HEAD') {
-      const path = request.url.split('?')[0]!;
-      const route = keyedRoute(path);
-      if (route !== undefined && method !== 'OPTIONS') return delegateTo(api, route, request, reply);
-      sendProblem(reply, problemOf('not_found', `No resource at ${method} ${path.slice(0, 200)}.`));
+      if (method !== 'OPTIONS') {
+        const path = request.url.split('?')[0]!;
+        const route = keyedRoute(path) ?? (isApiPath(path) ? UNKNOWN_API_PATH : undefined);
+        if (route !== undefined) return delegateTo(api, route, request, reply);
+      }
+      sendProblem(reply, notFound(method, request.url));
       return;
     }
     const defect = requestDefect(request.raw);
@@ -171,8 +173,10 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     return sendProblem(reply, problemOf('internal_error', 'The server failed to answer this request; the failure has been logged.'));
   });
 
+  // An unknown API path is the keyed API's 404: a request to it with a valid key counts (SPEC §6).
   app.setNotFoundHandler((request, reply) => {
-    sendProblem(reply, problemOf('not_found', `No resource at ${request.method} ${request.url.split('?')[0]!.slice(0, 200)}.`));
+    if (isApiPath(request.url)) return delegateTo(api, UNKNOWN_API_PATH, request, reply);
+    sendProblem(reply, notFound(request.method, request.url));
   });
 
   await app.register(swagger, openApiOptions(deps.config));

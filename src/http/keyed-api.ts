@@ -16,7 +16,7 @@ import type { ServiceMetrics } from '../metrics.js';
 import { httpDate, matchesIfNoneMatch, negotiateEncoding, notModifiedSince } from './caching.js';
 import { CORS, SECURITY_HEADERS } from './headers.js';
 import { requestDefect } from './request-checks.js';
-import { PROBLEM_CONTENT_TYPE, problemFromDomainError, problemOf, type Problem } from './problem.js';
+import { PROBLEM_CONTENT_TYPE, notFound, problemFromDomainError, problemOf, type Problem } from './problem.js';
 import {
   CSV_TYPE,
   HISTORY_MAX_AGE,
@@ -119,9 +119,18 @@ export interface KeyedApiOptions {
   nextRequestId(): string;
 }
 
+/** An API path (under /api/) that names no endpoint: answered 404 here, so that it counts as SPEC §6 says. */
+export const UNKNOWN_API_PATH = 'unmatched';
+export type ApiRoute = KeyedRoute | typeof UNKNOWN_API_PATH;
+
+/** True for a path under /api/: a request to it with a valid key counts, even when it names nothing. */
+export function isApiPath(path: string): boolean {
+  return path.startsWith('/api/');
+}
+
 export interface KeyedApi {
-  /** Answers a request to a keyed route; query is its query string parsed (parseQuery). Never throws. */
-  serve(request: IncomingMessage, response: ServerResponse, route: KeyedRoute, query: Query): void;
+  /** Answers a request to a keyed route, or the 404 of an unknown API path; query is its query string parsed (parseQuery). Never throws. */
+  serve(request: IncomingMessage, response: ServerResponse, route: ApiRoute, query: Query): void;
 }
 
 /** An answer being built: its headers, in the order they are sent. */
@@ -336,17 +345,30 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
     }
   }
 
-  function respond(request: IncomingMessage, response: ServerResponse, headers: Headers, route: KeyedRoute, query: Query): MaybePromise<number> {
+  /**
+   * A request answered with an error whatever its key: it still counts against a valid key's quota,
+   * as every request with one does (SPEC §6), and carries the quota headers; a key with no quota
+   * left gets the 429 instead.
+   */
+  function countedError(request: IncomingMessage, response: ServerResponse, headers: Headers, query: Query, answer: () => number): MaybePromise<number> {
+    return andThen(identify(request, query), (caller) =>
+      caller === undefined ? answer() : andThen(refusal(request, response, headers, caller), (refused) => refused ?? answer()),
+    );
+  }
+
+  function respond(request: IncomingMessage, response: ServerResponse, headers: Headers, route: ApiRoute, query: Query): MaybePromise<number> {
     const method = request.method;
     // Every answer, errors included, is readable cross-origin.
     headers['access-control-allow-origin'] = CORS.origin;
     headers['access-control-expose-headers'] = EXPOSED_HEADERS;
+    if (route === UNKNOWN_API_PATH) return countedError(request, response, headers, query, () => sendProblem(response, headers, notFound(method, request.url)));
     // The API is read-only: any other method, with any body, is a 405 that says what is allowed
-    // (SPEC §7). OPTIONS is CORS's, answered by the server's CORS handling. It names no resource
-    // the API serves, so it is not counted (as an unknown path is not).
+    // (SPEC §7). OPTIONS is CORS's, answered by the server's CORS handling.
     if (method !== 'GET' && method !== 'HEAD') {
-      headers.allow = 'GET, HEAD';
-      return sendProblem(response, headers, problemOf('method_not_allowed', `${method} is not allowed here; use GET or HEAD.`));
+      return countedError(request, response, headers, query, () => {
+        headers.allow = 'GET, HEAD';
+        return sendProblem(response, headers, problemOf('method_not_allowed', `${method} is not allowed here; use GET or HEAD.`));
+      });
     }
     const defect = requestDefect(request);
     if (defect) {
@@ -386,7 +408,7 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
    * key, an in-memory quota count, a computed answer); a step that must wait continues when its
    * value arrives.
    */
-  function serve(request: IncomingMessage, response: ServerResponse, route: KeyedRoute, query: Query): void {
+  function serve(request: IncomingMessage, response: ServerResponse, route: ApiRoute, query: Query): void {
     const started = performance.now();
     const headers: Headers = {};
     // A request's logger, made when it first logs: most requests never do.

@@ -54,6 +54,11 @@ export function problemOf(code: ErrorCode, detail: string, param?: string): Prob
   return problem;
 }
 
+/** The 404 of a request naming nothing served here. */
+export function notFound(method: string | undefined, url: string | undefined): Problem {
+  return problemOf('not_found', `No resource at ${method ?? ''} ${(url ?? '').split('?')[0]!.slice(0, 200)}.`);
+}
+
 export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
   // Set here as well as in the onSend hook: errors raised before routing skip the hooks.
   reply.headers(SECURITY_HEADERS);

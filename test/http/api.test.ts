@@ -4,6 +4,8 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { revokeApiKeys } from '../../src/core/api-keys.js';
 import { utcDay } from '../../src/core/time.js';
 import { createTestApp, issueKey, type TestApp } from '../helper.js';
+import { send } from '../support/http.js';
+import { listenApp } from '../support/ports.js';
 
 const PROBLEM = 'application/problem+json; charset=utf-8';
 
@@ -188,6 +190,45 @@ describe('HTTP API on the shared ECB history', () => {
     const bad = await get('/api/v1/rate?from=EUR&to=ZZZ');
     assert.equal(bad.statusCode, 400);
     assert.equal(Number(bad.headers['x-ratelimit-remaining']), before - 1);
+  });
+
+  test('a path under /api/ that names nothing (404) and another method (405) count against a valid key too, and carry its headers', async () => {
+    const remaining = async () => Number((await get('/api/v1/usage')).headers['x-ratelimit-remaining']);
+    const requests = [
+      { method: 'GET', url: '/api/v1/nothing?from=EUR', status: 404, code: 'not_found' },
+      { method: 'HEAD', url: '/api/v2/rate', status: 404, code: undefined },
+      { method: 'DELETE', url: '/api/v1/unknown', status: 404, code: 'not_found' },
+      { method: 'POST', url: '/api/v1/rate?from=EUR&to=USD', status: 405, code: 'method_not_allowed' },
+      { method: 'PUT', url: '/api/v1/usage', status: 405, code: 'method_not_allowed' },
+    ] as const;
+    for (const { method, url, status, code } of requests) {
+      const before = await remaining();
+      const response = await t.app.inject({ method, url, headers: { 'x-api-key': t.key } });
+      assert.equal(response.statusCode, status, `${method} ${url}`);
+      if (code) assert.equal(response.json().code, code);
+      assert.equal(Number(response.headers['x-ratelimit-remaining']), before - 1, `${method} ${url} counts`);
+      assert.ok(response.headers['x-ratelimit-limit'] && response.headers['x-ratelimit-reset'], `${method} ${url} carries the quota headers`);
+      assert.equal(await remaining(), before - 1, `${method} ${url} is counted once`);
+      // Without a key: the same answer, nothing counted, no quota headers.
+      const anonymous = await t.app.inject({ method, url });
+      assert.equal(anonymous.statusCode, status);
+      assert.equal(anonymous.headers['x-ratelimit-remaining'], undefined);
+    }
+    // Over a real socket, where the server hands exact keyed paths to the keyed API itself.
+    const base = await listenApp(t.app);
+    const before = await remaining();
+    const posted = await send(`${base}/api/v1/convert?from=EUR&to=USD&amount=1`, { method: 'POST', headers: { 'x-api-key': t.key } });
+    assert.equal(posted.status, 405);
+    assert.equal(posted.headers.allow, 'GET, HEAD');
+    assert.equal(Number(posted.headers['x-ratelimit-remaining']), before - 1);
+    const unknown = await send(`${base}/api/v1/rate/`, { headers: { 'x-api-key': t.key } });
+    assert.equal(unknown.status, 404);
+    assert.equal(Number(unknown.headers['x-ratelimit-remaining']), before - 2);
+    // A path outside /api/ is no API request: a key sent with it is not counted.
+    const outside = await send(`${base}/nothing`, { headers: { 'x-api-key': t.key } });
+    assert.equal(outside.status, 404);
+    assert.equal(outside.headers['x-ratelimit-remaining'], undefined);
+    assert.equal(await remaining(), before - 2);
   });
 
   test('missing, malformed, unknown and revoked keys get the same 401', async () => {

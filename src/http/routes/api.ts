@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { KEYED_ROUTES, type KeyedApi, type KeyedRoute, type Query } from '../keyed-api.js';
+import { KEYED_ROUTES, type ApiRoute, type KeyedApi, type KeyedRoute, type Query } from '../keyed-api.js';
 import { PROBLEMS, problemOf, sendProblem } from '../problem.js';
 import {
   badRequest,
@@ -53,8 +53,8 @@ const NOT_MODIFIED = {
 
 const delegated = new WeakSet<FastifyRequest>();
 
-/** Hands a request Fastify received for a keyed route to the keyed API, which answers it on the raw response. */
-export function delegateTo(api: KeyedApi, route: KeyedRoute, request: FastifyRequest, reply: FastifyReply): void {
+/** Hands a request Fastify received for a keyed route (or an unknown API path) to the keyed API, which answers it on the raw response. */
+export function delegateTo(api: KeyedApi, route: ApiRoute, request: FastifyRequest, reply: FastifyReply): void {
   delegated.add(request);
   reply.hijack();
   api.serve(request.raw, reply.raw, route, request.query as Query);
