@@ -582,6 +582,48 @@ describe('the portal’s stale marker, with an upstream that fails', { skip: !av
   });
 });
 
+describe('the portal’s pickers, with a provider that loads currencies on first request', { skip: !available }, () => {
+  let fake: FakeUpstreams;
+  let service: FeedsService;
+  let browser: Browser;
+  let base: string;
+
+  before(async () => {
+    let template: string;
+    ({ fake, template } = await startFakeFeeds());
+    // ECB and Frankfurter, with only ECB's history stored: Frankfurter's other currencies are on request.
+    service = await createFeedsService(fake, { copyFrom: template, tier: 'pro' });
+    base = await listenApp(service.app);
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await service?.close();
+    await closeFakeFeeds(fake);
+  });
+
+  it('lists what /api/v1/currencies answers, those on request apart and marked so', async () => {
+    const page = await browser.context.newPage();
+    const seen = watch(page);
+    try {
+      const expected = (await apiOf(base, service.key).json('/api/v1/currencies')).currencies as Array<{ code: string; name: string; onRequest: boolean }>;
+      const onRequest = expected.filter((c) => c.onRequest);
+      assert.ok(onRequest.length > 0 && onRequest.length < expected.length);
+      await openWithKey(page, base, service.key);
+      const [answer] = await Promise.all([page.waitForResponse((r) => new URL(r.url()).pathname === '/api/v1/currencies'), page.click('#to-input')]);
+      assert.equal(answer.status(), 200);
+      await page.waitForFunction((count) => document.querySelectorAll('#to-list [role=option]').length === count, expected.length);
+      const listed = [...expected.filter((c) => !c.onRequest), ...onRequest].map((c) => ({ code: c.code, name: c.name, onRequest: c.onRequest }));
+      assert.deepEqual(await pickerOptions(page, 'to'), listed);
+      assert.deepEqual(await page.$$eval('#to-list .group', (groups) => groups.map((g) => g.textContent)), ['Available now', 'More, loaded on first use']);
+      assert.deepEqual(seen.errors, []);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
 describe('the portal with the demo key on', { skip: !available }, () => {
   let test: TestApp;
   let browser: Browser;
