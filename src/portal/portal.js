@@ -7,22 +7,39 @@ const config = JSON.parse(document.getElementById('portal-config').textContent);
 const KEY_STORAGE = 'exrates.apiKey';
 const RANGES = ['1m', '3m', '6m', '1y', '5y'];
 const AMOUNT = /^[0-9]{1,18}(\.[0-9]{1,12})?$/;
+const DAY = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
 const $ = (id) => document.getElementById(id);
 
+// The pickers start from the list embedded in the page, so they work at once, and take the API's
+// /currencies list the first time a visitor reaches for one (loadCurrencies): that request counts
+// against the quota, which the demo key shares per visitor, so it is made only when it is of use.
+const catalogue = { served: [], onRequest: [] };
 const names = new Map();
-for (const c of [...config.currencies, ...config.onRequest]) names.set(c.code, c.name);
+
+function setCatalogue(served, onRequest) {
+  catalogue.served = served;
+  catalogue.onRequest = onRequest;
+  names.clear();
+  for (const c of [...served, ...onRequest]) names.set(c.code, c.name);
+}
+
+setCatalogue(config.currencies, config.onRequest);
 
 // ---------------------------------------------------------------------------------------------
 // State: the pair, amount and range live in the address (shareable); the key in local storage.
 
 const params = new URLSearchParams(location.search);
 const pick = (value, fallback) => (value && /^[A-Za-z]{3}$/.test(value) ? value.toUpperCase() : fallback);
-const firstServed = (preferred) => (names.has(preferred) || config.currencies.length === 0 ? preferred : config.currencies[0].code);
+const firstServed = (preferred) => (names.has(preferred) || catalogue.served.length === 0 ? preferred : catalogue.served[0].code);
 const state = {
   from: pick(params.get('from'), firstServed('EUR')),
   to: pick(params.get('to'), firstServed('USD')),
   amount: AMOUNT.test(params.get('amount') ?? '') ? params.get('amount') : '100',
   range: RANGES.includes(params.get('range')) ? params.get('range') : '1y',
+  /** '' for the latest rate, else the day to convert on (YYYY-MM-DD). */
+  date: DAY.test(params.get('date') ?? '') ? params.get('date') : '',
+  /** Whether the table of the amount in every currency is open. */
+  table: params.get('table') === '1',
   key: readStoredKey(),
 };
 
@@ -40,6 +57,8 @@ function activeKey() {
 
 function rememberInAddress() {
   const search = new URLSearchParams({ from: state.from, to: state.to, amount: state.amount, range: state.range });
+  if (state.date) search.set('date', state.date);
+  if (state.table) search.set('table', '1');
   history.replaceState(null, '', `${location.pathname}?${search}`);
 }
 
@@ -60,7 +79,12 @@ const dateTimeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium',
 const dayFormat = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' });
 const monthFormat = new Intl.DateTimeFormat(undefined, { month: 'short', year: 'numeric', timeZone: 'UTC' });
 const shortDayFormat = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', timeZone: 'UTC' });
+const weekdayFormat = new Intl.DateTimeFormat(undefined, { weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' });
 const formatDay = (day) => dayFormat.format(new Date(`${day}T00:00:00Z`));
+const formatWeekday = (day) => weekdayFormat.format(new Date(`${day}T00:00:00Z`));
+const formatAsOf = (asOf) => `${dateTimeFormat.format(new Date(asOf))} UTC`;
+/** The day a rate belongs to: its fixing time's UTC date (ECB's 16:00 Frankfurt is 15:00 or 14:00 UTC the same day). */
+const dayOf = (asOf) => asOf.slice(0, 10);
 
 function formatPct(value) {
   const sign = value > 0 ? '+' : value < 0 ? '−' : '';
@@ -211,14 +235,14 @@ function createPicker(side, onPick) {
         .filter((x) => x.s > 0)
         .sort((a, b) => b.s - a.s || a.c.code.localeCompare(b.c.code))
         .map((x) => x.c);
-    return { served: rank(config.currencies), onRequest: q ? rank(config.onRequest) : config.onRequest };
+    return { served: rank(catalogue.served), onRequest: q ? rank(catalogue.onRequest) : catalogue.onRequest };
   }
 
   function render(query) {
     const { served, onRequest } = matches(query);
     list.replaceChildren();
     options = [];
-    const addGroup = (title, items) => {
+    const addGroup = (title, items, note) => {
       if (items.length === 0) return;
       if (title) {
         const header = document.createElement('li');
@@ -238,6 +262,12 @@ function createPicker(side, onPick) {
         const name = document.createElement('span');
         name.textContent = c.name;
         li.append(code, name);
+        if (note) {
+          const hint = document.createElement('span');
+          hint.className = 'visually-hidden';
+          hint.textContent = note;
+          li.append(hint);
+        }
         li.addEventListener('mousedown', (event) => event.preventDefault());
         li.addEventListener('click', () => choose(c.code));
         list.append(li);
@@ -245,7 +275,7 @@ function createPicker(side, onPick) {
       }
     };
     addGroup(onRequest.length > 0 ? 'Available now' : '', served);
-    addGroup('More, loaded on first use', onRequest);
+    addGroup('More, loaded on first use', onRequest, ' (loaded on first use)');
     if (options.length === 0) {
       const empty = document.createElement('li');
       empty.className = 'empty';
@@ -297,7 +327,10 @@ function createPicker(side, onPick) {
     show(state[side]);
   }
 
-  input.addEventListener('focus', () => input.select());
+  input.addEventListener('focus', () => {
+    input.select();
+    loadCurrencies();
+  });
   input.addEventListener('click', open);
   input.addEventListener('input', () => {
     if (list.hidden) {
@@ -337,8 +370,14 @@ function createPicker(side, onPick) {
         break;
     }
   });
+  /** The list changed (the API's arrived): the label and an open list follow it. */
+  function refresh() {
+    if (document.activeElement !== input) show(state[side]);
+    if (!list.hidden) render(input.value.includes(' · ') ? '' : input.value);
+  }
+
   show(state[side]);
-  return { show };
+  return { show, refresh };
 }
 
 const pickers = {
@@ -357,6 +396,28 @@ function setPair(from, to) {
 }
 
 $('swap').addEventListener('click', () => setPair(state.to, state.from));
+
+let currenciesLoad = null;
+
+/** Once per page: GET /api/v1/currencies replaces the embedded list (names, and what loads on first use). */
+function loadCurrencies() {
+  if (currenciesLoad || !activeKey()) return;
+  currenciesLoad = api('/api/v1/currencies', {})
+    .then((response) => response.json())
+    .then((body) => {
+      setCatalogue(
+        body.currencies.filter((c) => !c.onRequest),
+        body.currencies.filter((c) => c.onRequest),
+      );
+      pickers.from.refresh();
+      pickers.to.refresh();
+    })
+    .catch(() => {
+      // The embedded list stays, and the next visit to a picker asks again; a refused key is
+      // already said where the conversion is shown.
+      currenciesLoad = null;
+    });
+}
 
 // ---------------------------------------------------------------------------------------------
 // Conversion
@@ -380,9 +441,49 @@ amountInput.addEventListener('input', () => {
     rememberInAddress();
     renderCode();
     convert();
+    loadMany();
   }, 250);
 });
 $('convert-form').addEventListener('submit', (event) => event.preventDefault());
+
+// A past day: empty means the latest rate. The browser's calendar stops at today (UTC); the server
+// has the last word on which days it answers for, and says so in the problem it returns.
+const dateInput = $('date');
+const dateLatest = $('date-latest');
+let dateTimer = 0;
+
+dateInput.max = new Date().toISOString().slice(0, 10);
+dateInput.value = state.date;
+dateLatest.hidden = !state.date;
+
+function setDate(day) {
+  if (day === state.date) return;
+  state.date = day;
+  dateInput.value = day;
+  dateLatest.hidden = !day;
+  rememberInAddress();
+  renderCode();
+  convert();
+  loadMany();
+}
+
+dateInput.addEventListener('change', () => {
+  clearTimeout(dateTimer);
+  const day = dateInput.value;
+  if (day !== '' && !DAY.test(day)) return;
+  // Typing a year digit by digit makes a valid date at each digit: ask once it settles.
+  dateTimer = setTimeout(() => setDate(day), 300);
+});
+dateLatest.addEventListener('click', () => {
+  clearTimeout(dateTimer);
+  setDate('');
+  dateInput.focus();
+});
+
+/** The query of a conversion or a table: the date only when one is asked for. */
+function onDate(query) {
+  return state.date ? { ...query, date: state.date } : query;
+}
 
 async function convert() {
   convertRequest?.abort();
@@ -391,11 +492,12 @@ async function convert() {
   convertRequest = controller;
   result.setAttribute('aria-busy', 'true');
   try {
-    const response = await api('/api/v1/convert', { from: state.from, to: state.to, amount: state.amount }, controller.signal);
+    const requested = state.date;
+    const response = await api('/api/v1/convert', onDate({ from: state.from, to: state.to, amount: state.amount }), controller.signal);
     const body = await response.json();
     if (controller.signal.aborted) return;
     showError(convertError, null);
-    showConversion(body);
+    showConversion(body, requested);
   } catch (error) {
     if (controller.signal.aborted) return;
     clearResult();
@@ -407,12 +509,20 @@ async function convert() {
 
 function clearResult() {
   result.dataset.empty = 'true';
+  $('date-note').hidden = true;
   $('result-from').textContent = '';
   $('result-value').textContent = activeKey() ? '' : 'Paste an API key above to convert.';
   $('result-value').dataset.value = '';
 }
 
-function showConversion(body) {
+/** A sentence for a rate asked on one day and published on an earlier one; '' when they are the same day. */
+function earlierDayNote(requested, asOf) {
+  const day = dayOf(asOf);
+  if (!requested || day === requested) return '';
+  return `No rate was published on ${formatWeekday(requested)} (a weekend or holiday): this is the rate of ${formatWeekday(day)}, the latest day before it.`;
+}
+
+function showConversion(body, requested) {
   result.dataset.empty = 'false';
   $('result-from').textContent = `${formatDecimal(body.amount)} ${body.from} =`;
   const value = $('result-value');
@@ -423,9 +533,127 @@ function showConversion(body) {
   rate.dataset.value = body.rate;
   const asOf = $('as-of');
   asOf.dateTime = body.asOf;
-  asOf.textContent = `${dateTimeFormat.format(new Date(body.asOf))} UTC`;
+  asOf.textContent = formatAsOf(body.asOf);
   $('stale-marker').hidden = !body.stale;
-  $('fresh-marker').hidden = body.stale;
+  $('fresh-marker').hidden = body.stale || Boolean(requested);
+  $('past-marker').hidden = !requested;
+  const note = $('date-note');
+  note.textContent = earlierDayNote(requested, body.asOf);
+  note.hidden = note.textContent === '';
+}
+
+// ---------------------------------------------------------------------------------------------
+// The amount in every currency (GET /api/v1/rates), while the visitor keeps the table open
+
+const manyToggle = $('many-toggle');
+const manyBody = $('many-body');
+const manyTable = $('many-table');
+const manyRows = $('many-rows');
+const manyError = $('many-error');
+let manyRequest = null;
+/** The key and query the table shows or is asking for, so that a change of `to` alone asks nothing. */
+let manyWanted = '';
+
+function markTableOpen() {
+  manyToggle.setAttribute('aria-expanded', String(state.table));
+  manyToggle.textContent = state.table ? 'Hide table' : 'Show table';
+  manyBody.hidden = !state.table;
+}
+
+manyToggle.addEventListener('click', () => {
+  state.table = !state.table;
+  markTableOpen();
+  rememberInAddress();
+  loadMany();
+});
+
+async function loadMany() {
+  $('many-pair').textContent = `${formatDecimal(state.amount)} ${state.from}`;
+  markPicked();
+  if (!state.table) return;
+  const query = onDate({ from: state.from, amount: state.amount });
+  const wanted = JSON.stringify([activeKey(), query]);
+  if (wanted === manyWanted) return;
+  manyRequest?.abort();
+  manyWanted = wanted;
+  if (!activeKey()) return clearMany();
+  const controller = new AbortController();
+  manyRequest = controller;
+  manyTable.setAttribute('aria-busy', 'true');
+  try {
+    const response = await api('/api/v1/rates', query, controller.signal);
+    const body = await response.json();
+    if (controller.signal.aborted) return;
+    showError(manyError, null);
+    showMany(body, query.date ?? '');
+  } catch (error) {
+    if (controller.signal.aborted) return;
+    manyWanted = '';
+    clearMany();
+    showError(manyError, error);
+  } finally {
+    if (manyRequest === controller) {
+      manyRequest = null;
+      manyTable.setAttribute('aria-busy', 'false');
+    }
+  }
+}
+
+function clearMany() {
+  manyRows.replaceChildren();
+  $('many-caption').textContent = activeKey() ? '' : 'Paste an API key above to see the table.';
+}
+
+function cell(tag, text, value) {
+  const element = document.createElement(tag);
+  element.textContent = text;
+  if (value !== undefined) {
+    element.className = 'number';
+    element.dataset.value = value;
+  }
+  return element;
+}
+
+function showMany(body, requested) {
+  // The day most rates belong to leads the caption; a row of another day (a currency another
+  // provider quotes, on its own calendar) says its own.
+  const latest = body.rates.reduce((newest, entry) => (entry.asOf > newest ? entry.asOf : newest), '');
+  const rows = body.rates.map((entry) => {
+    const row = document.createElement('tr');
+    row.dataset.code = entry.to;
+    const currency = cell('th', '');
+    currency.scope = 'row';
+    const code = document.createElement('b');
+    code.textContent = entry.to;
+    const name = document.createElement('span');
+    name.textContent = names.get(entry.to) ?? entry.to;
+    currency.append(code, ' ', name);
+    const rate = cell('td', formatDecimal(entry.rate), entry.rate);
+    if (dayOf(entry.asOf) !== dayOf(latest)) {
+      const day = document.createElement('small');
+      day.textContent = `of ${formatDay(dayOf(entry.asOf))}`;
+      rate.append(' ', day);
+    }
+    if (entry.stale) {
+      const stale = document.createElement('small');
+      stale.className = 'stale-note';
+      stale.textContent = 'stale';
+      stale.title = 'The latest refresh of this rate’s feed failed: this is the last stored rate.';
+      rate.append(' ', stale);
+    }
+    row.append(currency, cell('td', formatDecimal(entry.result), entry.result), rate);
+    return row;
+  });
+  manyRows.replaceChildren(...rows);
+  const when = latest ? `, at the rates of ${formatAsOf(latest)}` : '';
+  const note = latest ? earlierDayNote(requested, latest) : '';
+  $('many-caption').textContent = `${formatDecimal(body.amount)} ${body.from} in ${formatDecimal(String(body.rates.length))} currencies${when}. ${note}`.trim();
+  markPicked();
+}
+
+/** The row of the converter's target currency stands out. */
+function markPicked() {
+  for (const row of manyRows.rows) row.classList.toggle('picked', row.dataset.code === state.to);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -666,7 +894,9 @@ const copyButton = $('copy-code');
 
 function renderCode() {
   const origin = location.origin;
-  const q = `from=${state.from}&to=${state.to}&amount=${state.amount}`;
+  const q = `from=${state.from}&to=${state.to}&amount=${state.amount}${state.date ? `&date=${state.date}` : ''}`;
+  const tsDate = state.date ? `, date: '${state.date}'` : '';
+  const pyDate = state.date ? `, "date": "${state.date}"` : '';
   $('code-curl').textContent = [
     `curl -s -H "X-Api-Key: $EXRATES_KEY" \\`,
     `  '${origin}/api/v1/convert?${q}'`,
@@ -686,7 +916,7 @@ function renderCode() {
     `});`,
     '',
     `const { data, error } = await exrates.GET('/api/v1/convert', {`,
-    `  params: { query: { from: '${state.from}', to: '${state.to}', amount: '${state.amount}' } },`,
+    `  params: { query: { from: '${state.from}', to: '${state.to}', amount: '${state.amount}'${tsDate} } },`,
     `});`,
     `if (error) throw new Error(\`\${error.code}: \${error.detail}\`);`,
     `console.log(data.result, data.to, data.stale ? '(stale)' : '');`,
@@ -697,7 +927,7 @@ function renderCode() {
     '',
     `response = requests.get(`,
     `    "${origin}/api/v1/convert",`,
-    `    params={"from": "${state.from}", "to": "${state.to}", "amount": "${state.amount}"},`,
+    `    params={"from": "${state.from}", "to": "${state.to}", "amount": "${state.amount}"${pyDate}},`,
     `    headers={"X-Api-Key": os.environ["EXRATES_KEY"]},`,
     `    timeout=10,`,
     `)`,
@@ -747,8 +977,10 @@ function refreshAll() {
   renderCode();
   convert();
   loadHistory();
+  loadMany();
 }
 
 renderKeyStatus();
 clearResult();
+markTableOpen();
 refreshAll();

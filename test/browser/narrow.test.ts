@@ -66,6 +66,28 @@ describe('at 390 px wide', { skip: !available }, () => {
     }
   });
 
+  it('the portal on a past day, with the table of every currency open, still needs no sideways scrolling', async () => {
+    const page = await browser.context.newPage();
+    try {
+      await page.setViewportSize(PHONE);
+      await page.goto(`${base}/?from=EUR&to=USD&amount=123456789.5&date=2026-02-28&table=1`);
+      await page.waitForSelector('#date-note:not([hidden])');
+      await page.waitForFunction(() => document.getElementById('many-rows')!.children.length > 25 && document.getElementById('many-table')!.getAttribute('aria-busy') === 'false');
+      assert.equal(await page.inputValue('#date'), '2026-02-28');
+      // The widest figures the table holds: the amount in rupiah, and a rate of many digits.
+      assert.match((await page.textContent('#many-rows tr[data-code="IDR"] td'))!, /^2,4\d\d,\d{3},\d{3},\d{3}\.\d\d$/);
+      const widths = await page.evaluate(() => {
+        const box = document.querySelector('.many-scroll')!;
+        const cells = Array.from(document.querySelectorAll('#many-table th, #many-table td')).filter((cell) => cell.scrollWidth > cell.clientWidth).map((cell) => cell.textContent);
+        return { page: document.documentElement.scrollWidth - document.documentElement.clientWidth, table: box.scrollWidth - box.clientWidth, cut: cells };
+      });
+      assert.deepEqual(widths, { page: 0, table: 0, cut: [] }, 'nothing wider than the screen, the table or its cells');
+      await screenshot(page, 'portal-390-table');
+    } finally {
+      await page.close();
+    }
+  });
+
   it('/docs links the OpenAPI document and states the configured refresh interval', async () => {
     const page = await browser.context.newPage();
     try {

@@ -67,6 +67,42 @@ async function statsShown(page: Page, best: string): Promise<Record<string, stri
   });
 }
 
+/** The currency picker's options as shown: code, name, and whether it is offered as loaded on first use. */
+async function pickerOptions(page: Page, side: 'from' | 'to'): Promise<Array<{ code: string; name: string; onRequest: boolean }>> {
+  return page.$$eval(`#${side}-list [role=option]`, (options) =>
+    options.map((o) => ({
+      code: o.querySelector('b')!.textContent!,
+      name: o.querySelector('span')!.textContent!,
+      onRequest: /loaded on first use/.test(o.textContent!),
+    })),
+  );
+}
+
+/** Waits until the table shows this /api/v1/rates answer's amount, source and number of rows, then reads them. */
+async function manyShown(page: Page, expected: { from: string; amount: string; rates: Array<{ rate: string }> }): Promise<Array<{ to: string; name: string; result: string; rate: string; note: string }>> {
+  const heading = `${expected.amount.replace(/\B(?=(\d{3})+(?!\d))/g, ',')} ${expected.from} in ${expected.rates.length} currencies`;
+  // The answer has arrived when the caption names its amount, source and count, and the first row has its rate.
+  await page.waitForFunction(
+    ([start, rate]) =>
+      document.getElementById('many-table')!.getAttribute('aria-busy') === 'false' &&
+      document.getElementById('many-caption')!.textContent!.startsWith(start) &&
+      document.querySelector<HTMLElement>('#many-rows tr td:nth-of-type(2)')?.dataset.value === rate,
+    [heading, expected.rates[0]!.rate] as const,
+  );
+  return page.$$eval('#many-rows tr', (rows) =>
+    rows.map((row) => {
+      const cells = row.querySelectorAll('td');
+      return {
+        to: (row as HTMLElement).dataset.code!,
+        name: row.querySelector('th span')!.textContent!,
+        result: (cells[0] as HTMLElement).dataset.value!,
+        rate: (cells[1] as HTMLElement).dataset.value!,
+        note: cells[1]!.querySelector('small')?.textContent ?? '',
+      };
+    }),
+  );
+}
+
 async function pickCurrency(page: Page, side: 'from' | 'to', typed: string, expected: { code: string; name: string }): Promise<void> {
   const input = page.locator(`#${side}-input`);
   await input.click();
@@ -195,6 +231,180 @@ describe('the portal page, in Chromium, on the shared ECB history', { skip: !ava
     }
   });
 
+  it('fills the currency pickers from /api/v1/currencies, each name beside its code, those loaded on first use marked', async () => {
+    const page = await browser.context.newPage();
+    const seen = watch(page);
+    try {
+      await openWithKey(page, api.base, api.key);
+      const expected = (await api.json('/api/v1/currencies')).currencies as Array<{ code: string; name: string; onRequest: boolean }>;
+      assert.ok(expected.length > 25);
+      const [answer] = await Promise.all([page.waitForResponse((r) => new URL(r.url()).pathname === '/api/v1/currencies'), page.click('#from-input')]);
+      assert.equal(answer.status(), 200);
+      assert.deepEqual((await answer.json()).currencies, expected, 'the page asked the API and got its list');
+      await page.waitForSelector('#from-list:not([hidden])');
+      const listed = expected.map((c) => ({ code: c.code, name: c.name, onRequest: c.onRequest }));
+      await page.waitForFunction((count) => document.querySelectorAll('#from-list [role=option]').length === count, listed.length);
+      assert.deepEqual(await pickerOptions(page, 'from'), listed);
+      await page.keyboard.press('Escape');
+      assert.equal(await page.inputValue('#from-input'), 'EUR · Euro');
+
+      // What the pickers offer is what /currencies says, not the list embedded in the page: an
+      // answer with three currencies now and one on first request is shown as exactly that.
+      const other = await browser.context.newPage();
+      try {
+        await other.route('**/api/v1/currencies', async (route) => {
+          const response = await route.fetch();
+          const body = (await response.json()) as { currencies: Array<Record<string, unknown>> };
+          const kept = body.currencies.filter((c) => ['EUR', 'JPY', 'USD'].includes(c['code'] as string));
+          const naira = { code: 'NGN', name: 'Naira', minorUnits: 2, providers: ['frankfurter'], onRequest: true };
+          await route.fulfill({ response, json: { currencies: [...kept, naira].sort((a, b) => (a['code'] as string).localeCompare(b['code'] as string)) } });
+        });
+        await openWithKey(other, api.base, api.key);
+        await other.click('#to-input');
+        await other.waitForFunction(() => document.querySelectorAll('#to-list [role=option]').length === 4);
+        assert.deepEqual(await pickerOptions(other, 'to'), [
+          { code: 'EUR', name: 'Euro', onRequest: false },
+          { code: 'JPY', name: 'Yen', onRequest: false },
+          { code: 'USD', name: 'US Dollar', onRequest: false },
+          { code: 'NGN', name: 'Naira', onRequest: true },
+        ]);
+        assert.deepEqual(await other.$$eval('#to-list .group', (groups) => groups.map((g) => g.textContent)), ['Available now', 'More, loaded on first use']);
+      } finally {
+        await other.close();
+      }
+      assert.deepEqual(seen.errors, []);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('converts on a past day: a weekend or holiday gives the business day before, as /convert?date= answers, and says so', async () => {
+    const page = await browser.context.newPage();
+    const seen = watch(page);
+    try {
+      await openWithKey(page, api.base, api.key, '?from=GBP&to=JPY&amount=250');
+      assert.equal(await page.inputValue('#date'), '', 'no date: the latest rate');
+      assert.equal(await page.isVisible('#date-latest'), false);
+      assert.equal(await page.isVisible('#past-marker'), false);
+      const latest = await api.json('/api/v1/convert?from=GBP&to=JPY&amount=250');
+      assert.equal(await page.getAttribute('#result-value', 'data-value'), latest.result);
+
+      // Saturday 28 February 2026: ECB published nothing; Friday the 27th is the answer.
+      for (const [asked, published, sentence] of [
+        ['2026-02-28', '2026-02-27', 'No rate was published on Sat, Feb 28, 2026 (a weekend or holiday): this is the rate of Fri, Feb 27, 2026, the latest day before it.'],
+        ['2025-12-25', '2025-12-24', 'No rate was published on Thu, Dec 25, 2025 (a weekend or holiday): this is the rate of Wed, Dec 24, 2025, the latest day before it.'],
+      ] as const) {
+        await page.fill('#date', asked);
+        const expected = await api.json(`/api/v1/convert?from=GBP&to=JPY&amount=250&date=${asked}`);
+        assert.equal(expected.asOf.slice(0, 10), published);
+        assert.notEqual(expected.result, latest.result);
+        await page.waitForFunction((value) => document.getElementById('result-value')!.dataset.value === value, expected.result);
+        assert.equal(await page.getAttribute('#rate-text', 'data-value'), expected.rate);
+        assert.equal(await page.getAttribute('#as-of', 'datetime'), expected.asOf);
+        assert.match((await page.textContent('#as-of'))!, new RegExp(`^${published === '2026-02-27' ? 'Feb 27, 2026' : 'Dec 24, 2025'}, `));
+        assert.equal(await page.textContent('#date-note'), sentence);
+        assert.equal(await page.isVisible('#past-marker'), true);
+        assert.equal(await page.isVisible('#fresh-marker'), false, 'a past day is not called live');
+        assert.equal(new URL(page.url()).searchParams.get('date'), asked);
+        assert.match((await page.textContent('#code-curl'))!, new RegExp(`amount=250&date=${asked}'`));
+      }
+
+      // A business day is its own answer: no note.
+      await page.fill('#date', '2026-03-02');
+      const monday = await api.json('/api/v1/convert?from=GBP&to=JPY&amount=250&date=2026-03-02');
+      await page.waitForFunction((value) => document.getElementById('as-of')!.getAttribute('datetime') === value, monday.asOf);
+      assert.equal(await page.getAttribute('#result-value', 'data-value'), monday.result);
+      assert.equal(await page.isVisible('#date-note'), false);
+
+      // Before the stored history: the API's problem, plainly.
+      await page.fill('#date', '1990-01-02');
+      await page.waitForSelector('#convert-error:not([hidden])');
+      const problem = await (await fetch(`${api.base}/api/v1/convert?from=GBP&to=JPY&amount=250&date=1990-01-02`, { headers: { 'X-Api-Key': api.key } })).json();
+      assert.equal(problem.code, 'no_history');
+      assert.equal(await page.textContent('#convert-error'), `${problem.title}: ${problem.detail}`);
+
+      // "Latest" goes back to the live rate, and the address forgets the date.
+      await page.click('#date-latest');
+      await page.waitForFunction((value) => document.getElementById('result-value')!.dataset.value === value, latest.result);
+      assert.equal(await page.inputValue('#date'), '');
+      assert.equal(await page.isVisible('#fresh-marker'), true);
+      assert.equal(await page.isVisible('#convert-error'), false);
+      assert.equal(new URL(page.url()).searchParams.has('date'), false);
+      assert.deepEqual(seen.errors.filter((e) => !/status of 404/.test(e)), []);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('shows one amount in every currency as /api/v1/rates answers it, sorted, latest and on a past day', async () => {
+    const page = await browser.context.newPage();
+    const seen = watch(page);
+    try {
+      await openWithKey(page, api.base, api.key, '?from=USD&to=CHF&amount=1500');
+      assert.equal(await page.isVisible('#many-table'), false, 'closed until asked for');
+      assert.equal(seen.requests.filter((url) => url.includes('/api/v1/rates')).length, 0, 'and not asked for until then');
+      await page.click('#many-toggle');
+      assert.equal(await page.getAttribute('#many-toggle', 'aria-expanded'), 'true');
+
+      const names = new Map(((await api.json('/api/v1/currencies')).currencies as Array<{ code: string; name: string }>).map((c) => [c.code, c.name]));
+      const check = async (query: string, from: string, picked = 'CHF') => {
+        const expected = await api.json(`/api/v1/rates?${query}`);
+        assert.ok(expected.rates.length > 25, query);
+        const rows = await manyShown(page, expected);
+        assert.deepEqual(
+          rows.map(({ to, name, result, rate }) => ({ to, name, result, rate })),
+          expected.rates.map((e: { to: string; result: string; rate: string }) => ({ to: e.to, name: names.get(e.to), result: e.result, rate: e.rate })),
+          query,
+        );
+        const codes = rows.map((r) => r.to);
+        assert.deepEqual(codes, [...codes].sort(), 'sorted by code');
+        assert.ok(!codes.includes(from));
+        assert.equal(await page.getAttribute('#many-rows tr.picked', 'data-code'), picked, 'the converter’s target stands out');
+        return expected;
+      };
+
+      const now = await check('from=USD&amount=1500', 'USD');
+      assert.match((await page.textContent('#many-caption'))!, /^1,500 USD in \d+ currencies, at the rates of Mar 5, 2026, 3:00 PM UTC\.$/);
+      assert.ok(now.rates.every((e: { asOf: string }) => e.asOf === '2026-03-05T15:00:00Z'));
+
+      // The amount, the source and a past day change the table; the target alone does not ask again.
+      await page.fill('#amount', '20');
+      await check('from=USD&amount=20', 'USD');
+      await pickCurrency(page, 'from', 'pound', { code: 'GBP', name: 'Pound Sterling' });
+      await check('from=GBP&amount=20', 'GBP');
+      await page.fill('#date', '2026-02-28');
+      await check('from=GBP&amount=20&date=2026-02-28', 'GBP');
+      assert.equal(
+        await page.textContent('#many-caption'),
+        `20 GBP in ${(await api.json('/api/v1/rates?from=GBP&amount=20&date=2026-02-28')).rates.length} currencies, at the rates of Feb 27, 2026, 3:00 PM UTC. No rate was published on Sat, Feb 28, 2026 (a weekend or holiday): this is the rate of Fri, Feb 27, 2026, the latest day before it.`,
+      );
+      const asked = seen.requests.filter((url) => url.includes('/api/v1/rates')).length;
+      await pickCurrency(page, 'to', 'yen', { code: 'JPY', name: 'Yen' });
+      await page.waitForFunction(() => document.querySelector('#many-rows tr.picked')?.getAttribute('data-code') === 'JPY');
+      assert.equal(seen.requests.filter((url) => url.includes('/api/v1/rates')).length, asked);
+
+      // The open table is part of the address: a reload shows it again.
+      assert.equal(new URL(page.url()).searchParams.get('table'), '1');
+      await page.reload();
+      await check('from=GBP&amount=20&date=2026-02-28', 'GBP', 'JPY');
+      assert.equal(await page.isVisible('#many-table'), true);
+
+      // An error from the API is said where the table is.
+      await page.fill('#from-input', 'NGN');
+      await page.press('#from-input', 'Enter');
+      await page.waitForSelector('#many-error:not([hidden])');
+      const problem = await (await fetch(`${api.base}/api/v1/rates?from=NGN&amount=20&date=2026-02-28`, { headers: { 'X-Api-Key': api.key } })).json();
+      assert.equal(await page.textContent('#many-error'), `${problem.title}: ${problem.detail}`);
+      assert.equal(await page.locator('#many-rows tr').count(), 0);
+
+      await page.click('#many-toggle');
+      assert.equal(await page.isVisible('#many-table'), false);
+      assert.equal(new URL(page.url()).searchParams.has('table'), false);
+    } finally {
+      await page.close();
+    }
+  });
+
   it('switches ranges and shows the statistics and the points the API gives, best and worst marked on the chart', async () => {
     const page = await browser.context.newPage();
     const seen = watch(page);
@@ -294,9 +504,15 @@ describe('the portal page, in Chromium, on the shared ECB history', { skip: !ava
           await page.emulateMedia({ colorScheme, reducedMotion: 'reduce' });
           await openWithKey(page, api.base, api.key, '?from=EUR&to=USD&amount=2500&range=1y');
           await statsShown(page, (await api.json('/api/v1/history?from=EUR&to=USD&range=1y')).stats.best);
+          // With a past day and the table of every currency open, as a visitor may have them.
+          await page.fill('#date', '2026-02-28');
+          await page.waitForSelector('#date-note:not([hidden])');
+          await page.click('#many-toggle');
+          await manyShown(page, await api.json('/api/v1/rates?from=EUR&amount=2500&date=2026-02-28'));
           assert.equal(await page.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches), colorScheme === 'dark');
           const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
           assert.equal(overflow, 0, 'no horizontal scrolling');
+          assert.equal(await page.$eval('.many-scroll', (box) => box.scrollWidth - box.clientWidth), 0, 'the table fits its box');
           assert.deepEqual(await seriousViolations(page), []);
           await screenshot(page, `portal-${label}-${colorScheme}`);
           if (viewport === PHONE) {
@@ -360,6 +576,48 @@ describe('the portal’s stale marker, with an upstream that fails', { skip: !av
       await page.fill('#amount', '300');
       await page.waitForSelector('#fresh-marker:not([hidden])');
       assert.equal(await page.isVisible('#stale-marker'), false);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe('the portal’s pickers, with a provider that loads currencies on first request', { skip: !available }, () => {
+  let fake: FakeUpstreams;
+  let service: FeedsService;
+  let browser: Browser;
+  let base: string;
+
+  before(async () => {
+    let template: string;
+    ({ fake, template } = await startFakeFeeds());
+    // ECB and Frankfurter, with only ECB's history stored: Frankfurter's other currencies are on request.
+    service = await createFeedsService(fake, { copyFrom: template, tier: 'pro' });
+    base = await listenApp(service.app);
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await service?.close();
+    await closeFakeFeeds(fake);
+  });
+
+  it('lists what /api/v1/currencies answers, those on request apart and marked so', async () => {
+    const page = await browser.context.newPage();
+    const seen = watch(page);
+    try {
+      const expected = (await apiOf(base, service.key).json('/api/v1/currencies')).currencies as Array<{ code: string; name: string; onRequest: boolean }>;
+      const onRequest = expected.filter((c) => c.onRequest);
+      assert.ok(onRequest.length > 0 && onRequest.length < expected.length);
+      await openWithKey(page, base, service.key);
+      const [answer] = await Promise.all([page.waitForResponse((r) => new URL(r.url()).pathname === '/api/v1/currencies'), page.click('#to-input')]);
+      assert.equal(answer.status(), 200);
+      await page.waitForFunction((count) => document.querySelectorAll('#to-list [role=option]').length === count, expected.length);
+      const listed = [...expected.filter((c) => !c.onRequest), ...onRequest].map((c) => ({ code: c.code, name: c.name, onRequest: c.onRequest }));
+      assert.deepEqual(await pickerOptions(page, 'to'), listed);
+      assert.deepEqual(await page.$$eval('#to-list .group', (groups) => groups.map((g) => g.textContent)), ['Available now', 'More, loaded on first use']);
+      assert.deepEqual(seen.errors, []);
     } finally {
       await page.close();
     }
