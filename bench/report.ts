@@ -82,9 +82,14 @@ export function judge(rows: Row[], adjacent: Row[], connections: number): void {
       const cpu = reference.map((b) => b.cpuPerRequestUs).filter((us) => us !== undefined);
       if (cpu.length > 0) row.baselineCpuPerRequestUs = Math.round(mean(cpu) * 10) / 10;
     }
+  }
+  // Once every row has its ratio: a target may compare one row with another.
+  for (const row of rows) {
+    if (row.server === 'baseline') continue;
     row.target = row.workers === undefined ? SCENARIO_TARGETS[row.name] : undefined;
     if (row.target && connections === TARGET_CONNECTIONS) {
-      row.failedBecause = missedBecause(row.target, row);
+      const versus = row.target.versus === undefined ? undefined : rows.find((r) => r.name === row.target!.versus && r.workers === undefined);
+      row.failedBecause = missedBecause(row.target, row, versus);
       row.pass = row.failedBecause.length === 0;
     }
   }

@@ -63,6 +63,19 @@ function history(range: '1y' | '5y', format: 'json' | 'csv', gzip: boolean): Sce
   };
 }
 
+/** Past days, rotating: a weekday, a Saturday, a holiday, a year back and nearly five. */
+const DATES = ['2026-02-18', '2026-02-28', '2025-12-25', '2025-03-05', '2021-06-15'];
+
+function rateOnDate(n: number, rotation: Rotation): LoadRequest {
+  const [from, to] = rotation.pair(n);
+  return keyed(n, rotation, `/api/v1/rate?from=${from}&to=${to}&date=${DATES[n % DATES.length]!}`);
+}
+
+/** Every other currency: the first currency of the pair, no `to`. */
+function ratesToAll(n: number, rotation: Rotation): LoadRequest {
+  return keyed(n, rotation, `/api/v1/rates?from=${rotation.pair(n)[0]}`);
+}
+
 /** 70 % rate, 20 % convert, 10 % history 1y JSON, in a fixed shuffled order of 10. */
 const MIX = [rate, rate, convert, rate, history('1y', 'json', false), rate, rate, convert, rate, rate];
 
@@ -70,6 +83,8 @@ export const SCENARIOS: readonly Scenario[] = [
   { name: 'baseline', description: 'bare Fastify route, a constant JSON body the size of a rate answer', standard: true, baseline: true, request: rate },
   { name: 'rate', description: 'GET /api/v1/rate', standard: true, request: rate },
   { name: 'convert', description: 'GET /api/v1/convert, 5 amounts rotating', standard: true, request: convert },
+  { name: 'rate-dated', description: 'GET /api/v1/rate date=…, 5 past days rotating', standard: true, request: rateOnDate },
+  { name: 'rates-all', description: 'GET /api/v1/rates, every other currency (29 targets)', standard: true, request: ratesToAll },
   { name: 'history-1y-json', description: 'GET /api/v1/history range=1y', standard: true, request: history('1y', 'json', false) },
   { name: 'history-1y-csv', description: 'GET /api/v1/history range=1y format=csv', standard: true, request: history('1y', 'csv', false) },
   { name: 'history-5y-json', description: 'GET /api/v1/history range=5y', standard: true, request: history('5y', 'json', false) },

@@ -4,8 +4,13 @@
  */
 
 export interface ScenarioTarget {
-  /** Minimum requests/s as a share of the baseline's. */
+  /** Minimum requests/s as a share of the baseline's, or with `versus` of that scenario's. */
   minRatio: number;
+  /**
+   * Another scenario of the run: the ratio is this row's × baseline over that row's, so that the
+   * host's drift between the two rows cancels out.
+   */
+  versus?: string;
   /** Maximum p99 latency in ms. */
   maxP99Ms?: number;
 }
@@ -17,6 +22,8 @@ export const SCENARIO_TARGETS: Readonly<Record<string, ScenarioTarget>> = {
   rate: { minRatio: 0.8, maxP99Ms: 5 },
   convert: { minRatio: 0.8, maxP99Ms: 5 },
   'history-1y-json': { minRatio: 0.6 },
+  'rate-dated': { minRatio: 0.8, versus: 'rate' },
+  'rates-all': { minRatio: 1 / 3, versus: 'rate' },
 };
 
 /** Peak resident memory of the service (VmHWM) with the full ECB history stored and 1,000 keys. */
@@ -27,15 +34,21 @@ export const COLD_START_MS = 1500;
 
 export function targetText(target: ScenarioTarget | undefined): string {
   if (!target) return '–';
-  return [`≥${target.minRatio.toFixed(2)}×`, ...(target.maxP99Ms !== undefined ? [`p99≤${target.maxP99Ms}ms`] : [])].join(', ');
+  return [`≥${target.minRatio.toFixed(2)}× ${target.versus ?? ''}`.trimEnd(), ...(target.maxP99Ms !== undefined ? [`p99≤${target.maxP99Ms}ms`] : [])].join(', ');
 }
 
 /** Why a measured scenario misses its target (none: it holds). A row with errors never holds. */
-export function missedBecause(target: ScenarioTarget, row: { errors: number; ratioToBaseline?: number; latencyMs: { p99: number } }): string[] {
+export function missedBecause(target: ScenarioTarget, row: { errors: number; ratioToBaseline?: number; latencyMs: { p99: number } }, versus?: { ratioToBaseline?: number }): string[] {
   const reasons: string[] = [];
   if (row.errors > 0) reasons.push(`${row.errors} errors`);
   if (row.ratioToBaseline === undefined) reasons.push('no baseline in this run');
-  else if (row.ratioToBaseline < target.minRatio) reasons.push(`ratio ${row.ratioToBaseline} < ${target.minRatio}`);
+  else if (target.versus !== undefined) {
+    if (versus?.ratioToBaseline === undefined) reasons.push(`no ${target.versus} row in this run`);
+    else {
+      const ratio = Math.round((row.ratioToBaseline / versus.ratioToBaseline) * 1000) / 1000;
+      if (ratio < target.minRatio) reasons.push(`${ratio} × ${target.versus} < ${Math.round(target.minRatio * 1000) / 1000}`);
+    }
+  } else if (row.ratioToBaseline < target.minRatio) reasons.push(`ratio ${row.ratioToBaseline} < ${target.minRatio}`);
   if (target.maxP99Ms !== undefined && !(row.latencyMs.p99 <= target.maxP99Ms)) reasons.push(`p99 ${row.latencyMs.p99} ms > ${target.maxP99Ms} ms`);
   return reasons;
 }
