@@ -11,7 +11,7 @@ import { CORS, SECURITY_HEADERS } from './http/headers.js';
 import { AJV_OPTIONS, UNKNOWN_API_PATH, createKeyedApi, isApiPath, keyedRoute, parseQuery, validationProblem, type KeyedApi } from './http/keyed-api.js';
 import { notFound, problemFromDomainError, problemOf, sendProblem } from './http/problem.js';
 import { requestDefect } from './http/request-checks.js';
-import { createCurrencyListBodies, createHistoryBodies } from './http/responses.js';
+import { createCurrencyListBodies, createHistoryBodies, createManyRatesBodies } from './http/responses.js';
 import { answeredByKeyedApi, delegateTo, registerApiRoutes } from './http/routes/api.js';
 import { registerOpsRoutes } from './http/routes/ops.js';
 import { registerPortalRoutes } from './http/routes/portal.js';
@@ -59,6 +59,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
       deps.book,
       deps.providers.filter((p) => p.listCurrencies !== undefined).map((p) => p.id),
     ),
+    manyRates: createManyRatesBodies(deps.book),
     keys: deps.keys,
     quotas: deps.quotas,
     limits: deps.config.quota,

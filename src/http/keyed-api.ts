@@ -7,7 +7,6 @@ import { andThen, type MaybePromise } from '../core/maybe.js';
 import { consumeDemoQuota, DEMO_KEY, demoUsage, looksLikeDemoKey, type DemoKeyPolicy } from '../core/demo-key.js';
 import { DomainError, UnavailableError, type ErrorCode } from '../core/errors.js';
 import { DEFAULT_RANGE, type HistoryRange } from '../core/history.js';
-import { manyRates } from '../core/many-rates.js';
 import type { ApiKeyRecord, Clock, KeyStore, QuotaStore, Tier } from '../core/ports.js';
 import { consumeDailyQuota, dailyUsage, type QuotaDecision, type QuotaLimits, type QuotaUsage } from '../core/quota.js';
 import { parseDate, type RateBook, type RateQuote } from '../core/rates.js';
@@ -24,10 +23,11 @@ import {
   SETTLED_CACHE_CONTROL,
   createConversionBodies,
   liveCacheControl,
-  renderManyRates,
   renderQuote,
   renderUsage,
   type HistoryBodies,
+  type ManyRatesQuery,
+  type RenderedManyRates,
   type RenderedBody,
 } from './responses.js';
 import { ConvertQuery, HistoryQuery, NoQuery, PARAM_CODES, RateQuery, RatesQuery } from './schemas.js';
@@ -101,6 +101,8 @@ export interface KeyedApiOptions {
   histories: HistoryBodies;
   /** The currencies list's body (src/http/responses.ts createCurrencyListBodies). */
   currencyList: () => MaybePromise<RenderedBody>;
+  /** /rates answers (src/http/responses.ts createManyRatesBodies). */
+  manyRates: (query: ManyRatesQuery) => MaybePromise<RenderedManyRates>;
   keys: KeyStore;
   quotas: QuotaStore;
   limits: QuotaLimits;
@@ -318,13 +320,9 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
         return andThen(options.currencyList(), (rendered) => sendJson(request, response, headers, rendered, liveCacheControl(book, options.refreshSeconds), undefined));
       case '/api/v1/rates': {
         const date = dated();
-        return manyRates(book, { from, ...(to === undefined ? {} : { to }), ...(date === undefined ? {} : { date }), ...(query.amount === undefined ? {} : { amount: query.amount as string }) }).then(
-          (many) => {
-            let newest: string | undefined;
-            for (const entry of many.rates) if (newest === undefined || entry.asOf > newest) newest = entry.asOf;
-            const cacheControl = many.settled ? SETTLED_CACHE_CONTROL : liveCacheControl(book, options.refreshSeconds);
-            return sendJson(request, response, headers, renderManyRates(many), cacheControl, newest === undefined ? undefined : httpDate(newest));
-          },
+        const many = options.manyRates({ from, ...(to === undefined ? {} : { to }), ...(date === undefined ? {} : { date }), ...(query.amount === undefined ? {} : { amount: query.amount as string }) });
+        return andThen(many, ({ rendered, settled, newestAsOf }) =>
+          sendJson(request, response, headers, rendered, settled ? SETTLED_CACHE_CONTROL : liveCacheControl(book, options.refreshSeconds), newestAsOf === undefined ? undefined : httpDate(newestAsOf)),
         );
       }
       case '/api/v1/usage':

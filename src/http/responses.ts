@@ -1,7 +1,8 @@
 import { parseCurrency } from '../core/currencies.js';
-import type { ManyRates } from '../core/many-rates.js';
+import { manyRates, type ManyRates } from '../core/many-rates.js';
 import type { MaybePromise } from '../core/maybe.js';
 import type { Tier } from '../core/ports.js';
+import type { Day } from '../core/time.js';
 import type { QuotaUsage } from '../core/quota.js';
 import { listCurrencies } from '../core/served-currencies.js';
 import { historyCsv, pairHistory, type HistoryRange } from '../core/history.js';
@@ -199,6 +200,45 @@ export function renderManyRates(answer: ManyRates): RenderedBody {
   const { settled: _settled, ...fields } = answer;
   const body = JSON.stringify(fields);
   return { body, etag: strongEtag(body), length: Buffer.byteLength(body) };
+}
+
+export interface ManyRatesQuery {
+  from: string;
+  to?: string;
+  date?: Day;
+  amount?: string;
+}
+
+/** A /rates answer rendered, with what its headers need. */
+export interface RenderedManyRates {
+  rendered: RenderedBody;
+  /** Every entry is a settled past day's: the answer can never change. */
+  settled: boolean;
+  /** The newest asOf of its entries, for Last-Modified. */
+  newestAsOf: string | undefined;
+}
+
+/**
+ * /rates answers per query and generation of the rates: the same question (one currency in every
+ * other, say) is asked again and again between refreshes, and each answer costs a quote and a
+ * line of JSON per target. Byte-bounded like the history answers; an answer computed from a
+ * generation that moved meanwhile is computed again by the next request.
+ */
+export function createManyRatesBodies(book: RateBook, maxBytes = 8 * 1024 * 1024): (query: ManyRatesQuery) => MaybePromise<RenderedManyRates> {
+  const cache = createByteLru<{ generation: number; answer: RenderedManyRates }>(maxBytes);
+  return (query) => {
+    const key = `${query.from}|${query.to ?? ''}|${query.date ?? ''}|${query.amount ?? ''}`;
+    const held = cache.get(key);
+    if (held && held.generation === book.generation() && book.current()) return held.answer;
+    const generation = book.generation();
+    return manyRates(book, query).then((many) => {
+      let newestAsOf: string | undefined;
+      for (const entry of many.rates) if (newestAsOf === undefined || entry.asOf > newestAsOf) newestAsOf = entry.asOf;
+      const answer = { rendered: renderManyRates(many), settled: many.settled, newestAsOf };
+      cache.set(key, { generation, answer }, answer.rendered.length + key.length);
+      return answer;
+    });
+  };
 }
 
 /** A key's usage as GET /api/v1/usage answers it; resetsAt is the instant X-RateLimit-Reset gives in Unix seconds. */
