@@ -51,7 +51,7 @@ export function ensureBuilt(): void {
  * A PostgreSQL database is shared: the bench works in a schema of its own, created now and
  * dropped at the end, through the connection's search_path.
  */
-export async function postgresSchema(url: string): Promise<{ url: string; drop(): Promise<void> }> {
+export async function postgresSchema(url: string): Promise<{ url: string; drop(): Promise<void>; quotaWrites(): Promise<number> }> {
   const { default: pg } = await import('pg');
   const schema = `exrates_bench_${Date.now()}`;
   const run = async (statement: string) => {
@@ -66,7 +66,24 @@ export async function postgresSchema(url: string): Promise<{ url: string; drop()
   await run(`create schema "${schema}"`);
   const scoped = new URL(url);
   scoped.searchParams.set('options', `-c search_path=${schema}`);
-  return { url: scoped.toString(), drop: () => run(`drop schema if exists "${schema}" cascade`) };
+  return {
+    url: scoped.toString(),
+    drop: () => run(`drop schema if exists "${schema}" cascade`),
+    // Rows written to the quota table so far, by PostgreSQL's own statistics (updated about once a second).
+    async quotaWrites() {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ writes: string }>(
+          `select coalesce(sum(n_tup_ins + n_tup_upd), 0) as writes from pg_stat_user_tables where schemaname = $1 and relname = 'quota_usage'`,
+          [schema],
+        );
+        return Number(rows[0]!.writes);
+      } finally {
+        await client.end();
+      }
+    },
+  };
 }
 
 /**
@@ -160,6 +177,15 @@ export async function startService(setup: ServiceSetup, nodeArgs: readonly strin
     child.once('close', () => log.end());
   }
   return { child, port, output: tail(child, 'service') };
+}
+
+/** Commands the service has sent to Redis so far, from its own /metrics (every worker's, summed). */
+export async function redisCommandsSent(server: Server): Promise<number> {
+  const response = await fetch(`http://127.0.0.1:${server.port}/metrics`);
+  const text = await response.text();
+  let total = 0;
+  for (const match of text.matchAll(/^exrates_redis_commands_total\{[^}]*\} (\S+)$/gm)) total += Number(match[1]);
+  return total;
 }
 
 /** Waits until the service answers a rate: its rates are loaded. */
