@@ -12,6 +12,7 @@ import { loadConfig } from '../src/config.js';
 import { issueApiKey } from '../src/core/api-keys.js';
 import { createDeps } from '../src/deps.js';
 import { createLogger } from '../src/log.js';
+import { parseRedisUrl } from '../src/storage/redis-url.js';
 import { freePort, onCpu, stopChild, tail, track, waitFor200 } from './processes.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -97,18 +98,23 @@ export function redisNamespace(url: string): { prefix: string; drop(): Promise<v
   return {
     prefix,
     async drop() {
-      const { Redis } = await import('ioredis');
-      const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
+      const { Cluster, Redis } = await import('ioredis');
+      const target = parseRedisUrl(url);
+      const options = { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2_000 };
+      const client = target.cluster ? new Cluster(target.nodes, { lazyConnect: true, redisOptions: options }) : new Redis(url, options);
       try {
-        await redis.connect();
-        for (let cursor = '0'; ; ) {
-          const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-          if (keys.length > 0) await redis.unlink(...keys);
-          if (next === '0') break;
-          cursor = next;
+        await client.connect();
+        // SCAN walks one server: on a cluster, every master.
+        for (const redis of client instanceof Cluster ? client.nodes('master') : [client]) {
+          for (let cursor = '0'; ; ) {
+            const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+            for (const key of keys) await redis.unlink(key);
+            if (next === '0') break;
+            cursor = next;
+          }
         }
       } finally {
-        redis.disconnect();
+        client.disconnect();
       }
     },
   };
