@@ -54,6 +54,7 @@ const OPTIONS: Option[] = [
     'BENCH_DATABASE_URL',
   ),
   new Option('--redis-url <url>', "EXRATES_REDIS_URL for the service (under a key prefix of the run's own, deleted at the end)").env('BENCH_REDIS_URL'),
+  new Option('--compare-sqlite', 'with --database-url or --redis-url: the service scenarios again on a temporary SQLite file without Redis, in the same run (rows name@sqlite), and the ratio printed'),
   new Option('--csv <path>', 'the ECB history to load').env('BENCH_ECB_CSV').default(DEFAULT_CSV, '../shared/data/ecb/eurofxref-hist.csv'),
   new Option('--commit <name>', 'the commit to record, for a copy of the tree without .git (default: git rev-parse)').env('BENCH_GIT_LABEL'),
   new Option('--keep', "keep the run's temporary folder"),
@@ -75,6 +76,7 @@ export interface BenchOptions {
   env?: Record<string, string>;
   databaseUrl?: string;
   redisUrl?: string;
+  compareSqlite?: boolean;
   csv: string;
   commit?: string;
   keep?: boolean;

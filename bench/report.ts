@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Measurement } from './load.js';
 import { formatProfile, type ProfileSummary } from './profile.js';
-import { COLD_START_MS, PEAK_RSS_MB, SCENARIO_TARGETS, TARGET_CONNECTIONS, missedBecause, targetText, type ScenarioTarget } from './targets.js';
+import { COLD_START_MS, PEAK_RSS_MB, SCENARIO_TARGETS, STORE_RATIO, TARGET_CONNECTIONS, missedBecause, targetText, type ScenarioTarget } from './targets.js';
 
 /** CPU used by neither server nor load generator, in % of one core, above which a row is marked noisy (the kernel's loopback work alone stays under it). */
 const NOISY_OTHER_CPU = 50;
@@ -20,6 +20,12 @@ export interface Row extends Measurement {
   server: 'baseline' | 'service';
   /** EXRATES_WORKERS of the service, when more than one. */
   workers?: number;
+  /** Rows of --compare-sqlite: the service on a temporary SQLite file without Redis. */
+  sqlite?: true;
+  /** Commands the service sent to Redis during the measured run, per response (its /metrics before and after). */
+  redisCommandsPerRequest?: number;
+  /** Rows written to PostgreSQL's quota table per second during the measured run (its statistics before and after). */
+  postgresQuotaWritesPerSecond?: number;
   /** Index into the baseline runs made between scenarios: the one just before this row. */
   adjacentBaseline?: number;
   /** The baseline this row is compared with: the mean of the runs just before and after it. */
@@ -86,9 +92,9 @@ export function judge(rows: Row[], adjacent: Row[], connections: number): void {
   // Once every row has its ratio: a target may compare one row with another.
   for (const row of rows) {
     if (row.server === 'baseline') continue;
-    row.target = row.workers === undefined ? SCENARIO_TARGETS[row.name] : undefined;
+    row.target = row.workers === undefined && !row.sqlite ? SCENARIO_TARGETS[row.name] : undefined;
     if (row.target && connections === TARGET_CONNECTIONS) {
-      const versus = row.target.versus === undefined ? undefined : rows.find((r) => r.name === row.target!.versus && r.workers === undefined);
+      const versus = row.target.versus === undefined ? undefined : rows.find((r) => r.name === row.target!.versus && r.workers === undefined && !r.sqlite);
       row.failedBecause = missedBecause(row.target, row, versus);
       row.pass = row.failedBecause.length === 0;
     }
@@ -106,7 +112,7 @@ export function resultsTable(rows: Row[]): string {
   const fixed = (value: number | undefined, digits: number) => (value === undefined || Number.isNaN(value) ? '–' : value.toFixed(digits));
   const pct = (value: number | undefined, noisyAbove?: number) => (value === undefined ? '–' : `${value}%${noisyAbove !== undefined && value > noisyAbove ? '*' : ''}`);
   const lines = [
-    ['scenario', 'req/s', '× baseline', 'baseline req/s', 'CPU µs/req', 'baseline µs/req', 'p50 ms', 'p99 ms', 'p99.9 ms', 'errors', 'srv CPU', 'gen CPU', 'other CPU', 'steal', 'B/resp', 'target', 'result'],
+    ['scenario', 'req/s', '× baseline', 'baseline req/s', 'CPU µs/req', 'baseline µs/req', 'p50 ms', 'p99 ms', 'p99.9 ms', 'errors', 'Redis cmd/req', 'PG writes/s', 'srv CPU', 'gen CPU', 'other CPU', 'steal', 'B/resp', 'target', 'result'],
   ];
   for (const row of rows) {
     const baseline = row.server === 'baseline';
@@ -121,6 +127,8 @@ export function resultsTable(rows: Row[]): string {
       fixed(row.latencyMs.p99, 2),
       fixed(row.latencyMs.p999, 2),
       String(row.errors),
+      fixed(row.redisCommandsPerRequest, 3),
+      fixed(row.postgresQuotaWritesPerSecond, 0),
       pct(row.serverCpuPct),
       pct(row.loadGeneratorCpuPct),
       pct(row.otherCpuPct, NOISY_OTHER_CPU),
@@ -130,7 +138,7 @@ export function resultsTable(rows: Row[]): string {
       row.pass === undefined ? '' : row.pass ? 'PASS' : 'FAIL',
     ]);
   }
-  return table(lines, 'lrrrrrrrrrrrrrrll');
+  return table(lines, 'lrrrrrrrrrrrrrrrrll');
 }
 
 export function printRun(run: Run): void {
@@ -169,6 +177,16 @@ export function printRun(run: Run): void {
     console.log(
       `EXRATES_WORKERS=${row.workers} vs 1: ${single.name} ${row.requestsPerSecond} vs ${single.requestsPerSecond} req/s (×${(row.requestsPerSecond / single.requestsPerSecond).toFixed(2)}), ` +
         `p99 ${row.latencyMs.p99} vs ${single.latencyMs.p99} ms, CPU ${row.cpuPerRequestUs ?? '?'} vs ${single.cpuPerRequestUs ?? '?'} µs/req (the load generator shares the machine's cores)`,
+    );
+  }
+  for (const row of run.rows.filter((r) => r.sqlite)) {
+    const other = run.rows.find((one) => one.name === row.name.replace(/@sqlite$/, ''));
+    if (!other) continue;
+    const ratio = Math.round((other.requestsPerSecond / row.requestsPerSecond) * 1000) / 1000;
+    console.log(
+      `${run.setup.store} vs SQLite alone: ${other.name} ${other.requestsPerSecond} vs ${row.requestsPerSecond} req/s (×${ratio}, target ≥ ${STORE_RATIO} × at ${TARGET_CONNECTIONS} connections: ` +
+        `${ratio >= STORE_RATIO ? 'PASS' : 'FAIL'}), p99 ${other.latencyMs.p99} vs ${row.latencyMs.p99} ms, CPU ${other.cpuPerRequestUs ?? '?'} vs ${row.cpuPerRequestUs ?? '?'} µs/req, ` +
+        `Redis ${other.redisCommandsPerRequest ?? '–'} commands/req`,
     );
   }
   for (const row of run.rows.filter((r) => r.pass === false)) console.log(`  ${row.name}: ${row.failedBecause!.join('; ')}`);

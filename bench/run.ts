@@ -19,6 +19,7 @@ import {
   ensureBuilt,
   issueKeys,
   postgresSchema,
+  redisCommandsSent,
   redisNamespace,
   serviceEnvironment,
   serviceReady,
@@ -110,12 +111,25 @@ async function main(): Promise<void> {
     pid: server.child.pid,
     request: (n) => scenario.request(n, rotation),
   });
-  /** Warm-up, then the measured run. */
-  async function run(scenario: Scenario, server: Server, row: Pick<Row, 'name' | 'description' | 'server' | 'workers'>): Promise<Row> {
+  /** Warm-up, then the measured run; on Redis and PostgreSQL, what the run cost them. */
+  async function run(scenario: Scenario, server: Server, row: Pick<Row, 'name' | 'description' | 'server' | 'workers' | 'sqlite'>): Promise<Row> {
     console.log(`bench: ${row.name}: warm-up ${options.warmup} s, measure ${options.duration} s`);
     await warmUp(loadRun(scenario, server, options.warmup, row.workers));
+    const onRedis = redis !== undefined && row.server === 'service' && !row.sqlite;
+    const onPostgres = postgres !== undefined && row.server === 'service' && !row.sqlite;
+    const commandsBefore = onRedis ? await redisCommandsSent(server) : 0;
+    const writesBefore = onPostgres ? await postgres.quotaWrites() : 0;
     const measured: Row = { ...row, ...(await measure(loadRun(scenario, server, options.duration, row.workers))) };
-    console.log(`bench:   ${measured.requestsPerSecond} req/s, ${measured.cpuPerRequestUs ?? '?'} µs CPU/req, p99 ${measured.latencyMs.p99} ms, errors ${measured.errors}`);
+    if (onRedis) measured.redisCommandsPerRequest = Math.round(((await redisCommandsSent(server)) - commandsBefore) / measured.responses * 1000) / 1000;
+    if (onPostgres) {
+      // PostgreSQL publishes its table statistics about once a second, and the service flushes quota counts once a second.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      measured.postgresQuotaWritesPerSecond = Math.round(((await postgres.quotaWrites()) - writesBefore) / options.duration);
+    }
+    console.log(
+      `bench:   ${measured.requestsPerSecond} req/s, ${measured.cpuPerRequestUs ?? '?'} µs CPU/req, p99 ${measured.latencyMs.p99} ms, errors ${measured.errors}` +
+        `${measured.redisCommandsPerRequest !== undefined ? `, ${measured.redisCommandsPerRequest} Redis commands/req` : ''}`,
+    );
     if (server.child.exitCode !== null || server.child.signalCode !== null) throw new Error(`the server died during ${row.name}\n${server.output()}`);
     return measured;
   }
@@ -128,13 +142,13 @@ async function main(): Promise<void> {
     console.log(`bench:   baseline again: ${measured.requestsPerSecond} req/s, ${measured.cpuPerRequestUs ?? '?'} µs CPU/req`);
     return adjacent.length - 1;
   }
-  async function serviceRows(server: Server, scenarios: Scenario[], workers?: number): Promise<void> {
+  async function serviceRows(server: Server, scenarios: Scenario[], workers?: number, sqlite?: true): Promise<void> {
     await serviceReady(server, keys[0]!);
     for (const scenario of scenarios) {
       const before = await baselineAgain();
-      const name = workers ? `${scenario.name}@${workers}w` : scenario.name;
-      const description = workers ? `${scenario.description}, EXRATES_WORKERS=${workers}` : scenario.description;
-      rows.push({ ...(await run(scenario, server, { name, description, server: 'service', workers })), adjacentBaseline: before });
+      const name = workers ? `${scenario.name}@${workers}w` : sqlite ? `${scenario.name}@sqlite` : scenario.name;
+      const description = workers ? `${scenario.description}, EXRATES_WORKERS=${workers}` : sqlite ? `${scenario.description}, SQLite alone` : scenario.description;
+      rows.push({ ...(await run(scenario, server, { name, description, server: 'service', workers, ...(sqlite ? { sqlite } : {}) })), adjacentBaseline: before });
     }
   }
 
@@ -194,6 +208,22 @@ async function main(): Promise<void> {
         await serviceRows(server, workerScenarios, options.workers);
       } finally {
         await stopChild(server.child, 30_000);
+      }
+    }
+    if (options.compareSqlite && (postgres || redis) && serviceScenarios.length > 0) {
+      // The same scenarios on SQLite alone, in this run: its own file, its own keys.
+      const sqliteSetup: ServiceSetup = {
+        ...setup,
+        env: serviceEnvironment({ dir, databaseUrl: `sqlite:${join(dir, 'compare.db')}`, csv: options.csv, extra: options.env ?? {} }),
+      };
+      const storeKeys = keys.splice(0, keys.length, ...(await issueKeys(sqliteSetup, KEY_COUNT)));
+      const server = await startService(sqliteSetup);
+      try {
+        await serviceReady(server, keys[0]!, 120_000);
+        await serviceRows(server, serviceScenarios, undefined, true);
+      } finally {
+        await stopChild(server.child, 30_000);
+        keys.splice(0, keys.length, ...storeKeys);
       }
     }
     if (adjacent.length > 0) await baselineAgain();

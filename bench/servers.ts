@@ -12,6 +12,7 @@ import { loadConfig } from '../src/config.js';
 import { issueApiKey } from '../src/core/api-keys.js';
 import { createDeps } from '../src/deps.js';
 import { createLogger } from '../src/log.js';
+import { parseRedisUrl } from '../src/storage/redis-url.js';
 import { freePort, onCpu, stopChild, tail, track, waitFor200 } from './processes.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -51,7 +52,7 @@ export function ensureBuilt(): void {
  * A PostgreSQL database is shared: the bench works in a schema of its own, created now and
  * dropped at the end, through the connection's search_path.
  */
-export async function postgresSchema(url: string): Promise<{ url: string; drop(): Promise<void> }> {
+export async function postgresSchema(url: string): Promise<{ url: string; drop(): Promise<void>; quotaWrites(): Promise<number> }> {
   const { default: pg } = await import('pg');
   const schema = `exrates_bench_${Date.now()}`;
   const run = async (statement: string) => {
@@ -66,7 +67,24 @@ export async function postgresSchema(url: string): Promise<{ url: string; drop()
   await run(`create schema "${schema}"`);
   const scoped = new URL(url);
   scoped.searchParams.set('options', `-c search_path=${schema}`);
-  return { url: scoped.toString(), drop: () => run(`drop schema if exists "${schema}" cascade`) };
+  return {
+    url: scoped.toString(),
+    drop: () => run(`drop schema if exists "${schema}" cascade`),
+    // Rows written to the quota table so far, by PostgreSQL's own statistics (updated about once a second).
+    async quotaWrites() {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ writes: string }>(
+          `select coalesce(sum(n_tup_ins + n_tup_upd), 0) as writes from pg_stat_user_tables where schemaname = $1 and relname = 'quota_usage'`,
+          [schema],
+        );
+        return Number(rows[0]!.writes);
+      } finally {
+        await client.end();
+      }
+    },
+  };
 }
 
 /**
@@ -80,18 +98,23 @@ export function redisNamespace(url: string): { prefix: string; drop(): Promise<v
   return {
     prefix,
     async drop() {
-      const { Redis } = await import('ioredis');
-      const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
+      const { Cluster, Redis } = await import('ioredis');
+      const target = parseRedisUrl(url);
+      const options = { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2_000 };
+      const client = target.cluster ? new Cluster(target.nodes, { lazyConnect: true, redisOptions: options }) : new Redis(url, options);
       try {
-        await redis.connect();
-        for (let cursor = '0'; ; ) {
-          const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-          if (keys.length > 0) await redis.unlink(...keys);
-          if (next === '0') break;
-          cursor = next;
+        await client.connect();
+        // SCAN walks one server: on a cluster, every master.
+        for (const redis of client instanceof Cluster ? client.nodes('master') : [client]) {
+          for (let cursor = '0'; ; ) {
+            const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+            for (const key of keys) await redis.unlink(key);
+            if (next === '0') break;
+            cursor = next;
+          }
         }
       } finally {
-        redis.disconnect();
+        client.disconnect();
       }
     },
   };
@@ -160,6 +183,15 @@ export async function startService(setup: ServiceSetup, nodeArgs: readonly strin
     child.once('close', () => log.end());
   }
   return { child, port, output: tail(child, 'service') };
+}
+
+/** Commands the service has sent to Redis so far, from its own /metrics (every worker's, summed). */
+export async function redisCommandsSent(server: Server): Promise<number> {
+  const response = await fetch(`http://127.0.0.1:${server.port}/metrics`);
+  const text = await response.text();
+  let total = 0;
+  for (const match of text.matchAll(/^exrates_redis_commands_total\{[^}]*\} (\S+)$/gm)) total += Number(match[1]);
+  return total;
 }
 
 /** Waits until the service answers a rate: its rates are loaded. */

@@ -26,6 +26,9 @@ export const SCENARIO_TARGETS: Readonly<Record<string, ScenarioTarget>> = {
   'rates-all': { minRatio: 1 / 3, versus: 'rate' },
 };
 
+/** Several instances' store (PostgreSQL + Redis): requests/s of one instance as a share of SQLite alone's, in one run (--compare-sqlite). */
+export const STORE_RATIO = 0.85;
+
 /** Peak resident memory of the service (VmHWM) with the full ECB history stored and 1,000 keys. */
 export const PEAK_RSS_MB = 200;
 

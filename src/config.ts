@@ -4,6 +4,7 @@ import proxyAddr from '@fastify/proxy-addr';
 import { closest } from 'fastest-levenshtein';
 import Type, { type TSchema } from 'typebox';
 import Value from 'typebox/value';
+import { parseRedisUrl } from './storage/redis-url.js';
 
 export const PROVIDER_IDS = ['ecb', 'frankfurter', 'openexchangerates', 'file'] as const;
 export type ProviderId = (typeof PROVIDER_IDS)[number];
@@ -27,10 +28,10 @@ export const ConfigSchema = Type.Object({
   }),
   EXRATES_REDIS_URL: Type.Optional(
     Type.String({
-      pattern: '^rediss?://.+',
-      expected: 'a redis:// or rediss:// URL',
+      pattern: '^rediss?(\\+cluster)?://.+',
+      expected: 'a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL',
       description:
-        'Redis for several instances sharing one store: quota counters, refresh and backfill locks. Unset: counters and locks stay in the store and in-process.',
+        'Redis for several instances sharing one store: quota counters, refresh and backfill locks. `redis://[user:password@]host:port` (`rediss://` for TLS) names one server; `redis+cluster://[user:password@]host:port,host:port,…` (`rediss+cluster://`) names seed nodes of a Redis Cluster, whose other nodes are found from them. Unset: counters and locks stay in the store and in-process.',
     }),
   ),
   EXRATES_REDIS_PREFIX: Type.String({
@@ -279,6 +280,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       proxyAddr.compile(trustedProxies);
     } catch (error) {
       list.push(`EXRATES_TRUST_PROXY: ${error instanceof Error ? error.message : String(error)}; got '${v.EXRATES_TRUST_PROXY}'`);
+    }
+  }
+  if (v.EXRATES_REDIS_URL !== undefined) {
+    try {
+      parseRedisUrl(v.EXRATES_REDIS_URL);
+    } catch (error) {
+      // Not echoed: it may hold a password.
+      list.push(`EXRATES_REDIS_URL: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
   if (list.length > 0) throw new ConfigError(list);

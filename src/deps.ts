@@ -16,7 +16,7 @@ import { migrateToLatest, openDatabase, type OpenDatabase } from './storage/data
 import { createKeyStore } from './storage/key-store.js';
 import { createQuotaStore } from './storage/quota-store.js';
 import { createRateStore } from './storage/rate-store.js';
-import { createRedisLock, createRedisQuotaStore, openRedis } from './storage/redis.js';
+import { countRedisCommands, createRedisLock, createRedisQuotaStore, openRedis } from './storage/redis.js';
 
 export interface Deps {
   config: Config;
@@ -155,6 +155,7 @@ async function wire(
     }
     const connected = redis;
     opened.push(() => connected.disconnect());
+    opened.push(countRedisCommands((command) => metrics.redisCommand(command)));
     quotas = guardDependency(createRedisQuotaStore({ redis, store: storedQuotas, log, clock, prefix: config.redisPrefix }), 'the database');
     lock = guardDependency(createRedisLock(redis, config.redisPrefix), 'redis');
   } else if (options.quotas) {

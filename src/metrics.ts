@@ -10,6 +10,8 @@ interface RequestSeries {
 export interface ServiceMetrics extends Metrics {
   registry: Registry;
   httpRequest(route: string, method: string, status: number, seconds: number): void;
+  /** Counts one command sent to Redis (to one node, on a cluster). */
+  redisCommand(command: string): void;
 }
 
 /** Prometheus metrics on a registry of its own (nothing global, so tests can build many apps). */
@@ -44,6 +46,12 @@ export function createMetrics(): ServiceMetrics {
   });
   const stale = new Counter({ name: 'exrates_stale_responses_total', help: 'Rates served with stale: true.', registers: [registry] });
   const quota = new Counter({ name: 'exrates_quota_rejections_total', help: 'Requests refused with 429.', registers: [registry] });
+  const redisCommands = new Counter({
+    name: 'exrates_redis_commands_total',
+    help: 'Commands this process sent to Redis, by command: against exrates_http_requests_total, the Redis round trips per request.',
+    labelNames: ['command'],
+    registers: [registry],
+  });
   const requests = createRequestMetrics(registry);
   return {
     registry,
@@ -65,6 +73,9 @@ export function createMetrics(): ServiceMetrics {
     },
     quotaRejected() {
       quota.inc();
+    },
+    redisCommand(command) {
+      redisCommands.inc({ command: command.toLowerCase() });
     },
   };
 }

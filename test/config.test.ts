@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { ConfigError, environmentWithDotenv, loadConfig } from '../src/config.js';
+import { parseRedisUrl } from '../src/storage/redis-url.js';
 import { tempDir } from './helper.js';
 
 const run = promisify(execFile);
@@ -61,6 +62,27 @@ test('every bad variable gets its own clear line', () => {
 test('the file provider needs a location, and providers are named once', () => {
   assert.throws(() => loadConfig({ EXRATES_PROVIDERS: 'file' }), /EXRATES_FILE_URL is required/);
   assert.throws(() => loadConfig({ EXRATES_PROVIDERS: 'ecb,ecb' }), /names a provider twice/);
+});
+
+test('Redis: one server, or the seed nodes of a cluster; a bad node is named and a password never echoed', () => {
+  assert.equal(loadConfig({ EXRATES_REDIS_URL: 'redis://:pw@redis:6379' }).redisUrl, 'redis://:pw@redis:6379');
+  assert.deepEqual(parseRedisUrl('rediss+cluster://app:s%40cret@r1:7000,r2,[::1]:7002'), {
+    cluster: true,
+    nodes: [
+      { host: 'r1', port: 7000 },
+      { host: 'r2', port: 6379 },
+      { host: '::1', port: 7002 },
+    ],
+    tls: true,
+    username: 'app',
+    password: 's@cret',
+  });
+  assert.throws(() => loadConfig({ EXRATES_REDIS_URL: 'redis+cluster://:hunter2@r1:7000,r2:seven' }), (error: unknown) => {
+    assert.ok(error instanceof ConfigError);
+    assert.deepEqual(error.problems, ['EXRATES_REDIS_URL: "r2:seven" is not host:port']);
+    return true;
+  });
+  assert.throws(() => loadConfig({ EXRATES_REDIS_URL: 'redis://r1:7000,r2:7001' }), /EXRATES_REDIS_URL: several nodes are for a cluster/);
 });
 
 test('.env is read under the real environment', () => {

@@ -1,29 +1,42 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import type { Cluster, Redis } from 'ioredis';
 import type { Clock, Lock, QuotaStore } from '../core/ports.js';
 import type { Logger } from '../core/refresh.js';
 import { addDays, type Day } from '../core/time.js';
+import { parseRedisUrl } from './redis-url.js';
 
 /** Namespace of every key this service writes; one per installation sharing a Redis. */
 export const DEFAULT_REDIS_PREFIX = 'exrates:';
 
+/** One Redis server, or a Redis Cluster: the commands this service sends work on both. */
+export type RedisClient = Redis | Cluster;
+
 /**
  * A Redis connection that fails fast: no offline queue, one retry per command and a short
  * command timeout, so a request never hangs on a Redis that is down. ioredis keeps reconnecting
- * in the background.
+ * in the background. On a cluster, the same holds for the connection to every node.
  */
-export async function openRedis(url: string, log: Logger): Promise<Redis> {
+export async function openRedis(url: string, log: Logger): Promise<RedisClient> {
   // Loaded only when Redis is configured: the module and what it compiles cost a single-process
   // install on SQLite about 9 MB of resident memory for nothing.
-  const { Redis } = await import('ioredis');
-  const redis = new Redis(url, {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    connectTimeout: 2_000,
-    commandTimeout: 1_000,
-    retryStrategy: (times) => Math.min(times * 200, 2_000),
-  });
+  const { Cluster, Redis } = await import('ioredis');
+  const target = parseRedisUrl(url);
+  const perCommand = { maxRetriesPerRequest: 1, connectTimeout: 2_000, commandTimeout: 1_000 };
+  const retry = (times: number) => Math.min(times * 200, 2_000);
+  const redis: RedisClient = target.cluster
+    ? new Cluster(target.nodes, {
+        lazyConnect: true,
+        enableOfflineQueue: false,
+        clusterRetryStrategy: retry,
+        redisOptions: {
+          ...perCommand,
+          ...(target.username ? { username: target.username } : {}),
+          ...(target.password ? { password: target.password } : {}),
+          ...(target.tls ? { tls: {} } : {}),
+        },
+      })
+    : new Redis(url, { lazyConnect: true, enableOfflineQueue: false, retryStrategy: retry, ...perCommand });
   let wasReady = false;
   let lastError: Error | undefined;
   redis.on('error', (error: Error) => {
@@ -59,19 +72,61 @@ export async function openRedis(url: string, log: Logger): Promise<Redis> {
   return redis;
 }
 
-// KEYS[1] counter, KEYS[2] this instance's sequence hash; ARGV[1] limit, ARGV[2] request sequence
-// number, ARGV[3] lifetime. Returns {allowed, used}, or {-1, 0} when the counter is missing. The
-// sequence number of the last request counted lets a later reconcile tell whether a command that
-// timed out ran after all.
-const CONSUME = `
-local v = redis.call('GET', KEYS[1])
-if not v then return {-1, 0} end
-v = tonumber(v)
-if v >= tonumber(ARGV[1]) then return {0, v} end
-local n = redis.call('INCR', KEYS[1])
-redis.call('HSET', KEYS[2], KEYS[1], ARGV[2])
-redis.call('EXPIRE', KEYS[2], ARGV[3])
-return {1, n}
+/**
+ * Calls `count` with the name of every command any ioredis client of this process sends, through
+ * the tracing channel ioredis publishes (one message per command sent to a server). Returns the
+ * unsubscribe.
+ */
+export function countRedisCommands(count: (command: string) => void): () => void {
+  // The start channel of ioredis's tracing channel `ioredis:command`.
+  const name = 'tracing:ioredis:command:start';
+  const onCommand = (message: unknown) => count((message as { command: string }).command);
+  subscribe(name, onCommand);
+  return () => {
+    unsubscribe(name, onCommand);
+  };
+}
+
+// KEYS[1] this instance's sequence hash, KEYS[2..] counters; ARGV[1] the hash's lifetime, then
+// one triple per request: index of its counter in KEYS, limit, sequence number. Returns a pair
+// per request: {1, used} counted, {0, used} refused, {-1, 0} counter missing (then nothing is
+// counted on it). Requests are decided in order, each as if alone, so a batch decides exactly
+// what the same requests sent one by one would have. The hash keeps, per counter, the sequence
+// number of the last request counted, which lets a later reconcile tell whether a batch whose
+// answer was lost ran after all: a counter's counted requests in a batch come before its refused
+// ones (its count only rises, its limit does not change within an instance), so every request
+// numbered up to the last counted one was counted.
+const CONSUME_BATCH = `
+local counts, initial, last, out = {}, {}, {}, {}
+for i = 2, #ARGV, 3 do
+  local k = tonumber(ARGV[i])
+  if counts[k] == nil then
+    local v = redis.call('GET', KEYS[k])
+    counts[k] = v and tonumber(v) or false
+    initial[k] = counts[k]
+  end
+  local c = counts[k]
+  if c == false then
+    out[#out + 1] = -1; out[#out + 1] = 0
+  elseif c >= tonumber(ARGV[i + 1]) then
+    out[#out + 1] = 0; out[#out + 1] = c
+  else
+    c = c + 1
+    counts[k] = c
+    last[k] = ARGV[i + 2]
+    out[#out + 1] = 1; out[#out + 1] = c
+  end
+end
+local seen = {}
+for k, seq in pairs(last) do
+  redis.call('INCRBY', KEYS[k], counts[k] - initial[k])
+  seen[#seen + 1] = KEYS[k]; seen[#seen + 1] = seq
+end
+if #seen > 0 then
+  redis.call('HSET', KEYS[1], unpack(seen))
+  redis.call('EXPIRE', KEYS[1], ARGV[1])
+end
+return out
 `;
 // KEYS[1] counter, KEYS[2] sequence hash, KEYS[3] batch marker; ARGV[1] requests counted in the
 // store, ARGV[2] floor (the stored count), ARGV[3] lifetime, ARGV[4..] sequence numbers of
@@ -98,8 +153,32 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `;
 
-function counterKey(prefix: string, keyId: string, day: Day): string {
-  return `${prefix}quota:${keyId}:${day}`;
+/** The batch script as a command of the client: ioredis sends EVALSHA and loads the script where it is missing. */
+interface QuotaScripts {
+  exratesConsumeBatch(numberOfKeys: number, ...keysAndArgs: Array<string | number>): Promise<number[]>;
+}
+
+function withScripts(redis: RedisClient): RedisClient & QuotaScripts {
+  const scripted = redis as RedisClient & Partial<QuotaScripts>;
+  if (!scripted.exratesConsumeBatch) redis.defineCommand('exratesConsumeBatch', { lua: CONSUME_BATCH });
+  return scripted as RedisClient & QuotaScripts;
+}
+
+/**
+ * The names of this service's keys. A script may touch only keys of one hash slot on a cluster,
+ * so there every key of an API key's counting carries the key's id as hash tag (`{id}`), and the
+ * sequence hash is one per API key and instance. On one server the names stay as they always
+ * were, so instances of an earlier release keep counting in the same counters during a rolling
+ * upgrade.
+ */
+export function redisKeyspace(prefix: string, cluster: boolean, instance: string) {
+  return {
+    counter: (keyId: string, day: Day) => (cluster ? `${prefix}quota:{${keyId}}:${day}` : `${prefix}quota:${keyId}:${day}`),
+    /** One script call per distinct sequence hash: a batch is split along these. */
+    sequence: (keyId: string) => (cluster ? `${prefix}seq:{${keyId}}:${instance}` : `${prefix}seq:${instance}`),
+    marker: (keyId: string) => (cluster ? `${prefix}reconciled:{${keyId}}:${randomUUID()}` : `${prefix}reconciled:${randomUUID()}`),
+    lock: (name: string) => `${prefix}lock:${name}`,
+  };
 }
 
 /**
@@ -114,9 +193,11 @@ function lifetimeOf(day: Day, clock: Clock): number {
 const SUSPECT_MS = 2_000;
 /** How long commands may keep timing out on a ready connection before it is replaced. */
 const HALF_OPEN_MS = 10_000;
+/** Requests per script call at most: a script blocks its Redis while it runs. */
+const MAX_BATCH = 1_000;
 
 export interface RedisQuotaOptions {
-  redis: Redis;
+  redis: RedisClient;
   /** The store's quota table: where counts are persisted, and the fallback while Redis is down. */
   store: QuotaStore & Required<Pick<QuotaStore, 'add'>>;
   log: Logger;
@@ -143,12 +224,28 @@ interface Counter {
   uncertain: number[];
   /** A reconcile sent but not confirmed, retried as it is. */
   batch?: Batch;
+  /** Requests waiting for Redis's answer: the counter stays in memory until they have it. */
+  waiting: number;
+}
+
+/** A request waiting for the next script call. */
+interface Pending {
+  c: Counter;
+  limit: number;
+  seq: number;
+  /** The counter was missing and has been seeded from the store for this request. */
+  seeded: boolean;
+  settle(outcome: { allowed: boolean; used: number } | Promise<{ allowed: boolean; used: number }>): void;
 }
 
 /**
- * Quota counting in Redis, exact across instances (one atomic script per request). The rule:
- * - Redis holds the live count. Each instance adds the requests it counted there to the store
- *   every second (counts are added, never overwritten, so instances cannot erase each other's).
+ * Quota counting in Redis, exact across instances. The rule:
+ * - Redis holds the live count. The decisions an instance has to make while one script call is
+ *   on its way (and those of the event-loop turn that starts it) travel in the next call, one per
+ *   batch (one per API key on a cluster), decided in order inside Redis: as exact as one call
+ *   per request, for a fraction of the round trips.
+ * - Each instance adds the requests it counted there to the store every second (counts are
+ *   added, never overwritten, so instances cannot erase each other's).
  * - A counter missing from Redis (restart, eviction) is seeded from the store plus this
  *   instance's unflushed requests, so a Redis loss forgives at most the other instances' last
  *   second of requests.
@@ -160,10 +257,9 @@ interface Counter {
  *   (each counted request leaves its sequence number in Redis), so nothing is counted twice.
  */
 export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
-  const { redis, store, log, clock } = options;
-  const prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
-  const instance = randomUUID();
-  const sequenceKey = `${prefix}seq:${instance}`;
+  const { store, log, clock } = options;
+  const redis = withScripts(options.redis);
+  const keys = redisKeyspace(options.prefix ?? DEFAULT_REDIS_PREFIX, redis.isCluster, randomUUID());
   const counters = new Map<string, Counter>();
   let sequence = 0;
   let degraded = false;
@@ -174,7 +270,7 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
   function counter(keyId: string, day: Day): Counter {
     const name = `${keyId}:${day}`;
     let c = counters.get(name);
-    if (!c) counters.set(name, (c = { keyId, day, unflushed: 0, offline: 0, uncertain: [] }));
+    if (!c) counters.set(name, (c = { keyId, day, unflushed: 0, offline: 0, uncertain: [], waiting: 0 }));
     return c;
   }
 
@@ -196,7 +292,7 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
           return;
         }
       }
-      if (c.unflushed === 0 && c.offline === 0 && !c.batch && c.uncertain.length === 0 && c.day < today) counters.delete(name);
+      if (c.unflushed === 0 && c.offline === 0 && !c.batch && c.uncertain.length === 0 && c.waiting === 0 && c.day < today) counters.delete(name);
     }
   }
 
@@ -213,7 +309,7 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
     for (const c of counters.values()) {
       if (!c.batch) {
         if (c.offline === 0 && c.uncertain.length === 0) continue;
-        c.batch = { marker: `${prefix}reconciled:${randomUUID()}`, count: c.offline, uncertain: c.uncertain };
+        c.batch = { marker: keys.marker(c.keyId), count: c.offline, uncertain: c.uncertain };
         c.offline = 0;
         c.uncertain = [];
       }
@@ -223,8 +319,8 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
         await redis.eval(
           RECONCILE,
           3,
-          counterKey(prefix, c.keyId, c.day),
-          sequenceKey,
+          keys.counter(c.keyId, c.day),
+          keys.sequence(c.keyId),
           batch.marker,
           batch.count,
           floor,
@@ -305,36 +401,133 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
     }
   }
 
+  // The batching: requests queue in `pending`; one batch is on its way at a time, and the queue
+  // goes out when it is back (or at the end of the turn that queued the first request). Written
+  // here, not taken from ioredis's auto-pipelining: that saves writes, not script calls, and
+  // Redis would still run one script per request.
+  let pending: Pending[] = [];
+  let sending: Promise<void> | undefined;
+  let scheduled = false;
+
+  function schedule(): void {
+    if (sending || scheduled) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      sendPending();
+    });
+  }
+
+  function sendPending(): void {
+    if (sending || pending.length === 0) return;
+    const batch = pending;
+    pending = [];
+    sending = sendBatch(batch).finally(() => {
+      sending = undefined;
+      if (pending.length > 0) schedule();
+    });
+  }
+
+  function settled(request: Pending, outcome: Parameters<Pending['settle']>[0]): void {
+    request.c.waiting -= 1;
+    request.settle(outcome);
+  }
+
+  /** Requests that cannot be counted in Redis are counted in the store; `uncertain`: their script may have run. */
+  function toStore(requests: Pending[], error: unknown, uncertain: boolean): void {
+    if (error !== undefined) {
+      suspect(error);
+      warn('redis quota counter unavailable; counting in the store')(error);
+    }
+    for (const request of requests) {
+      // The command may have reached Redis and run; the reconcile will find out.
+      if (uncertain) request.c.uncertain.push(request.seq);
+      settled(request, consumeInStore(request.c, request.limit));
+    }
+  }
+
+  async function sendBatch(batch: Pending[]): Promise<void> {
+    if (degraded || !redisUsable()) return toStore(batch, undefined, false);
+    const calls = new Map<string, Pending[]>();
+    for (const request of batch) {
+      const name = keys.sequence(request.c.keyId);
+      let call = calls.get(name);
+      if (!call || call.length >= MAX_BATCH) calls.set(name, (call = []));
+      call.push(request);
+    }
+    const missing: Pending[] = [];
+    await Promise.all([...calls].map(([name, call]) => runScript(name, call, missing)));
+    if (missing.length > 0) await seed(missing);
+  }
+
+  async function runScript(sequenceKey: string, call: Pending[], missing: Pending[]): Promise<void> {
+    const counterKeys: string[] = [];
+    const index = new Map<Counter, number>();
+    const args: Array<string | number> = [0];
+    let lifetime = 60;
+    for (const request of call) {
+      let at = index.get(request.c);
+      if (at === undefined) {
+        counterKeys.push(keys.counter(request.c.keyId, request.c.day));
+        index.set(request.c, (at = counterKeys.length + 1));
+        lifetime = Math.max(lifetime, lifetimeOf(request.c.day, clock));
+      }
+      request.seq = ++sequence;
+      args.push(at, request.limit, request.seq);
+    }
+    args[0] = lifetime;
+    let out: number[];
+    try {
+      out = await redis.exratesConsumeBatch(1 + counterKeys.length, sequenceKey, ...counterKeys, ...args);
+      answered();
+    } catch (error) {
+      return toStore(call, error, true);
+    }
+    call.forEach((request, i) => {
+      const allowed = Number(out[2 * i]);
+      if (allowed === -1) return void missing.push(request);
+      if (allowed === 1) request.c.unflushed += 1;
+      settled(request, { allowed: allowed === 1, used: Number(out[2 * i + 1]) });
+    });
+  }
+
+  /**
+   * Counters missing from Redis start from the store plus what this instance has not flushed yet
+   * (SET NX: of several instances seeding at once, the first wins and none undoes another's
+   * counting); their requests go in the next batch, ahead of those that came meanwhile.
+   */
+  async function seed(requests: Pending[]): Promise<void> {
+    const again = requests.filter((r) => r.seeded);
+    const first = requests.filter((r) => !r.seeded);
+    try {
+      for (const c of new Set(first.map((r) => r.c))) {
+        const floor = (await store.used(c.keyId, c.day)) + c.unflushed;
+        await redis.set(keys.counter(c.keyId, c.day), floor, 'EX', lifetimeOf(c.day, clock), 'NX');
+      }
+    } catch (error) {
+      return toStore(requests, error, false);
+    }
+    for (const r of first) r.seeded = true;
+    pending = [...first, ...pending];
+    // Seeded and missing again at once (evicted at once): Redis cannot hold it; the store decides.
+    if (again.length > 0) toStore(again, new Error('quota counter vanished from redis right after it was seeded'), false);
+  }
+
   return {
     async consume(keyId, day, limit) {
       const c = counter(keyId, day);
       if (degraded && redisUsable()) await startReconcile();
       if (degraded || !redisUsable()) return consumeInStore(c, limit);
-      const key = counterKey(prefix, keyId, day);
-      const seq = ++sequence;
-      try {
-        let [allowed, used] = (await redis.eval(CONSUME, 2, key, sequenceKey, limit, seq, lifetimeOf(day, clock))) as [number, number];
-        if (allowed === -1) {
-          const floor = (await store.used(keyId, day)) + c.unflushed;
-          await redis.set(key, floor, 'EX', lifetimeOf(day, clock), 'NX');
-          [allowed, used] = (await redis.eval(CONSUME, 2, key, sequenceKey, limit, seq, lifetimeOf(day, clock))) as [number, number];
-        }
-        answered();
-        if (allowed === 1) c.unflushed += 1;
-        return { allowed: allowed === 1, used: Number(used) };
-      } catch (error) {
-        // The command may have reached Redis and run; the reconcile will find out.
-        c.uncertain.push(seq);
-        suspect(error);
-        warn('redis quota counter unavailable; counting in the store')(error);
-        return consumeInStore(c, limit);
-      }
+      c.waiting += 1;
+      const answer = new Promise<{ allowed: boolean; used: number }>((settle) => pending.push({ c, limit, seq: 0, seeded: false, settle }));
+      schedule();
+      return answer;
     },
 
     async used(keyId, day) {
       const stored = await store.used(keyId, day);
       try {
-        const live = await redis.get(counterKey(prefix, keyId, day));
+        const live = await redis.get(keys.counter(keyId, day));
         return Math.max(stored, live === null ? 0 : Number(live));
       } catch {
         return stored;
@@ -343,6 +536,10 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
 
     async close() {
       clearInterval(timer);
+      while (sending || pending.length > 0) {
+        sendPending();
+        await sending;
+      }
       await flushing;
       await reconciling;
       await flush();
@@ -350,11 +547,12 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
   };
 }
 
-/** A lock shared by every instance on one Redis: SET NX PX with a token, released only by its holder. */
-export function createRedisLock(redis: Redis, prefix = DEFAULT_REDIS_PREFIX): Lock {
+/** A lock shared by every instance on one Redis (or cluster): SET NX PX with a token, released only by its holder. */
+export function createRedisLock(redis: RedisClient, prefix = DEFAULT_REDIS_PREFIX): Lock {
+  const keys = redisKeyspace(prefix, redis.isCluster, '');
   return {
     async tryAcquire(name, ttlMs) {
-      const key = `${prefix}lock:${name}`;
+      const key = keys.lock(name);
       const token = randomUUID();
       const ok = await redis.set(key, token, 'PX', ttlMs, 'NX');
       if (ok !== 'OK') return null;
@@ -363,7 +561,7 @@ export function createRedisLock(redis: Redis, prefix = DEFAULT_REDIS_PREFIX): Lo
       };
     },
     async isHeld(name) {
-      return (await redis.exists(`${prefix}lock:${name}`)) === 1;
+      return (await redis.exists(keys.lock(name))) === 1;
     },
   };
 }

@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import type { Clock, QuotaStore } from '../../src/core/ports.js';
 import type { Logger } from '../../src/core/refresh.js';
 import { createQuotaStore } from '../../src/storage/quota-store.js';
-import { createRedisLock, createRedisQuotaStore, openRedis } from '../../src/storage/redis.js';
+import { countRedisCommands, createRedisLock, createRedisQuotaStore, openRedis, type RedisClient } from '../../src/storage/redis.js';
 import { freePort } from '../support/ports.js';
 import { endpointOf, startTcpProxy, throughProxy, type TcpProxy } from '../support/proxy.js';
 import { REDIS_URL, redisAvailable, storeEngines, type TestStore } from '../support/stores.js';
@@ -31,7 +31,7 @@ let redisUp = false;
 let admin: Redis | undefined;
 const usedKeyIds = new Set<string>();
 const usedLocks = new Set<string>();
-const clients = new Set<Redis>();
+const clients = new Set<RedisClient>();
 const stores = new Set<QuotaStore>();
 const children = new Set<ChildProcess>();
 const proxies = new Set<TcpProxy>();
@@ -44,13 +44,13 @@ function newKeyId(): string {
 
 const counterKey = (keyId: string) => `exrates:quota:${keyId}:${DAY}`;
 
-async function connect(url = REDIS_URL): Promise<Redis> {
+async function connect(url = REDIS_URL): Promise<RedisClient> {
   const redis = await openRedis(url, quiet);
   clients.add(redis);
   return redis;
 }
 
-function quotaStore(redis: Redis, store: StoredQuotas, options: { flushIntervalMs?: number } = {}): QuotaStore {
+function quotaStore(redis: RedisClient, store: StoredQuotas, options: { flushIntervalMs?: number } = {}): QuotaStore {
   const quotas = createRedisQuotaStore({ redis, store, clock, log: quiet, ...(options.flushIntervalMs ? { flushIntervalMs: options.flushIntervalMs } : {}) });
   stores.add(quotas);
   return quotas;
@@ -124,6 +124,30 @@ for (const engine of engines) {
       assert.deepEqual(new Set(results.filter((r) => !r.allowed).map((r) => r.used)), new Set([200]));
       assert.equal(await admin!.get(counterKey(keyId)), '200');
       assert.equal(await quotas.used(keyId, DAY), 200);
+      await closeStore(quotas);
+    });
+
+    test('the decisions of one turn travel in one script call, each as exact as if alone', async (t) => {
+      if (skip) return t.skip(skip);
+      const quotas = quotaStore(await connect(), store);
+      const keyIds = Array.from({ length: 30 }, newKeyId);
+      // Counters exist: a first request per key seeds it (a store read and a SET each).
+      await Promise.all(keyIds.map((keyId) => quotas.consume(keyId, DAY, 8)));
+      const scripts: string[] = [];
+      const stop = countRedisCommands((command) => scripts.push(command));
+      try {
+        const results = await Promise.all(Array.from({ length: 300 }, (_, i) => quotas.consume(keyIds[i % 30]!, DAY, 8)));
+        for (const [k, keyId] of keyIds.entries()) {
+          const mine = results.filter((_, i) => i % 30 === k);
+          assert.deepEqual(sortedUsed(mine.filter((r) => r.allowed)), range(2, 8), keyId);
+          assert.deepEqual(new Set(mine.filter((r) => !r.allowed).map((r) => r.used)), new Set([8]));
+        }
+      } finally {
+        stop();
+      }
+      // Sent in one turn: one EVALSHA (and an EVAL should this Redis not hold the script yet).
+      assert.ok(scripts.length >= 1 && scripts.length <= 2, `300 requests took ${scripts.length} commands: ${scripts.join(' ')}`);
+      assert.deepEqual(new Set(scripts), new Set(scripts.length === 1 ? ['evalsha'] : ['evalsha', 'eval']));
       await closeStore(quotas);
     });
 
