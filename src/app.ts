@@ -91,7 +91,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     // A path that is not valid percent-encoding names no resource.
     frameworkErrors: (error, request, reply) => {
       if (error.statusCode !== undefined && error.statusCode < 500) {
-        sendProblem(reply, problemOf('not_found', `No resource at ${request.method} ${String(request.url).split('?')[0]!.slice(0, 200)}.`));
+        sendProblem(reply, notFound(request.method, String(request.url)));
         return;
       }
       request.log.error({ err: error }, 'request failed before routing');

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { RateBook } from '../../core/rates.js';
 import { currencyCatalogue } from '../../core/served-currencies.js';
 import { sendCacheable } from '../caching.js';
-import { problemOf, sendProblem } from '../problem.js';
+import { notFound, sendProblem } from '../problem.js';
 
 /**
  * The developer portal: one page at `/` that converts, charts history and shows code, calling the
@@ -130,7 +130,7 @@ export function registerPortalRoutes(app: FastifyInstance, options: PortalOption
 
   app.get('/portal/:file', { schema: { hide: true } }, async (request, reply) => {
     const asset = byPath.get(request.url.split('?')[0]!);
-    if (!asset) return sendProblem(reply, problemOf('not_found', `No resource at ${request.method} ${request.url.split('?')[0]!.slice(0, 200)}.`));
+    if (!asset) return sendProblem(reply, notFound(request.method, request.url));
     return sendCacheable(request, reply, {
       body: asset.body,
       etag: asset.etag,
