@@ -528,27 +528,32 @@ describe('the portal page, in Chromium, on the shared ECB history', { skip: !ava
   }
 });
 
-describe('the portal’s stale marker, with an upstream that fails', { skip: !available }, () => {
-  let fake: FakeUpstreams;
-  let service: FeedsService;
-  let browser: Browser;
-  let base: string;
-
+/**
+ * For the suite it is called in: a pro-key service on local stand-ins of the upstreams, with the
+ * shared template's history, listening, and a browser; `env` is the service's extra environment.
+ */
+function servedOnFakeFeeds(env?: Record<string, string>): { fake: FakeUpstreams; service: FeedsService; browser: Browser; base: string } {
+  const held = {} as { fake: FakeUpstreams; service: FeedsService; browser: Browser; base: string };
   before(async () => {
-    let template: string;
-    ({ fake, template } = await startFakeFeeds());
-    service = await createFeedsService(fake, { copyFrom: template, env: { EXRATES_PROVIDERS: 'ecb' }, tier: 'pro' });
-    base = await listenApp(service.app);
-    browser = await launchBrowser();
+    const started = await startFakeFeeds();
+    held.fake = started.fake;
+    held.service = await createFeedsService(started.fake, { copyFrom: started.template, ...(env ? { env } : {}), tier: 'pro' });
+    held.base = await listenApp(held.service.app);
+    held.browser = await launchBrowser();
   });
-
   after(async () => {
-    await browser?.close();
-    await service?.close();
-    await closeFakeFeeds(fake);
+    await held.browser?.close();
+    await held.service?.close();
+    await closeFakeFeeds(held.fake);
   });
+  return held;
+}
+
+describe('the portal’s stale marker, with an upstream that fails', { skip: !available }, () => {
+  const served = servedOnFakeFeeds({ EXRATES_PROVIDERS: 'ecb' });
 
   it('shows "Stale" while the latest refresh failed and clears it after a good one', async () => {
+    const { fake, service, browser, base } = served;
     const [good] = await service.deps.refresher.refreshAll();
     assert.equal(good!.ok, true);
     const page = await browser.context.newPage();
@@ -583,27 +588,11 @@ describe('the portal’s stale marker, with an upstream that fails', { skip: !av
 });
 
 describe('the portal’s pickers, with a provider that loads currencies on first request', { skip: !available }, () => {
-  let fake: FakeUpstreams;
-  let service: FeedsService;
-  let browser: Browser;
-  let base: string;
-
-  before(async () => {
-    let template: string;
-    ({ fake, template } = await startFakeFeeds());
-    // ECB and Frankfurter, with only ECB's history stored: Frankfurter's other currencies are on request.
-    service = await createFeedsService(fake, { copyFrom: template, tier: 'pro' });
-    base = await listenApp(service.app);
-    browser = await launchBrowser();
-  });
-
-  after(async () => {
-    await browser?.close();
-    await service?.close();
-    await closeFakeFeeds(fake);
-  });
+  // ECB and Frankfurter, with only ECB's history stored: Frankfurter's other currencies are on request.
+  const served = servedOnFakeFeeds();
 
   it('lists what /api/v1/currencies answers, those on request apart and marked so', async () => {
+    const { service, browser, base } = served;
     const page = await browser.context.newPage();
     const seen = watch(page);
     try {
