@@ -33,8 +33,13 @@ export async function startServer(config: Config, options: DepsOptions = {}): Pr
   }
   const ready = deps;
   announceListening(ready, app.server.address());
-  const initialLoad = ready.refresher
-    .refreshAllOnce()
+  // The stored rates are read before the first refresh, so that the first requests are answered
+  // from them at once instead of waiting behind the providers (a refresh parses its document on
+  // this thread). A store that cannot be read now is read again by the first request.
+  const initialLoad = ready.book
+    .snapshot()
+    .catch(() => undefined)
+    .then(() => ready.refresher.refreshAllOnce())
     .then(() => announceLoaded(ready))
     .finally(() => ready.refresher.start());
 

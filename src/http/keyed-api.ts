@@ -146,13 +146,20 @@ interface Validator {
 export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
   const { book, histories, keys, quotas, limits, clock, metrics, log } = options;
   const compile = AjvCompiler()({}, { customOptions: AJV_OPTIONS }) as (input: { schema: unknown }) => Validator;
-  const validators: Record<KeyedRoute, Validator> = {
-    '/api/v1/rate': compile({ schema: RateQuery }),
-    '/api/v1/convert': compile({ schema: ConvertQuery }),
-    '/api/v1/history': compile({ schema: HistoryQuery }),
-    '/api/v1/rates': compile({ schema: RatesQuery }),
-    '/api/v1/currencies': compile({ schema: NoQuery }),
-    '/api/v1/usage': compile({ schema: NoQuery }),
+  const schemas: Record<KeyedRoute, unknown> = {
+    '/api/v1/rate': RateQuery,
+    '/api/v1/convert': ConvertQuery,
+    '/api/v1/history': HistoryQuery,
+    '/api/v1/rates': RatesQuery,
+    '/api/v1/currencies': NoQuery,
+    '/api/v1/usage': NoQuery,
+  };
+  // Compiled on a route's first request: compiling them all would lengthen every start.
+  const validators = new Map<KeyedRoute, Validator>();
+  const validator = (route: KeyedRoute): Validator => {
+    let validate = validators.get(route);
+    if (!validate) validators.set(route, (validate = compile({ schema: schemas[route] })));
+    return validate;
   };
   const trusted = options.trustedProxies.length > 0 ? proxyAddr.compile([...options.trustedProxies]) : undefined;
   const conversionBody = createConversionBodies();
@@ -378,7 +385,7 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
       if (route === '/api/v1/usage') return usage(request, response, headers, caller);
       return andThen(refusal(request, response, headers, caller), (refused) => {
         if (refused !== undefined) return refused;
-        const validate = validators[route];
+        const validate = validator(route);
         if (!validate(query)) throw validationProblem(validate.errors!);
         return answer(request, response, headers, route, query);
       });

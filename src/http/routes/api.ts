@@ -79,6 +79,7 @@ export function registerApiRoutes(app: FastifyInstance, api: KeyedApi): void {
     config: { keyed: true, cors: false },
     logLevel: 'silent' as const,
     validatorCompiler: () => () => true,
+    serializerCompiler: () => JSON.stringify,
     handler: (request: FastifyRequest, reply: FastifyReply) => delegateTo(api, route, request, reply),
   });
 

@@ -1,0 +1,226 @@
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { ConfigError, environmentWithDotenv, loadConfig, unknownVariables, type Config, type ProviderId } from '../config.js';
+import { issueApiKey, revokeApiKeys } from '../core/api-keys.js';
+import { storeDocument } from '../core/refresh.js';
+import { grouped } from '../core/text.js';
+import { createDeps, type Deps } from '../deps.js';
+import { createLogger } from '../log.js';
+import { parseEcbDocument } from '../providers/ecb-format.js';
+import { readSource } from '../providers/fetch-bytes.js';
+import { migrateToLatest, openDatabase } from '../storage/database.js';
+import { startServer } from '../server.js';
+import { isClusterWorker, runPrimary, workerPorts } from '../cluster.js';
+
+/** Providers whose rates come in ECB's formats, so an ECB file can be stored as theirs. */
+const IMPORT_PROVIDERS = ['ecb', 'file'] as const satisfies readonly ProviderId[];
+
+function importProvider(requested: string | undefined, configured: readonly ProviderId[]): ProviderId {
+  if (requested === undefined) return configured.find((p) => (IMPORT_PROVIDERS as readonly string[]).includes(p)) ?? 'ecb';
+  if (!(IMPORT_PROVIDERS as readonly string[]).includes(requested)) {
+    throw new Error(`--provider '${requested}' is not valid: an ECB file can be stored as ${IMPORT_PROVIDERS.join(' or ')}`);
+  }
+  return requested as ProviderId;
+}
+
+/**
+ * The validated configuration; variables that look like settings but are none are warned about
+ * (once: not again by each worker), on the stream the command logs to.
+ */
+function config(logTo: NodeJS.WriteStream = process.stderr): Config {
+  const env = environmentWithDotenv();
+  const cfg = loadConfig(env);
+  const unknown = isClusterWorker() ? [] : unknownVariables(env);
+  if (unknown.length > 0) {
+    const log = createLogger(cfg.logLevel, logTo as never, cfg.logFormat);
+    for (const warning of unknown) log.warn({}, warning);
+  }
+  return cfg;
+}
+
+/**
+ * Runs a command on the configured store, without the HTTP server, and always closes the store.
+ * Commands log to stderr, warnings and worse unless the level is set lower, so their stdout stays
+ * clean for scripts; `quiet` leaves the reporting of failures to the command itself.
+ */
+async function withDeps<T>(run: (deps: Deps) => Promise<T>, options: { quiet?: boolean; config?: Config } = {}): Promise<T> {
+  const cfg = options.config ?? config();
+  const level = options.quiet && ['info', 'warn'].includes(cfg.logLevel) ? 'error' : cfg.logLevel === 'info' ? 'warn' : cfg.logLevel;
+  const deps = await createDeps(cfg, { log: createLogger(level, process.stderr as never, cfg.logFormat) });
+  try {
+    return await run(deps);
+  } finally {
+    await deps.close();
+  }
+}
+
+/** The package's version, from package.json beside src/ and dist/. */
+function version(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
+const CONFIGURATION_HELP = `
+Configuration comes from environment variables and a .env file in the working directory;
+every variable is described in docs/configuration.md.`;
+
+export function buildCli(): Command {
+  const program = new Command('exrates')
+    .description('Self-hostable exchange-rates service: live mid-market rates, exact conversion and daily history.')
+    .version(version(), '-V, --version', 'print the version and exit')
+    .showHelpAfterError()
+    .exitOverride();
+
+  program
+    .command('serve')
+    .description(
+      'apply pending migrations, load rates (5 years of history on an empty store) and serve the HTTP API, the portal at / and the API docs at /docs, refreshing rates in the background until SIGTERM or SIGINT',
+    )
+    .action(async () => {
+      const cfg = config(process.stdout);
+      let stopping = false;
+      const onSignals = (stop: (signal: string) => Promise<void>, log: { info(o: object, m: string): void }) => {
+        const handle = (signal: string) => {
+          // A second signal (a worker gets the terminal's and its main process's) changes nothing.
+          if (stopping) return;
+          stopping = true;
+          log.info({ signal }, 'shutting down: draining in-flight requests');
+          stop(signal)
+            .then(() => process.exit(0))
+            .catch((error: unknown) => {
+              console.error(`exrates: shutdown failed: ${String(error)}`);
+              process.exit(1);
+            });
+        };
+        process.on('SIGTERM', () => handle('SIGTERM'));
+        process.on('SIGINT', () => handle('SIGINT'));
+      };
+      if (cfg.workers > 1 && !isClusterWorker()) {
+        const log = createLogger(cfg.logLevel, undefined, cfg.logFormat);
+        const primary = await runPrimary(cfg, log);
+        onSignals((signal) => primary.stop(signal), log);
+        return;
+      }
+      const ports = isClusterWorker() ? workerPorts(cfg) : undefined;
+      const server = await startServer(
+        cfg,
+        ports ? { migrate: false, ...(ports.quotas ? { quotas: ports.quotas } : {}), ...(ports.lock ? { lock: ports.lock } : {}), metricsText: ports.clusterMetrics } : {},
+      );
+      ports?.reportMetrics(server.deps.metrics.registry);
+      onSignals(() => server.close(), server.deps.log);
+    });
+
+  program
+    .command('migrate')
+    .description('apply pending database migrations and exit')
+    .action(async () => {
+      const cfg = config();
+      const database = await openDatabase(cfg.databaseUrl);
+      try {
+        const result = await migrateToLatest(database.db);
+        const applied = result.results?.filter((r) => r.status === 'Success').map((r) => r.migrationName) ?? [];
+        console.log(applied.length > 0 ? `applied: ${applied.join(', ')}` : 'database is up to date');
+      } finally {
+        await database.close();
+      }
+    });
+
+  program
+    .command('import')
+    .description('load an ECB CSV (plain or zipped) or XML file into the store; it adds rates and removes none')
+    .usage('[--provider ecb|file] FILE')
+    .argument('<file>', 'path or URL of the file (required)')
+    .option('--provider <id>', `store the rates as this provider: ${IMPORT_PROVIDERS.join(' or ')} (default: the first of them in EXRATES_PROVIDERS, else ecb)`)
+    .action(async (file: string, options: { provider?: string }) => {
+      const cfg = config();
+      const provider = importProvider(options.provider, cfg.providers);
+      if (!cfg.providers.includes(provider)) {
+        console.error(`note: '${provider}' is not in EXRATES_PROVIDERS (${cfg.providers.join(', ')}); the service serves these rates once it is`);
+      }
+      await withDeps(async (deps) => {
+        console.error(`reading ${file}…`);
+        const bytes = await readSource(file, { timeoutMs: deps.config.upstreamTimeoutMs });
+        const document = { ...parseEcbDocument(bytes), provider };
+        const first = document.days[0]?.day;
+        const last = document.days.at(-1)?.day;
+        console.error(`storing ${grouped(document.days.length)} days (${first} to ${last}) as '${provider}'…`);
+        const outcome = await storeDocument(document, deps.rates, deps.clock, deps.log, { onlyAdd: true });
+        console.log(`imported ${outcome.quotes} rates over ${outcome.days} days as '${provider}' (newest day ${outcome.latestDay ?? 'none'})`);
+      }, { config: cfg });
+    });
+
+  program
+    .command('refresh')
+    .description('fetch the latest rates from every configured provider once and report what changed')
+    .action(async () => {
+      await withDeps(async (deps) => {
+        const outcomes = await deps.refresher.refreshAll();
+        for (const outcome of outcomes) {
+          if (outcome.ok) console.log(`${outcome.provider}: stored ${outcome.quotes} rates over ${outcome.days} days (newest day ${outcome.latestDay ?? 'none'})`);
+          else console.error(`${outcome.provider}: failed: ${outcome.error}`);
+        }
+        if (outcomes.some((o) => !o.ok)) process.exitCode = 1;
+      }, { quiet: true });
+    });
+
+  const keys = program.command('keys').description('issue, list and revoke API keys');
+  keys
+    .command('create')
+    .description('issue a new key; it is printed once and only its hash is stored')
+    .usage('--tier free|pro --owner EMAIL')
+    .requiredOption('--tier <tier>', 'free or pro (required)')
+    .requiredOption('--owner <email>', "the owner's e-mail address (required)")
+    .action(async (options: { tier: string; owner: string }) => {
+      await withDeps(async (deps) => {
+        const { key, record } = await issueApiKey(deps.keys, options, deps.clock);
+        console.error(`issued a ${record.tier} key for ${record.owner} (prefix ${record.prefix}); it is shown only now:`);
+        console.log(key);
+      });
+    });
+  keys
+    .command('list')
+    .description('list keys (prefix, tier, owner, created, revoked)')
+    .option('--json', 'print JSON')
+    .action(async (options: { json?: boolean }) => {
+      await withDeps(async (deps) => {
+        const records = await deps.keys.list();
+        if (options.json) {
+          console.log(JSON.stringify(records, null, 2));
+          return;
+        }
+        console.log(['prefix', 'tier', 'owner', 'created', 'revoked'].join('\t'));
+        for (const r of records) console.log([r.prefix, r.tier, r.owner, r.createdAt, r.revokedAt ?? '-'].join('\t'));
+      });
+    });
+  keys
+    .command('revoke')
+    .description('revoke every active key whose prefix starts with PREFIX')
+    .argument('<prefix>', 'the key prefix shown by keys list, e.g. exr_AbC12345 (required)')
+    .action(async (prefix: string) => {
+      await withDeps(async (deps) => {
+        const revoked = await revokeApiKeys(deps.keys, prefix, deps.clock);
+        if (revoked.length === 0) throw new Error(`no active key starts with '${prefix}'`);
+        for (const r of revoked) console.log(`revoked ${r.prefix} (${r.tier}, ${r.owner})`);
+      });
+    });
+  for (const command of [program, ...allCommands(program)]) command.addHelpText('after', CONFIGURATION_HELP);
+  return program;
+}
+
+function allCommands(command: Command): Command[] {
+  return command.commands.flatMap((sub) => [sub, ...allCommands(sub)]);
+}
+
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await buildCli().parseAsync(argv);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      process.exitCode = error.exitCode;
+      return;
+    }
+    if (error instanceof ConfigError) console.error(`exrates: ${error.message}`);
+    else console.error(`exrates: ${error instanceof Error ? error.message : String(error)}`);
+    process.exitCode = 1;
+  }
+}
+
