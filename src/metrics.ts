@@ -101,7 +101,8 @@ function createRequestMetrics(registry: Registry): { series(route: string, metho
     labels: { route: string; method: string; status: string };
     pending: number;
   }
-  const all = new Map<string, Series>();
+  const all: Series[] = [];
+  const index = new Map<string, Map<string, Map<number, Series>>>();
   const latencies = new Map<string, Latency>();
 
   const requests = new Counter({
@@ -110,7 +111,7 @@ function createRequestMetrics(registry: Registry): { series(route: string, metho
     labelNames: ['route', 'method', 'status'],
     registers: [registry],
     collect() {
-      for (const series of all.values()) {
+      for (const series of all) {
         if (series.pending === 0) continue;
         this.inc(series.labels, series.pending);
         series.pending = 0;
@@ -156,7 +157,7 @@ function createRequestMetrics(registry: Registry): { series(route: string, metho
   // Registry.resetMetrics() resets the counter; pending counts go with it.
   const resetCounter = requests.reset.bind(requests);
   requests.reset = () => {
-    for (const series of all.values()) series.pending = 0;
+    for (const series of all) series.pending = 0;
     resetCounter();
   };
 
@@ -168,8 +169,13 @@ function createRequestMetrics(registry: Registry): { series(route: string, metho
 
   return {
     series(route, method, status) {
-      const key = `${route} ${method} ${status}`;
-      let series = all.get(key);
+      // Nested by label rather than one joined key: a string built per request would be interned
+      // by V8 on every lookup.
+      let byMethod = index.get(route);
+      if (!byMethod) index.set(route, (byMethod = new Map()));
+      let byStatus = byMethod.get(method);
+      if (!byStatus) byMethod.set(method, (byStatus = new Map()));
+      let series = byStatus.get(status);
       if (!series) {
         const latency = latencyOf(route);
         series = {
@@ -184,7 +190,8 @@ function createRequestMetrics(registry: Registry): { series(route: string, metho
             latency.count += 1;
           },
         };
-        all.set(key, series);
+        all.push(series);
+        byStatus.set(status, series);
       }
       return series;
     },

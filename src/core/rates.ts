@@ -197,6 +197,32 @@ function feedUnavailable(detail: string): DomainError {
   return new DomainError('feed_unavailable', detail, { retryAfterSeconds: 60 });
 }
 
+/** A letter's place in the alphabet, either case; -1 for anything else. */
+function letter(code: number): number {
+  const lower = code | 0x20;
+  return lower >= 0x61 && lower <= 0x7a ? lower - 0x61 : -1;
+}
+
+/** Three letters, either case, as a number below 26³; undefined for anything else. */
+function codeNumber(code: string): number | undefined {
+  if (code.length !== 3) return undefined;
+  const a = letter(code.charCodeAt(0));
+  const b = letter(code.charCodeAt(1));
+  const c = letter(code.charCodeAt(2));
+  return a < 0 || b < 0 || c < 0 ? undefined : (a * 26 + b) * 26 + c;
+}
+
+/**
+ * A pair of currency codes as one small integer (the same for any case): the cache of live quotes
+ * is looked up by it, because a lookup by a string built from the request (the two codes joined)
+ * makes V8 intern that string on every request.
+ */
+function pairKey(from: string, to: string): number | undefined {
+  const a = codeNumber(from);
+  const b = codeNumber(to);
+  return a === undefined || b === undefined ? undefined : a * 17_576 + b;
+}
+
 export function createRateBook(options: RateBookOptions): RateBook {
   const { store, providers, clock } = options;
   const ttl = options.cacheTtlMs ?? 2_000;
@@ -205,7 +231,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
   let dirty = true;
   /** Bumped whenever what is served may change; cached answers of an older generation are dropped. */
   let generation = 0;
-  const quoteCache = new Map<string, { generation: number; quote: RateQuote }>();
+  const quoteCache = new Map<number, { generation: number; quote: RateQuote }>();
 
   async function sync(): Promise<void> {
     const versions = await store.dataVersions();
@@ -283,8 +309,9 @@ export function createRateBook(options: RateBookOptions): RateBook {
     // The same pair is asked for again and again between refreshes: it is computed once per
     // generation, and answered from here while what is held may be served. Only valid codes are
     // ever cached, so a hit needs no validation.
-    if (fromInput.length === 3 && toInput.length === 3) {
-      const cached = quoteCache.get(fromInput.toUpperCase() + toInput.toUpperCase());
+    const key = pairKey(fromInput, toInput);
+    if (key !== undefined) {
+      const cached = quoteCache.get(key);
       if (cached && cached.generation === generation && current()) {
         if (cached.quote.stale) options.metrics?.staleServed();
         return cached.quote;
@@ -297,7 +324,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     const from = parseCurrency(fromInput, 'from');
     const to = parseCurrency(toInput, 'to');
     await snapshot();
-    const key = from + to;
+    const key = pairKey(from, to)!;
     const cached = quoteCache.get(key);
     if (cached && cached.generation === generation) {
       if (cached.quote.stale) options.metrics?.staleServed();

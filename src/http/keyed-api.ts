@@ -48,11 +48,15 @@ import { ConvertQuery, HistoryQuery, NoQuery, PARAM_CODES, RateQuery, RatesQuery
 
 export const KEYED_ROUTES = ['/api/v1/rate', '/api/v1/convert', '/api/v1/history', '/api/v1/rates', '/api/v1/currencies', '/api/v1/usage'] as const;
 export type KeyedRoute = (typeof KEYED_ROUTES)[number];
-const KEYED = new Set<string>(KEYED_ROUTES);
 
-/** The keyed route a path names, exactly (no decoding, no trailing slash). */
+/**
+ * The keyed route a path names, exactly (no decoding, no trailing slash), as one of the constant
+ * strings above. Compared, not looked up: a lookup by the request's own new string makes V8
+ * intern that string first, on every request, and so does every later lookup keyed by it.
+ */
 export function keyedRoute(path: string): KeyedRoute | undefined {
-  return KEYED.has(path) ? (path as KeyedRoute) : undefined;
+  for (const route of KEYED_ROUTES) if (route === path) return route;
+  return undefined;
 }
 
 export type Query = Record<string, unknown>;
