@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { Kysely, Migrator, PostgresAdapter, SqliteDialect, PostgresDialect, sql, type Migration, type MigrationResultSet } from 'kysely';
 import * as initial from './migrations/001-initial.js';
 import * as dataVersion from './migrations/002-data-version.js';
+import * as quotaJournal from './migrations/003-quota-journal.js';
 import type { Database } from './schema.js';
 
 export type Engine = 'sqlite' | 'postgres';
@@ -17,6 +18,7 @@ export interface OpenDatabase {
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
   '002-data-version': dataVersion,
+  '003-quota-journal': quotaJournal,
 };
 
 /**
