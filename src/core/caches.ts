@@ -74,8 +74,9 @@ export function createCachedKeyStore(
 const FOLD_BATCH = 100;
 /** How often the journal is folded into the stored counts and emptied. */
 const FOLD_MS = 1_000;
-/** A write that failed is tried again after this long, and its warning repeated at most this often. */
+/** A journal write that failed is tried again after this long: not every few milliseconds while the store is down. */
 const RETRY_MS = 1_000;
+/** A write that keeps failing is logged at most this often, not at every attempt. */
 const WARN_EVERY_MS = 30_000;
 
 /** A warning logged at most once per `everyMs`, saying how many were left out since the last. */
