@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
 import type { Config } from './config.js';
-import { createBufferedQuotaStore } from './core/caches.js';
+import { openQuotaCounters } from './core/caches.js';
 import { guardDependency } from './core/errors.js';
 import { createLocalLock } from './core/local-lock.js';
 import type { Lock, QuotaStore } from './core/ports.js';
@@ -65,7 +65,12 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
   let lock: Lock | undefined;
   if (!config.redisUrl) {
     const stored = guardDependency(createQuotaStore(database.db), 'the database');
-    quotas = config.quotaFlushMs > 0 ? createBufferedQuotaStore(stored, { flushMs: config.quotaFlushMs, log, clock }) : stored;
+    try {
+      quotas = await openQuotaCounters(stored, { flushMs: config.quotaFlushMs, replayJournal: true, log, clock });
+    } catch (error) {
+      await database.close();
+      throw error;
+    }
     lock = createLocalLock();
   }
   const aggregator = new AggregatorRegistry();

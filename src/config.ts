@@ -85,10 +85,10 @@ export const ConfigSchema = Type.Object({
   EXRATES_QUOTA_PRO: Type.Integer({ minimum: 1, default: 100000, description: 'Requests per UTC day for a pro-tier key.' }),
   EXRATES_QUOTA_FLUSH_MS: Type.Integer({
     minimum: 0,
-    maximum: 60000,
-    default: 1000,
+    maximum: 1000,
+    default: 10,
     description:
-      'Without Redis: quota counts are kept in memory and written to the store this often (and on shutdown); a killed process forgives at most this much of its requests. 0 writes every request through.',
+      'Without Redis: quota counts are kept in memory; the counts changed are appended to a journal in the store this often (one insert), folded into the stored counts every second and on shutdown, and a journal left by a killed process is folded in at the next start. A killed process forgives at most the requests of this interval and of the write in progress. 0 writes every request through.',
   }),
   EXRATES_KEY_CACHE_MS: Type.Integer({
     minimum: 0,

@@ -1,7 +1,7 @@
 import type { Config } from './config.js';
 import { createBackfill } from './core/backfill.js';
 import { guardDependency } from './core/errors.js';
-import { createBufferedQuotaStore, createCachedKeyStore } from './core/caches.js';
+import { createCachedKeyStore, openQuotaCounters } from './core/caches.js';
 import { createLocalLock } from './core/local-lock.js';
 import type { Clock, KeyStore, Lock, Metrics, Provider, QuotaStore, RateStore } from './core/ports.js';
 import { createRateBook, type RateBook } from './core/rates.js';
@@ -94,6 +94,11 @@ export interface DepsOptions {
   migrate?: boolean;
   /** Quota counters held elsewhere (the main process of a cluster) instead of this process's. */
   quotas?: QuotaStore;
+  /**
+   * Fold in the quota journal a killed process left (default true). False for a command that
+   * may run beside a server on the same store: the journal is that server's.
+   */
+  replayQuotaJournal?: boolean;
   /** A lock held elsewhere (the main process of a cluster) instead of this process's. */
   lock?: Lock;
   /** The metrics text when it is gathered elsewhere (every worker's, summed by the main process). */
@@ -160,8 +165,8 @@ async function wire(
     lock = guardDependency(createRedisLock(redis, config.redisPrefix), 'redis');
   } else if (options.quotas) {
     quotas = guardDependency(options.quotas, 'the database');
-  } else if (config.quotaFlushMs > 0) {
-    quotas = createBufferedQuotaStore(storedQuotas, { flushMs: config.quotaFlushMs, log, clock });
+  } else {
+    quotas = await openQuotaCounters(storedQuotas, { flushMs: config.quotaFlushMs, replayJournal: options.replayQuotaJournal ?? true, log, clock });
   }
   const counters = quotas;
   opened.push(() => counters.close?.());

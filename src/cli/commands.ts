@@ -46,7 +46,7 @@ function config(logTo: NodeJS.WriteStream = process.stderr): Config {
 async function withDeps<T>(run: (deps: Deps) => Promise<T>, options: { quiet?: boolean; config?: Config } = {}): Promise<T> {
   const cfg = options.config ?? config();
   const level = options.quiet && ['info', 'warn'].includes(cfg.logLevel) ? 'error' : cfg.logLevel === 'info' ? 'warn' : cfg.logLevel;
-  const deps = await createDeps(cfg, { log: createLogger(level, process.stderr as never, cfg.logFormat) });
+  const deps = await createDeps(cfg, { log: createLogger(level, process.stderr as never, cfg.logFormat), replayQuotaJournal: false });
   try {
     return await run(deps);
   } finally {

@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, Clock, KeyStore, QuotaStore } from './ports.js';
+import type { ApiKeyRecord, Clock, JournaledQuotaStore, KeyStore, QuotaStore } from './ports.js';
 import type { Logger } from './refresh.js';
 import type { Day } from './time.js';
 
@@ -71,18 +71,57 @@ export function createCachedKeyStore(
   };
 }
 
-const FLUSH_BATCH = 100;
+const FOLD_BATCH = 100;
+/** How often the journal is folded into the stored counts and emptied. */
+const FOLD_MS = 1_000;
+/** A journal write that failed is tried again after this long: not every few milliseconds while the store is down. */
+const RETRY_MS = 1_000;
+/** A write that keeps failing is logged at most this often, not at every attempt. */
+const WARN_EVERY_MS = 30_000;
+
+/** A warning logged at most once per `everyMs`, saying how many were left out since the last. */
+function rateLimitedWarning(log: Logger, message: string, everyMs: number): (error: unknown) => void {
+  let lastAt = -Infinity;
+  let skipped = 0;
+  return (error) => {
+    const now = Date.now();
+    if (now - lastAt < everyMs) {
+      skipped += 1;
+      return;
+    }
+    log.warn({ err: error instanceof Error ? error.message : String(error), ...(skipped > 0 ? { failuresNotLogged: skipped } : {}) }, message);
+    lastAt = now;
+    skipped = 0;
+  };
+}
 
 /**
- * Quota counters held in memory and written to the store in batches: a request costs no write.
- * Exact within this process; written every `flushMs` and on shutdown, so a killed process (not a
- * stopped one) forgives at most the requests of the last `flushMs`. For several processes on one
- * store, use Redis (EXRATES_REDIS_URL) instead.
+ * This process's quota counters when there is no Redis: first the journal a killed process left
+ * is folded into the stored counts (not by a command that runs beside a server: it would take
+ * that server's journal), then requests are counted in memory (`createBufferedQuotaStore`), or
+ * by the store itself when `flushMs` is 0.
  */
-export function createBufferedQuotaStore(
-  store: QuotaStore & Required<Pick<QuotaStore, 'record' | 'recordMany'>>,
-  options: { flushMs: number; log: Logger; clock: Clock },
-): QuotaStore {
+export async function openQuotaCounters(
+  store: JournaledQuotaStore,
+  options: { flushMs: number; replayJournal: boolean; log: Logger; clock: Clock },
+): Promise<QuotaStore> {
+  if (options.replayJournal) {
+    const replayed = await store.replayJournal();
+    if (replayed > 0) options.log.info({ counts: replayed }, 'folded in the quota journal left by a process that did not stop cleanly');
+  }
+  return options.flushMs > 0 ? createBufferedQuotaStore(store, options) : store;
+}
+
+/**
+ * Quota counters held in memory, so a request costs no write. Exact within this process. The
+ * counts changed since the last write are appended to the store's journal every `flushMs` (one
+ * insert, a timer armed only while something changed), and folded into the stored counts every
+ * second, after which the journal rows folded in are deleted: a killed process (not a stopped
+ * one) forgives at most the requests of the last `flushMs` and of the write in progress, and
+ * its journal is folded in at the next start (`replayJournal`, before this store is made). For
+ * several processes on one store, use Redis (EXRATES_REDIS_URL) instead.
+ */
+export function createBufferedQuotaStore(store: JournaledQuotaStore, options: { flushMs: number; log: Logger; clock: Clock }): QuotaStore {
   interface Counter {
     keyId: string;
     day: Day;
@@ -90,48 +129,106 @@ export function createBufferedQuotaStore(
     loading?: Promise<void>;
   }
   const counters = new Map<string, Counter>();
-  const dirty = new Set<Counter>();
+  /** Changed since the last journal write. */
+  const unjournaled = new Set<Counter>();
+  /** Changed since the last fold began. */
+  const unfolded = new Set<Counter>();
+  /** The last journal row written, and the last one deleted. */
+  let journaledId = 0;
+  let trimmedId = 0;
+  let closed = false;
+  const journalWarning = rateLimitedWarning(options.log, 'could not write the quota journal; will retry', WARN_EVERY_MS);
+  const foldWarning = rateLimitedWarning(options.log, 'could not write quota counters; will retry', WARN_EVERY_MS);
 
-  async function flush(): Promise<void> {
-    const entries = [...dirty];
-    dirty.clear();
-    // Batches of FLUSH_BATCH keys, one statement and transaction each, with requests served in
+  async function writeJournal(): Promise<boolean> {
+    const changed = [...unjournaled];
+    unjournaled.clear();
+    try {
+      journaledId = await store.appendJournal(changed.map((c) => ({ keyId: c.keyId, day: c.day, used: c.used })));
+      return true;
+    } catch (error) {
+      for (const c of changed) unjournaled.add(c);
+      journalWarning(error);
+      return false;
+    }
+  }
+
+  async function fold(): Promise<void> {
+    // Every row written before the fold began holds counts no higher than those it writes:
+    // those rows may go once every batch is in.
+    const through = journaledId;
+    const entries = [...unfolded];
+    unfolded.clear();
+    // Batches of FOLD_BATCH keys, one statement and transaction each, with requests served in
     // between: SQLite writes block the event loop, and a thousand keys at once would hold every
     // request for tens of milliseconds.
-    for (let i = 0; i < entries.length; i += FLUSH_BATCH) {
-      const batch = entries.slice(i, i + FLUSH_BATCH);
+    for (let i = 0; i < entries.length; i += FOLD_BATCH) {
+      const batch = entries.slice(i, i + FOLD_BATCH);
       try {
         await store.recordMany(batch.map((c) => ({ keyId: c.keyId, day: c.day, used: c.used })));
       } catch (error) {
-        for (const c of entries.slice(i)) dirty.add(c);
-        options.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not write quota counters; will retry');
+        for (const c of entries.slice(i)) unfolded.add(c);
+        foldWarning(error);
         return;
       }
-      if (i + FLUSH_BATCH < entries.length) await new Promise<void>((resolve) => setImmediate(resolve));
+      if (i + FOLD_BATCH < entries.length) await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    if (through > trimmedId) {
+      try {
+        await store.trimJournal(through);
+        trimmedId = through;
+      } catch (error) {
+        foldWarning(error);
+      }
     }
     // Yesterday's counters are done once written.
     const today = options.clock.now().toISOString().slice(0, 10);
     for (const [name, c] of counters) {
-      if (c.day >= today || dirty.has(c)) continue;
+      if (c.day >= today || unjournaled.has(c) || unfolded.has(c)) continue;
       counters.delete(name);
     }
+  }
+
+  // Never two journal writes, nor two folds, at once; each timer is armed only while there is
+  // something to write, so an idle process does nothing.
+  let journalTimer: NodeJS.Timeout | undefined;
+  let journaling: Promise<void> | undefined;
+  function scheduleJournal(delayMs: number): void {
+    if (journalTimer || journaling || closed) return;
+    journalTimer = setTimeout(() => {
+      journalTimer = undefined;
+      journaling = writeJournal().then((written) => {
+        journaling = undefined;
+        if (written) scheduleFold();
+        if (unjournaled.size > 0) scheduleJournal(written ? options.flushMs : RETRY_MS);
+      });
+    }, delayMs);
+    journalTimer.unref();
+  }
+  let foldTimer: NodeJS.Timeout | undefined;
+  let folding: Promise<void> | undefined;
+  function scheduleFold(): void {
+    if (foldTimer || folding || closed) return;
+    foldTimer = setTimeout(() => {
+      foldTimer = undefined;
+      folding = fold().then(() => {
+        folding = undefined;
+        if (unfolded.size > 0 || journaledId > trimmedId) scheduleFold();
+      });
+    }, FOLD_MS);
+    foldTimer.unref();
   }
 
   /** Counts one request on a loaded counter unless it reached the limit. */
   function take(c: Counter, limit: number): { allowed: boolean; used: number } {
     if (c.used >= limit) return { allowed: false, used: c.used };
     c.used += 1;
-    dirty.add(c);
+    unjournaled.add(c);
+    unfolded.add(c);
+    if (journalTimer === undefined) scheduleJournal(options.flushMs);
+    if (foldTimer === undefined) scheduleFold();
     return { allowed: true, used: c.used };
   }
-
-  let flushing: Promise<void> | undefined;
-  const runFlush = () =>
-    (flushing ??= flush().finally(() => {
-      flushing = undefined;
-    }));
-  const timer = setInterval(() => void runFlush(), options.flushMs);
-  timer.unref();
 
   return {
     consume(keyId, day, limit) {
@@ -157,9 +254,13 @@ export function createBufferedQuotaStore(
     },
     record: (keyId, day, used) => store.record(keyId, day, used),
     async close() {
-      clearInterval(timer);
-      await flushing;
-      await flush();
+      closed = true;
+      clearTimeout(journalTimer);
+      clearTimeout(foldTimer);
+      await journaling;
+      await folding;
+      // Everything counted goes into the stored counts, and the journal with it.
+      await fold();
     },
   };
 }

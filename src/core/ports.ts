@@ -109,6 +109,13 @@ export interface KeyStore {
   revocationMark?(): Promise<string>;
 }
 
+/** A key's absolute count on a UTC day. */
+export interface QuotaCount {
+  keyId: string;
+  day: Day;
+  used: number;
+}
+
 export interface QuotaStore {
   /**
    * Counts one request for a key on a UTC day unless the count already reached the limit.
@@ -121,9 +128,24 @@ export interface QuotaStore {
   /** Adds requests counted elsewhere (in Redis, by this instance) to the stored count. */
   add?(keyId: string, day: Day, count: number): Promise<void>;
   /** Raises many stored counts at once (one transaction). */
-  recordMany?(entries: ReadonlyArray<{ keyId: string; day: Day; used: number }>): Promise<void>;
+  recordMany?(entries: ReadonlyArray<QuotaCount>): Promise<void>;
+  /**
+   * Appends one row to the quota journal: the counts of counters kept elsewhere, written more
+   * often than they are folded in with `recordMany`. Resolves the row's id; ids only grow.
+   */
+  appendJournal?(entries: ReadonlyArray<QuotaCount>): Promise<number>;
+  /** Deletes the journal rows up to `throughId`, once their counts are folded in. */
+  trimJournal?(throughId: number): Promise<void>;
+  /**
+   * Folds every journal row (what a killed process left) into the stored counts, the highest
+   * count per key and day, then deletes the rows; resolves how many counts it folded in.
+   */
+  replayJournal?(): Promise<number>;
   close?(): Promise<void>;
 }
+
+/** A store that counters kept in memory are written to: journal, fold and replay. */
+export type JournaledQuotaStore = QuotaStore & Required<Pick<QuotaStore, 'record' | 'recordMany' | 'appendJournal' | 'trimJournal' | 'replayJournal'>>;
 
 /** A mutual-exclusion lock, across processes when they share one (Redis), else within this process. */
 export interface Lock {

@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, Migrator, PostgresAdapter, SqliteDialect, PostgresDialect, sql, type Migration, type MigrationResultSet } from 'kysely';
+import { Kysely, Migrator, PostgresAdapter, SqliteDialect, PostgresDialect, sql, type Migration, type MigrationResultSet, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import * as initial from './migrations/001-initial.js';
 import * as dataVersion from './migrations/002-data-version.js';
+import * as quotaJournal from './migrations/003-quota-journal.js';
 import type { Database } from './schema.js';
 
 export type Engine = 'sqlite' | 'postgres';
@@ -17,6 +18,7 @@ export interface OpenDatabase {
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
   '002-data-version': dataVersion,
+  '003-quota-journal': quotaJournal,
 };
 
 /**
@@ -33,7 +35,7 @@ export async function openDatabase(url: string): Promise<OpenDatabase> {
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('busy_timeout = 5000');
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: keepingStatements(sqlite) }) });
     return { db, engine: 'sqlite', close: () => db.destroy() };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
@@ -51,6 +53,34 @@ export async function openDatabase(url: string): Promise<OpenDatabase> {
     return { db, engine: 'postgres', close: () => db.destroy() };
   }
   throw new Error(`unsupported database URL '${url}': use sqlite:<path>, sqlite::memory: or postgres://…`);
+}
+
+/** How many prepared statements an SQLite store keeps. */
+const STATEMENTS_KEPT = 200;
+
+/**
+ * The SQLite connection as Kysely sees it, with prepared statements kept (the most recently used
+ * ones): Kysely prepares every query again, and preparing costs more than running a small
+ * statement (a quota journal insert every few milliseconds, a key lookup). Reusing one is safe:
+ * Kysely runs one query at a time on SQLite's one connection, and SQLite prepares a statement
+ * again by itself when the schema changed.
+ */
+function keepingStatements(sqlite: { prepare(source: string): SqliteStatement; close(): void }): SqliteDatabase {
+  const kept = new Map<string, SqliteStatement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(source) {
+      let statement = kept.get(source);
+      if (statement) {
+        kept.delete(source);
+      } else {
+        statement = sqlite.prepare(source);
+        if (kept.size >= STATEMENTS_KEPT) kept.delete(kept.keys().next().value!);
+      }
+      kept.set(source, statement);
+      return statement;
+    },
+  };
 }
 
 export async function migrateToLatest(db: Kysely<Database>): Promise<MigrationResultSet> {

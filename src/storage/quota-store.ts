@@ -1,9 +1,26 @@
 import { sql, type Kysely } from 'kysely';
-import type { QuotaStore } from '../core/ports.js';
+import type { JournaledQuotaStore, QuotaCount, QuotaStore } from '../core/ports.js';
 import type { Day } from '../core/time.js';
 import type { Database } from './schema.js';
 
-export function createQuotaStore(db: Kysely<Database>): QuotaStore & Required<Pick<QuotaStore, 'record' | 'add' | 'recordMany'>> {
+export function createQuotaStore(db: Kysely<Database>): JournaledQuotaStore & Required<Pick<QuotaStore, 'add'>> {
+  const recordMany = async (entries: ReadonlyArray<QuotaCount>): Promise<void> => {
+    if (entries.length === 0) return;
+    await db.transaction().execute(async (trx) => {
+      for (let i = 0; i < entries.length; i += 300) {
+        await trx
+          .insertInto('quota_usage')
+          .values(entries.slice(i, i + 300).map((e) => ({ key_id: e.keyId, day: e.day, used: e.used })))
+          .onConflict((oc) =>
+            oc.columns(['key_id', 'day']).doUpdateSet({
+              used: sql`CASE WHEN quota_usage.used < excluded.used THEN excluded.used ELSE quota_usage.used END`,
+            }),
+          )
+          .execute();
+      }
+    });
+  };
+
   return {
     /**
      * One statement, so the database serialises it: the conditional upsert only increments while
@@ -34,21 +51,39 @@ export function createQuotaStore(db: Kysely<Database>): QuotaStore & Required<Pi
         .execute();
     },
 
-    async recordMany(entries): Promise<void> {
-      if (entries.length === 0) return;
-      await db.transaction().execute(async (trx) => {
-        for (let i = 0; i < entries.length; i += 300) {
-          await trx
-            .insertInto('quota_usage')
-            .values(entries.slice(i, i + 300).map((e) => ({ key_id: e.keyId, day: e.day, used: e.used })))
-            .onConflict((oc) =>
-              oc.columns(['key_id', 'day']).doUpdateSet({
-                used: sql`CASE WHEN quota_usage.used < excluded.used THEN excluded.used ELSE quota_usage.used END`,
-              }),
-            )
-            .execute();
+    recordMany,
+
+    async appendJournal(entries) {
+      const row = await db
+        .insertInto('quota_journal')
+        .values({ counts: JSON.stringify(entries.map((e) => [e.keyId, e.day, e.used])) })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return Number(row.id);
+    },
+
+    async trimJournal(throughId) {
+      await db.deleteFrom('quota_journal').where('id', '<=', throughId).execute();
+    },
+
+    async replayJournal() {
+      const rows = await db.selectFrom('quota_journal').select(['id', 'counts']).execute();
+      if (rows.length === 0) return 0;
+      const highest = new Map<string, QuotaCount>();
+      let lastId = 0;
+      for (const row of rows) {
+        lastId = Math.max(lastId, Number(row.id));
+        for (const [keyId, day, used] of JSON.parse(row.counts) as Array<[string, string, number]>) {
+          const name = `${keyId}:${day}`;
+          const seen = highest.get(name);
+          if (!seen) highest.set(name, { keyId, day, used });
+          else if (seen.used < used) seen.used = used;
         }
-      });
+      }
+      // Counts are raised, never lowered, so a replay cut short by another kill is done again whole.
+      await recordMany([...highest.values()]);
+      await db.deleteFrom('quota_journal').where('id', '<=', lastId).execute();
+      return highest.size;
     },
 
     async record(keyId: string, day: Day, used: number): Promise<void> {

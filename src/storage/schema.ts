@@ -6,6 +6,7 @@ export interface Database {
   provider_state: ProviderStateTable;
   api_keys: ApiKeysTable;
   quota_usage: QuotaUsageTable;
+  quota_journal: QuotaJournalTable;
 }
 
 export interface RatesTable {
@@ -43,4 +44,11 @@ export interface QuotaUsageTable {
   key_id: string;
   day: string;
   used: Generated<number>;
+}
+
+export interface QuotaJournalTable {
+  /** bigserial on PostgreSQL, which the driver returns as a string. */
+  id: Generated<number | string>;
+  /** JSON: `[[keyId, day, used], …]`. */
+  counts: string;
 }

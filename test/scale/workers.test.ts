@@ -2,10 +2,11 @@
  * One `exrates serve` with EXRATES_WORKERS=2 on SQLite, no Redis: two worker processes on one
  * port, the quota counters and the refresh lock held by the main process. Quotas stay exact
  * across workers, one refresh runs per tick, a killed worker is replaced and loses no count,
- * and a stop writes every count to the store. The upstream is the local fake ECB.
+ * a stop writes every count to the store, and after a killed main process the next start counts
+ * on from its journal. The upstream is the local fake ECB.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -174,5 +175,22 @@ describe('EXRATES_WORKERS=2 on SQLite, without Redis', () => {
     assert.equal(outcome.code, 0, server.output.join('').slice(-2000));
     assert.equal(storedUsed(keys.counted), used);
     assert.deepEqual(childrenOf(server.child.pid!), []);
+  });
+
+  it('the main process killed with SIGKILL: what the workers counted is in its journal, folded in at the next start', async () => {
+    server = await startInstance('cluster', setup);
+    const replies = [];
+    for (let i = 0; i < 30; i++) replies.push(await call('/api/v1/rate?from=EUR&to=GBP', keys.restart));
+    const remaining = Math.min(...replies.map((r) => Number(r.headers['x-ratelimit-remaining'])));
+    // Killed well within the second before the first fold: only the journal holds these counts.
+    await sleep(100);
+    const workers = childrenOf(server.child.pid!);
+    server.child.kill('SIGKILL');
+    await server.exit;
+    const started = performance.now();
+    while (workers.some((pid) => existsSync(`/proc/${pid}`)) && performance.now() - started < 10_000) await sleep(50);
+    server = await startInstance('cluster', setup);
+    const next = await call('/api/v1/rate?from=EUR&to=GBP', keys.restart);
+    assert.equal(Number(next.headers['x-ratelimit-remaining']), remaining - 1, 'counting goes on from the last request before the kill');
   });
 });

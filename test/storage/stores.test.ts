@@ -148,7 +148,7 @@ describe('PostgreSQL installations side by side', () => {
           const result = await migrateToLatest(database.db);
           assert.deepEqual(
             result.results?.map((r) => `${r.migrationName} ${r.status}`),
-            ['001-initial Success', '002-data-version Success'],
+            ['001-initial Success', '002-data-version Success', '003-quota-journal Success'],
           );
           assert.equal(await createRateStore(database.db).countQuotes(), 0);
         } finally {

@@ -1,0 +1,219 @@
+/**
+ * Quota counters kept in memory (no Redis) with the journal that bounds what a kill forgives: the
+ * buffered store of src/core/caches.ts on a real store, SQLite file and PostgreSQL schema. A kill
+ * is simulated by cutting the store off (every call after it never answers), so nothing is
+ * written any more, and opening the counters again on the same store.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createBufferedQuotaStore, openQuotaCounters } from '../../src/core/caches.js';
+import type { Clock, JournaledQuotaStore, QuotaStore } from '../../src/core/ports.js';
+import type { Logger } from '../../src/core/refresh.js';
+import { createQuotaStore } from '../../src/storage/quota-store.js';
+import { storeEngines, type TestStore } from '../support/stores.js';
+import { sleep, waitFor } from '../support/wait.js';
+
+const DAY = '2026-03-06';
+const clock: Clock = { now: () => new Date('2026-03-06T12:00:00Z') };
+const FLUSH_MS = 10;
+/** The fold runs every second (FOLD_MS in caches.ts). */
+const FOLD_MS = 1_000;
+
+function recordingLog(): Logger & { warnings: string[] } {
+  const warnings: string[] = [];
+  return { warnings, info() {}, warn: (_object, message) => void warnings.push(message ?? ''), error() {} };
+}
+
+/** The store as a process sees it, with a switch that stops every call from answering: a kill. */
+function killable(store: JournaledQuotaStore): { store: JournaledQuotaStore; kill(): void; appends: () => number } {
+  let killed = false;
+  let appends = 0;
+  const never = new Promise<never>(() => undefined);
+  const guard =
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> =>
+      killed ? never : call(...args);
+  return {
+    store: {
+      consume: (keyId, day, limit) => store.consume(keyId, day, limit),
+      used: guard((keyId, day) => store.used(keyId, day)),
+      record: guard((keyId, day, used) => store.record(keyId, day, used)),
+      recordMany: guard((entries) => store.recordMany(entries)),
+      appendJournal: guard((entries) => {
+        appends += 1;
+        return store.appendJournal(entries);
+      }),
+      trimJournal: guard((id) => store.trimJournal(id)),
+      replayJournal: guard(() => store.replayJournal()),
+    },
+    kill: () => {
+      killed = true;
+    },
+    appends: () => appends,
+  };
+}
+
+for (const engine of storeEngines('exrates-journal-')) {
+  describe(`quota journal on ${engine.name}`, () => {
+    let opened: TestStore | null = null;
+    let stored: ReturnType<typeof createQuotaStore>;
+    let keyNumber = 0;
+    const open = new Set<QuotaStore>();
+
+    before(async () => {
+      opened = await engine.open();
+      if (opened) stored = createQuotaStore(opened.database.db);
+    });
+    after(async () => {
+      for (const quotas of open) await quotas.close?.();
+      await opened?.close();
+    });
+
+    const newKey = () => `key-${++keyNumber}`;
+    const db = () => opened!.database.db;
+    const journalRows = async () =>
+      (await db().selectFrom('quota_journal').select(['id', 'counts']).orderBy('id').execute()).map((r) => ({
+        id: Number(r.id),
+        counts: JSON.parse(r.counts) as Array<[string, string, number]>,
+      }));
+    /** The highest count the journal holds for a key today. */
+    const journaled = async (keyId: string) =>
+      Math.max(0, ...(await journalRows()).flatMap((r) => r.counts.filter(([k, d]) => k === keyId && d === DAY).map(([, , used]) => used)));
+    const buffered = (store: JournaledQuotaStore, log: Logger = recordingLog()) => {
+      const quotas = createBufferedQuotaStore(store, { flushMs: FLUSH_MS, log, clock });
+      open.add(quotas);
+      return quotas;
+    };
+    const consumeTimes = async (quotas: QuotaStore, keyId: string, times: number) => {
+      for (let i = 0; i < times; i += 1) await quotas.consume(keyId, DAY, 1_000);
+    };
+
+    test('the counts changed are in the journal within the interval, and a fold writes them and deletes the rows', async (t) => {
+      if (!opened) return t.skip('server not available');
+      const quotas = buffered(stored);
+      const [a, b] = [newKey(), newKey()];
+      await consumeTimes(quotas, a, 5);
+      await consumeTimes(quotas, b, 3);
+      const started = performance.now();
+      const inJournal = await waitFor(async () => (await journaled(a)) === 5 && (await journaled(b)) === 3, 2_000, 'the journal to hold 5 and 3');
+      const stillUnfolded = (await stored.used(a, DAY)) === 0;
+      t.diagnostic(`journaled ${Math.round(inJournal)} ms after the last request (interval ${FLUSH_MS} ms); folded then: ${!stillUnfolded}`);
+      // On a loaded machine the write may come late; it must come well before the fold.
+      assert.ok(inJournal < FOLD_MS / 2, `journaled within ${Math.round(inJournal)} ms`);
+      if (performance.now() - started < FOLD_MS / 2) assert.ok(stillUnfolded, 'the stored count waits for the fold');
+      await waitFor(async () => (await stored.used(a, DAY)) === 5 && (await journalRows()).length === 0, 3_000, 'the fold of 5 and an empty journal');
+      assert.equal(await stored.used(b, DAY), 3);
+      // Only what changed goes in the next row.
+      await consumeTimes(quotas, a, 1);
+      await waitFor(async () => (await journaled(a)) === 6, 2_000, 'the journal to hold 6');
+      assert.deepEqual((await journalRows()).at(-1)!.counts, [[a, DAY, 6]]);
+    });
+
+    test('an idle process writes nothing', async (t) => {
+      if (!opened) return t.skip('server not available');
+      const cut = killable(stored);
+      const quotas = buffered(cut.store);
+      const keyId = newKey();
+      await consumeTimes(quotas, keyId, 2);
+      await waitFor(() => cut.appends() === 1, 2_000, 'one journal write');
+      await sleep(20 * FLUSH_MS);
+      assert.equal(cut.appends(), 1, 'no journal write without a change');
+    });
+
+    test('after a kill, the journal is folded in at the next start: nothing journaled is forgiven', async (t) => {
+      if (!opened) return t.skip('server not available');
+      const cut = killable(stored);
+      const quotas = buffered(cut.store);
+      const [a, b] = [newKey(), newKey()];
+      await stored.record(b, DAY, 40);
+      await consumeTimes(quotas, a, 7);
+      await consumeTimes(quotas, b, 2);
+      await waitFor(async () => (await journaled(a)) === 7 && (await journaled(b)) === 42, 2_000, 'the journal to hold 7 and 42');
+      cut.kill();
+      open.delete(quotas);
+      assert.equal(await stored.used(a, DAY), 0, 'killed before its fold');
+      // A higher stored count (written by a process after this one's journal) is never lowered.
+      const c = newKey();
+      await stored.appendJournal([{ keyId: c, day: DAY, used: 3 }]);
+      await stored.record(c, DAY, 10);
+
+      const log = recordingLog();
+      const restarted = await openQuotaCounters(stored, { flushMs: FLUSH_MS, replayJournal: true, log, clock });
+      open.add(restarted);
+      assert.deepEqual(await journalRows(), [], 'the journal is emptied');
+      assert.equal(await stored.used(a, DAY), 7);
+      assert.equal(await stored.used(b, DAY), 42);
+      assert.equal(await stored.used(c, DAY), 10);
+      assert.deepEqual(await restarted.consume(a, DAY, 1_000), { allowed: true, used: 8 }, 'counting continues from the journal');
+      await restarted.close?.();
+      open.delete(restarted);
+      // Replaying again finds nothing.
+      assert.equal(await stored.replayJournal(), 0);
+    });
+
+    test('the rows of several writes are replayed as the highest count per key and day', async (t) => {
+      if (!opened) return t.skip('server not available');
+      const [a, b] = [newKey(), newKey()];
+      await stored.appendJournal([{ keyId: a, day: DAY, used: 4 }, { keyId: b, day: '2026-03-05', used: 9 }]);
+      await stored.appendJournal([{ keyId: a, day: DAY, used: 6 }]);
+      // Not in order: a row is a snapshot, and the highest count wins whatever its row.
+      await stored.appendJournal([{ keyId: a, day: DAY, used: 5 }, { keyId: b, day: DAY, used: 1 }]);
+      assert.equal(await stored.replayJournal(), 3);
+      assert.deepEqual([await stored.used(a, DAY), await stored.used(b, '2026-03-05'), await stored.used(b, DAY)], [6, 9, 1]);
+      assert.deepEqual(await journalRows(), []);
+    });
+
+    test('journal ids only grow, also after the journal was emptied', async (t) => {
+      if (!opened) return t.skip('server not available');
+      const first = await stored.appendJournal([{ keyId: newKey(), day: DAY, used: 1 }]);
+      await stored.trimJournal(first);
+      assert.deepEqual(await journalRows(), []);
+      const second = await stored.appendJournal([{ keyId: newKey(), day: DAY, used: 1 }]);
+      assert.ok(second > first, `${second} after ${first}`);
+      await stored.trimJournal(second);
+    });
+
+    test('a failed journal write keeps the counters for the next one and warns once, not at every attempt', async (t) => {
+      if (!opened) return t.skip('server not available');
+      let failures = 2;
+      let attempts = 0;
+      const failing: JournaledQuotaStore = {
+        ...stored,
+        appendJournal: (entries) => {
+          attempts += 1;
+          if (failures > 0) {
+            failures -= 1;
+            return Promise.reject(new Error('disk full'));
+          }
+          return stored.appendJournal(entries);
+        },
+      };
+      const log = recordingLog();
+      const quotas = buffered(failing, log);
+      const [a, b] = [newKey(), newKey()];
+      await consumeTimes(quotas, a, 3);
+      await waitFor(() => attempts === 1, 2_000, 'the first attempt');
+      // Counted while the journal is failing: in the same row as the earlier counts.
+      await consumeTimes(quotas, b, 2);
+      await waitFor(async () => (await journaled(a)) === 3 && (await journaled(b)) === 2, 5_000, 'the journal after two failures');
+      assert.equal(attempts, 3);
+      assert.deepEqual(log.warnings, ['could not write the quota journal; will retry']);
+      await quotas.close?.();
+      open.delete(quotas);
+      assert.deepEqual([await stored.used(a, DAY), await stored.used(b, DAY)], [3, 2]);
+    });
+
+    test('close folds everything in and empties the journal', async (t) => {
+      if (!opened) return t.skip('server not available');
+      const quotas = buffered(stored);
+      const keyId = newKey();
+      await consumeTimes(quotas, keyId, 4);
+      await waitFor(async () => (await journaled(keyId)) === 4, 2_000, 'the journal to hold 4');
+      await consumeTimes(quotas, keyId, 2);
+      await quotas.close?.();
+      open.delete(quotas);
+      assert.equal(await stored.used(keyId, DAY), 6);
+      assert.deepEqual(await journalRows(), []);
+    });
+  });
+}
