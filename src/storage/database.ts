@@ -55,8 +55,12 @@ export async function openDatabase(url: string): Promise<OpenDatabase> {
   throw new Error(`unsupported database URL '${url}': use sqlite:<path>, sqlite::memory: or postgres://…`);
 }
 
-/** How many prepared statements an SQLite store keeps. */
-const STATEMENTS_KEPT = 200;
+/**
+ * How many prepared statements an SQLite store keeps: the few that run all the time. Not more: a
+ * multi-row upsert is a large compiled program, one per batch size, and two hundred of them kept
+ * held some 50 MB.
+ */
+const STATEMENTS_KEPT = 16;
 
 /**
  * The SQLite connection as Kysely sees it, with prepared statements kept (the most recently used
