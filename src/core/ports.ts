@@ -125,8 +125,8 @@ export interface QuotaStore {
   used(keyId: string, day: Day): Promise<number>;
   /** Raises a stored count to at least `used` (never lowers it); for counters kept elsewhere and flushed here. */
   record?(keyId: string, day: Day, used: number): Promise<void>;
-  /** Adds requests counted elsewhere (in Redis, by this instance) to the stored count. */
-  add?(keyId: string, day: Day, count: number): Promise<void>;
+  /** Adds requests counted elsewhere (in Redis, by this instance) to the stored counts: `used` is the number to add. One statement per few hundred keys. */
+  addMany?(entries: ReadonlyArray<QuotaCount>): Promise<void>;
   /** Raises many stored counts at once (one transaction). */
   recordMany?(entries: ReadonlyArray<QuotaCount>): Promise<void>;
   /**

@@ -3,7 +3,7 @@ import type { JournaledQuotaStore, QuotaCount, QuotaStore } from '../core/ports.
 import type { Day } from '../core/time.js';
 import type { Database } from './schema.js';
 
-export function createQuotaStore(db: Kysely<Database>): JournaledQuotaStore & Required<Pick<QuotaStore, 'add'>> {
+export function createQuotaStore(db: Kysely<Database>): JournaledQuotaStore & Required<Pick<QuotaStore, 'addMany'>> {
   const recordMany = async (entries: ReadonlyArray<QuotaCount>): Promise<void> => {
     if (entries.length === 0) return;
     await db.transaction().execute(async (trx) => {
@@ -42,13 +42,19 @@ export function createQuotaStore(db: Kysely<Database>): JournaledQuotaStore & Re
       return { allowed: false, used: await this.used(keyId, day) };
     },
 
-    async add(keyId: string, day: Day, count: number): Promise<void> {
-      if (count <= 0) return;
-      await db
-        .insertInto('quota_usage')
-        .values({ key_id: keyId, day, used: count })
-        .onConflict((oc) => oc.columns(['key_id', 'day']).doUpdateSet({ used: sql`quota_usage.used + ${count}` }))
-        .execute();
+    async addMany(entries): Promise<void> {
+      const adding = entries.filter((e) => e.used > 0);
+      if (adding.length === 0) return;
+      // One transaction: a failure adds nothing, so the caller may add the same counts again.
+      await db.transaction().execute(async (trx) => {
+        for (let i = 0; i < adding.length; i += 300) {
+          await trx
+            .insertInto('quota_usage')
+            .values(adding.slice(i, i + 300).map((e) => ({ key_id: e.keyId, day: e.day, used: e.used })))
+            .onConflict((oc) => oc.columns(['key_id', 'day']).doUpdateSet({ used: sql`quota_usage.used + excluded.used` }))
+            .execute();
+        }
+      });
     },
 
     recordMany,
