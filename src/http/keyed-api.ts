@@ -145,7 +145,7 @@ export interface KeyedApi {
  * ([name, value, …]) as writeHead takes them, which spares Node a walk over an object's own
  * properties on every answer. Setting a name again replaces its value in place, as on an object.
  */
-class Headers {
+class AnswerHeaders {
   readonly flat: string[] = [];
 
   set(name: string, value: string): void {
@@ -193,21 +193,21 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
   const unauthorizedDetail = `Send a valid API key in the X-Api-Key header or the apikey query parameter. To get a key, or the pro tier, e-mail ${options.contactEmail}.`;
 
   /** Sends a whole answer, security headers included; a HEAD request gets its headers only (Node leaves the body out). */
-  function send(response: ServerResponse, status: number, headers: Headers, body: string | Buffer | undefined, length?: number): void {
+  function send(response: ServerResponse, status: number, headers: AnswerHeaders, body: string | Buffer | undefined, length?: number): void {
     headers.assign(SECURITY_ENTRIES);
     if (body !== undefined) headers.set('content-length', String(length ?? (typeof body === 'string' ? Buffer.byteLength(body) : body.length)));
     response.writeHead(status, headers.flat);
     response.end(body);
   }
 
-  function sendProblem(response: ServerResponse, headers: Headers, problem: Problem): number {
+  function sendProblem(response: ServerResponse, headers: AnswerHeaders, problem: Problem): number {
     headers.set('content-type', PROBLEM_CONTENT_TYPE);
     send(response, problem.status, headers, JSON.stringify(problem));
     return problem.status;
   }
 
   /** Adds the quota headers of a decision; a refusal is counted and answered with a 429, whose status is returned. */
-  function quotaRefusal(response: ServerResponse, headers: Headers, decision: QuotaDecision, detail: () => string): number | undefined {
+  function quotaRefusal(response: ServerResponse, headers: AnswerHeaders, decision: QuotaDecision, detail: () => string): number | undefined {
     headers.set('x-ratelimit-limit', String(decision.limit));
     headers.set('x-ratelimit-remaining', String(decision.remaining));
     headers.set('x-ratelimit-reset', String(decision.resetAt));
@@ -235,7 +235,7 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
   }
 
   /** A 401 names the scheme it wants (RFC 9110 §15.5.2): an API key, in a header or the query. */
-  function unauthorized(response: ServerResponse, headers: Headers): number {
+  function unauthorized(response: ServerResponse, headers: AnswerHeaders): number {
     headers.set('www-authenticate', WWW_AUTHENTICATE);
     return sendProblem(response, headers, problemOf('unauthorized', unauthorizedDetail));
   }
@@ -245,7 +245,7 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
    * whatever its answer (SPEC §6), except one refused for the quota itself. The status sent when it
    * was refused (429); undefined when admitted.
    */
-  function refusal(request: IncomingMessage, response: ServerResponse, headers: Headers, caller: Caller): MaybePromise<number | undefined> {
+  function refusal(request: IncomingMessage, response: ServerResponse, headers: AnswerHeaders, caller: Caller): MaybePromise<number | undefined> {
     if (caller.demo) {
       return andThen(consumeDemoQuota(quotas, caller.demo, clientAddress(request), limits, clock), (decision) =>
         quotaRefusal(response, headers, decision, () =>
@@ -265,7 +265,7 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
    * of that same reading. Never stored by a shared cache: it is one key's and changes with every
    * request.
    */
-  function usage(request: IncomingMessage, response: ServerResponse, headers: Headers, caller: Caller): MaybePromise<number> {
+  function usage(request: IncomingMessage, response: ServerResponse, headers: AnswerHeaders, caller: Caller): MaybePromise<number> {
     const reading: Promise<QuotaUsage> = caller.demo
       ? demoUsage(quotas, caller.demo, clientAddress(request), limits, clock)
       : dailyUsage(quotas, caller.key, limits, clock);
@@ -288,7 +288,7 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
   function sendCacheable(
     request: IncomingMessage,
     response: ServerResponse,
-    headers: Headers,
+    headers: AnswerHeaders,
     answer: { body: string | Buffer; length?: number; etag: string; vary: string; cacheControl: string; lastModified?: string; disposition?: string; contentType: string; encoding?: string },
   ): number {
     headers.set('vary', answer.vary);
@@ -311,7 +311,7 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
     return 200;
   }
 
-  function sendJson(request: IncomingMessage, response: ServerResponse, headers: Headers, rendered: RenderedBody, cacheControl: string, lastModified: string | undefined): number {
+  function sendJson(request: IncomingMessage, response: ServerResponse, headers: AnswerHeaders, rendered: RenderedBody, cacheControl: string, lastModified: string | undefined): number {
     return sendCacheable(request, response, headers, {
       body: rendered.body,
       length: rendered.length,
@@ -324,7 +324,7 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
   }
 
   /** The answer of a valid, admitted request. */
-  function answer(request: IncomingMessage, response: ServerResponse, headers: Headers, route: KeyedRoute, query: Query): MaybePromise<number> {
+  function answer(request: IncomingMessage, response: ServerResponse, headers: AnswerHeaders, route: KeyedRoute, query: Query): MaybePromise<number> {
     const from = query.from as string;
     const to = query.to as string;
     // Only rate, convert and rates take a date; elsewhere it is an unknown parameter, ignored.
@@ -381,13 +381,13 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
    * as every request with one does (SPEC §6), and carries the quota headers; a key with no quota
    * left gets the 429 instead.
    */
-  function countedError(request: IncomingMessage, response: ServerResponse, headers: Headers, query: Query, answer: () => number): MaybePromise<number> {
+  function countedError(request: IncomingMessage, response: ServerResponse, headers: AnswerHeaders, query: Query, answer: () => number): MaybePromise<number> {
     return andThen(identify(request, query), (caller) =>
       caller === undefined ? answer() : andThen(refusal(request, response, headers, caller), (refused) => refused ?? answer()),
     );
   }
 
-  function respond(request: IncomingMessage, response: ServerResponse, headers: Headers, route: ApiRoute, query: Query): MaybePromise<number> {
+  function respond(request: IncomingMessage, response: ServerResponse, headers: AnswerHeaders, route: ApiRoute, query: Query): MaybePromise<number> {
     const method = request.method;
     // Every answer, errors included, is readable cross-origin.
     headers.set('access-control-allow-origin', CORS.origin);
@@ -419,7 +419,7 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
   }
 
   /** The problem answer of a failed request, when nothing was sent yet. */
-  function failed(response: ServerResponse, headers: Headers, error: unknown, requestLog: () => Logger): number {
+  function failed(response: ServerResponse, headers: AnswerHeaders, error: unknown, requestLog: () => Logger): number {
     if (error instanceof DomainError) {
       if (error.retryAfterSeconds !== undefined) headers.set('retry-after', String(error.retryAfterSeconds));
       return sendProblem(response, headers, problemFromDomainError(error));
@@ -441,7 +441,7 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
    */
   function serve(request: IncomingMessage, response: ServerResponse, route: ApiRoute, query: Query): void {
     const started = performance.now();
-    const headers = new Headers();
+    const headers = new AnswerHeaders();
     // A request's logger, made when it first logs: most requests never do.
     let id: string | undefined;
     let child: Logger | undefined;
