@@ -6,7 +6,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { DEMO_KEY } from './core/demo-key.js';
 import { DomainError, UnavailableError, type ErrorCode } from './core/errors.js';
 import type { Deps } from './deps.js';
-import { answerClientError, answerConnect } from './http/client-errors.js';
+import { answerClientError, answerConnect, answerPreface } from './http/client-errors.js';
 import { CORS, SECURITY_HEADERS } from './http/headers.js';
 import { AJV_OPTIONS, UNKNOWN_API_PATH, createKeyedApi, isApiPath, keyedRoute, parseQuery, validationProblem, type KeyedApi } from './http/keyed-api.js';
 import { notFound, problemFromDomainError, problemOf, sendProblem } from './http/problem.js';
@@ -30,6 +30,7 @@ export interface BuildOptions {
 function serverWithKeyedApi(api: KeyedApi, isClosing: () => boolean): FastifyServerFactory {
   return (handler) => {
     const server = createServer({ requireHostHeader: false }, (request, response) => {
+      if (request.method === 'PRI') return answerPreface(response);
       const url = request.url ?? '';
       const mark = url.indexOf('?');
       const route = keyedRoute(mark === -1 ? url : url.slice(0, mark));

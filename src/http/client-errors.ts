@@ -81,6 +81,26 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
   else socket.destroy();
 }
 
+/**
+ * PRI, HTTP/2's connection preface, is no HTTP/1 method: Node's parser stops after its headers and
+ * the connection closes as soon as the request handler returns, so an answer that waits (a key
+ * looked up, say) would never go out. It is answered at once, as a method the parser does not
+ * know is, counting against nobody.
+ */
+export function answerPreface(response: ServerResponse): void {
+  const { status, problem, allow } = clientErrorProblem('HPE_INVALID_METHOD');
+  const body = JSON.stringify(problem);
+  response.writeHead(status, {
+    'content-type': PROBLEM_CONTENT_TYPE,
+    'content-length': String(Buffer.byteLength(body)),
+    'x-content-type-options': 'nosniff',
+    'access-control-allow-origin': '*',
+    allow: allow!,
+    connection: 'close',
+  });
+  response.end(body);
+}
+
 /** For the server's 'connect' event: this is not a proxy. */
 export function answerConnect(_request: IncomingMessage, socket: Duplex): void {
   socket.on('error', () => undefined);

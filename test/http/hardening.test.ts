@@ -135,6 +135,20 @@ describe('requests outside the ordinary path', () => {
     assert.equal(connect.headers.allow, 'GET, HEAD');
   });
 
+  it("HTTP/2's preface method PRI is a 405 problem, also when its key would have to be looked up first", async () => {
+    // Node closes such a connection as soon as the handler returns: an answer that waited for a key lookup was lost.
+    const unknownKey = `exr_${'Q'.repeat(32)}`;
+    for (const request of [
+      `PRI /api/v1/history?from=USD&to=CHF&range=1m\r\nHost: x\r\nX-Api-Key: ${unknownKey}\r\n\r\n`,
+      `PRI /api/v1/rate?from=EUR&to=USD\r\nHost: x\r\nX-Api-Key: ${key}\r\n\r\n`,
+      'PRI /healthz\r\nHost: x\r\n\r\n',
+    ]) {
+      const reply = await raw(port, request);
+      assertProblem(reply, 405, 'method_not_allowed');
+      assert.equal(reply.headers.allow, 'GET, HEAD');
+    }
+  });
+
   it('an HTTP/1.1 request without Host is a 400 problem; HTTP/1.0 needs none', async () => {
     assertProblem(await raw(port, 'GET /healthz HTTP/1.1\r\n\r\n'), 400, 'not_found');
     assert.equal((await raw(port, 'GET /healthz HTTP/1.0\r\n\r\n')).status, 200);
