@@ -60,7 +60,6 @@ export async function issueApiKey(keys: KeyStore, input: { tier: string; owner: 
   return { key, record };
 }
 
-/** The active key record for a presented key, or null for a malformed, unknown or revoked one. */
 /**
  * The hashes of the well-formed keys presented lately, so that a request costs one lookup instead
  * of a shape check and a SHA-256 (the hash is then the same string every time, which the key
@@ -80,6 +79,7 @@ function presentedHash(presented: string): string | undefined {
   return hashed;
 }
 
+/** The active key record for a presented key, or null for a malformed, unknown or revoked one. */
 export function authenticateApiKey(keys: KeyStore, presented: string | undefined): MaybePromise<ApiKeyRecord | null> {
   const hashed = presented === undefined ? undefined : presentedHash(presented);
   if (hashed === undefined) return null;

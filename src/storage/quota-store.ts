@@ -1,24 +1,31 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { JournaledQuotaStore, QuotaCount, QuotaStore } from '../core/ports.js';
 import type { Day } from '../core/time.js';
 import type { Database } from './schema.js';
 
 export function createQuotaStore(db: Kysely<Database>): JournaledQuotaStore & Required<Pick<QuotaStore, 'addMany'>> {
-  const recordMany = async (entries: ReadonlyArray<QuotaCount>): Promise<void> => {
+  /**
+   * Upserts many counts in one transaction (a failure writes none of them), 300 rows a statement;
+   * `onConflict` is what an existing row's count becomes.
+   */
+  const upsertMany = async (entries: ReadonlyArray<QuotaCount>, onConflict: RawBuilder<number>): Promise<void> => {
     if (entries.length === 0) return;
     await db.transaction().execute(async (trx) => {
       for (let i = 0; i < entries.length; i += 300) {
         await trx
           .insertInto('quota_usage')
           .values(entries.slice(i, i + 300).map((e) => ({ key_id: e.keyId, day: e.day, used: e.used })))
-          .onConflict((oc) =>
-            oc.columns(['key_id', 'day']).doUpdateSet({
-              used: sql`CASE WHEN quota_usage.used < excluded.used THEN excluded.used ELSE quota_usage.used END`,
-            }),
-          )
+          .onConflict((oc) => oc.columns(['key_id', 'day']).doUpdateSet({ used: onConflict }))
           .execute();
       }
     });
+  };
+  // CASE rather than max()/GREATEST(): the one spelling both engines accept.
+  const raised = sql<number>`CASE WHEN quota_usage.used < excluded.used THEN excluded.used ELSE quota_usage.used END`;
+  const added = sql<number>`quota_usage.used + excluded.used`;
+  const recordMany = (entries: ReadonlyArray<QuotaCount>): Promise<void> => upsertMany(entries, raised);
+  const trimJournal = async (throughId: number): Promise<void> => {
+    await db.deleteFrom('quota_journal').where('id', '<=', throughId).execute();
   };
 
   return {
@@ -42,20 +49,8 @@ export function createQuotaStore(db: Kysely<Database>): JournaledQuotaStore & Re
       return { allowed: false, used: await this.used(keyId, day) };
     },
 
-    async addMany(entries): Promise<void> {
-      const adding = entries.filter((e) => e.used > 0);
-      if (adding.length === 0) return;
-      // One transaction: a failure adds nothing, so the caller may add the same counts again.
-      await db.transaction().execute(async (trx) => {
-        for (let i = 0; i < adding.length; i += 300) {
-          await trx
-            .insertInto('quota_usage')
-            .values(adding.slice(i, i + 300).map((e) => ({ key_id: e.keyId, day: e.day, used: e.used })))
-            .onConflict((oc) => oc.columns(['key_id', 'day']).doUpdateSet({ used: sql`quota_usage.used + excluded.used` }))
-            .execute();
-        }
-      });
-    },
+    // One transaction: a failure adds nothing, so the caller may add the same counts again.
+    addMany: (entries) => upsertMany(entries.filter((e) => e.used > 0), added),
 
     recordMany,
 
@@ -68,9 +63,7 @@ export function createQuotaStore(db: Kysely<Database>): JournaledQuotaStore & Re
       return Number(row.id);
     },
 
-    async trimJournal(throughId) {
-      await db.deleteFrom('quota_journal').where('id', '<=', throughId).execute();
-    },
+    trimJournal,
 
     async replayJournal() {
       const rows = await db.selectFrom('quota_journal').select(['id', 'counts']).execute();
@@ -88,20 +81,15 @@ export function createQuotaStore(db: Kysely<Database>): JournaledQuotaStore & Re
       }
       // Counts are raised, never lowered, so a replay cut short by another kill is done again whole.
       await recordMany([...highest.values()]);
-      await db.deleteFrom('quota_journal').where('id', '<=', lastId).execute();
+      await trimJournal(lastId);
       return highest.size;
     },
 
     async record(keyId: string, day: Day, used: number): Promise<void> {
-      // CASE rather than max()/GREATEST(): the one spelling both engines accept.
       await db
         .insertInto('quota_usage')
         .values({ key_id: keyId, day, used })
-        .onConflict((oc) =>
-          oc.columns(['key_id', 'day']).doUpdateSet({
-            used: sql`CASE WHEN quota_usage.used < excluded.used THEN excluded.used ELSE quota_usage.used END`,
-          }),
-        )
+        .onConflict((oc) => oc.columns(['key_id', 'day']).doUpdateSet({ used: raised }))
         .execute();
     },
 
