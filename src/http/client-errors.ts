@@ -30,21 +30,29 @@ function httpProblem(status: number, code: 'not_found' | 'method_not_allowed', d
   return { status, problem: { ...problem, status, title: STATUS_CODES[status] ?? problem.title } };
 }
 
+/** A client error's problem answer: its body and headers, after which the connection closes. */
+function closingProblem(answer: { problem: Problem; allow?: string }): { body: string; headers: Array<[string, string]> } {
+  const body = JSON.stringify(answer.problem);
+  return {
+    body,
+    headers: [
+      ['Content-Type', PROBLEM_CONTENT_TYPE],
+      ['Content-Length', String(Buffer.byteLength(body))],
+      ['X-Content-Type-Options', 'nosniff'],
+      ['Access-Control-Allow-Origin', '*'],
+      ...(answer.allow ? [['Allow', answer.allow] as [string, string]] : []),
+      ['Connection', 'close'],
+    ],
+  };
+}
+
 /**
  * Writes a whole problem+json response on a raw socket and closes it: end() so the answer is
  * flushed before the FIN, then destroyed shortly after in case the client never closes its side.
  */
 function writeProblem(socket: Duplex, answer: { status: number; problem: Problem; allow?: string }): void {
-  const body = JSON.stringify(answer.problem);
-  const head = [
-    `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? 'Error'}`,
-    `Content-Type: ${PROBLEM_CONTENT_TYPE}`,
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    'X-Content-Type-Options: nosniff',
-    'Access-Control-Allow-Origin: *',
-    ...(answer.allow ? [`Allow: ${answer.allow}`] : []),
-    'Connection: close',
-  ];
+  const { body, headers } = closingProblem(answer);
+  const head = [`HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? 'Error'}`, ...headers.map(([name, value]) => `${name}: ${value}`)];
   socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
   const timer = setTimeout(() => socket.destroy(), 2_000);
   timer.unref();
@@ -88,16 +96,9 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
  * know is, counting against nobody.
  */
 export function answerPreface(response: ServerResponse): void {
-  const { status, problem, allow } = clientErrorProblem('HPE_INVALID_METHOD');
-  const body = JSON.stringify(problem);
-  response.writeHead(status, {
-    'content-type': PROBLEM_CONTENT_TYPE,
-    'content-length': String(Buffer.byteLength(body)),
-    'x-content-type-options': 'nosniff',
-    'access-control-allow-origin': '*',
-    allow: allow!,
-    connection: 'close',
-  });
+  const answer = clientErrorProblem('HPE_INVALID_METHOD');
+  const { body, headers } = closingProblem(answer);
+  response.writeHead(answer.status, headers.flat());
   response.end(body);
 }
 
