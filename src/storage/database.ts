@@ -87,11 +87,16 @@ function keepingStatements(sqlite: { prepare(source: string): SqliteStatement; c
   };
 }
 
+/** The engine behind a Kysely instance, for the few statements each engine spells its own way. */
+export function engineOf(db: Kysely<Database>): Engine {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
+}
+
 export async function migrateToLatest(db: Kysely<Database>): Promise<MigrationResultSet> {
   // On PostgreSQL the migrator looks for its tables in every schema unless told which one: name
   // the current schema, so two installations in one database (one per schema) never mix.
   let migrationTableSchema: string | undefined;
-  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+  if (engineOf(db) === 'postgres') {
     const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
     migrationTableSchema = rows[0]?.schema;
   }
