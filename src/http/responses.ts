@@ -113,10 +113,11 @@ export interface HistoryBodies {
    */
   peek(from: string, to: string, range: HistoryRange, csv: boolean, encoding: Encoding): RenderedHistory | undefined;
   /**
-   * The answer in an encoding, computed when it is not held yet. Only the form asked for is kept:
-   * a computed plain body that was needed only to be compressed is not.
+   * The answer in an encoding, computed when it is not held yet (without a promise when it is
+   * held). Only the form asked for is kept: a computed plain body that was needed only to be
+   * compressed is not.
    */
-  render(from: string, to: string, range: HistoryRange, csv: boolean, encoding?: Encoding): Promise<RenderedHistory>;
+  render(from: string, to: string, range: HistoryRange, csv: boolean, encoding?: Encoding): MaybePromise<RenderedHistory>;
 }
 
 /**
@@ -155,28 +156,29 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
 
   return {
     peek,
-    async render(from, to, range, csv, encoding = 'identity') {
+    render(from, to, range, csv, encoding = 'identity') {
       const fromCode = parseCurrency(from, 'from');
       const toCode = parseCurrency(to, 'to');
       const held = peek(fromCode, toCode, range, csv, encoding);
       if (held) return held;
       const generation = book.generation();
-      const history = await pairHistory(book, fromCode, toCode, range);
-      let body: string;
-      if (csv) body = historyCsv(history.points);
-      else {
-        const { from: _from, to: _to, asOf: _asOf, ...fields } = history;
-        body = JSON.stringify(fields);
-      }
-      const bytes = Buffer.from(body, 'utf8');
-      // Kept under the generation the answer was computed from: if the rates moved meanwhile, a
-      // newer request computes again.
-      const key = keyOf(fromCode, toCode, range, csv, generation);
-      const etag = strongEtag(bytes);
-      const rendered = { body: bytes, etag, plainEtag: etag, name: `${history.pair}_${history.range}.csv`, key, lastModified: httpDate(history.asOf) };
-      if (encoding !== 'identity') return encode(rendered, encoding);
-      cache.set(key, rendered, bytes.length);
-      return rendered;
+      return pairHistory(book, fromCode, toCode, range).then((history) => {
+        let body: string;
+        if (csv) body = historyCsv(history.points);
+        else {
+          const { from: _from, to: _to, asOf: _asOf, ...fields } = history;
+          body = JSON.stringify(fields);
+        }
+        const bytes = Buffer.from(body, 'utf8');
+        // Kept under the generation the answer was computed from: if the rates moved meanwhile, a
+        // newer request computes again.
+        const key = keyOf(fromCode, toCode, range, csv, generation);
+        const etag = strongEtag(bytes);
+        const rendered = { body: bytes, etag, plainEtag: etag, name: `${history.pair}_${history.range}.csv`, key, lastModified: httpDate(history.asOf) };
+        if (encoding !== 'identity') return encode(rendered, encoding);
+        cache.set(key, rendered, bytes.length);
+        return rendered;
+      });
     },
   };
 }
