@@ -125,7 +125,7 @@ export interface QuotaStore {
   used(keyId: string, day: Day): Promise<number>;
   /** Raises a stored count to at least `used` (never lowers it); for counters kept elsewhere and flushed here. */
   record?(keyId: string, day: Day, used: number): Promise<void>;
-  /** Adds requests counted elsewhere (in Redis, by this instance) to the stored counts: `used` is the number to add. One statement per few hundred keys. */
+  /** Adds requests counted elsewhere (in Redis, by this instance) to the stored counts: `used` is the number to add. One statement, whatever the number of keys. */
   addMany?(entries: ReadonlyArray<QuotaCount>): Promise<void>;
   /** Raises many stored counts at once (one transaction). */
   recordMany?(entries: ReadonlyArray<QuotaCount>): Promise<void>;

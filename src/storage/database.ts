@@ -57,8 +57,8 @@ export async function openDatabase(url: string): Promise<OpenDatabase> {
 
 /**
  * How many prepared statements an SQLite store keeps: the few that run all the time. Not more: a
- * multi-row upsert is a large compiled program, one per batch size, and two hundred of them kept
- * held some 50 MB.
+ * statement whose text varies with its input (a multi-row insert, one per row count) is a large
+ * compiled program each, and two hundred of them once held some 50 MB.
  */
 const STATEMENTS_KEPT = 16;
 
