@@ -57,7 +57,7 @@ export function createQuotaStore(db: Kysely<Database>): JournaledQuotaStore & Re
       return { allowed: false, used: await this.used(keyId, day) };
     },
 
-    // One transaction: a failure adds nothing, so the caller may add the same counts again.
+    // One statement: a failure adds nothing, so the caller may add the same counts again.
     addMany: (entries) => upsertMany(entries.filter((e) => e.used > 0), added),
 
     recordMany,
@@ -93,13 +93,7 @@ export function createQuotaStore(db: Kysely<Database>): JournaledQuotaStore & Re
       return highest.size;
     },
 
-    async record(keyId: string, day: Day, used: number): Promise<void> {
-      await db
-        .insertInto('quota_usage')
-        .values({ key_id: keyId, day, used })
-        .onConflict((oc) => oc.columns(['key_id', 'day']).doUpdateSet({ used: raised }))
-        .execute();
-    },
+    record: (keyId: string, day: Day, used: number) => recordMany([{ keyId, day, used }]),
 
     async used(keyId: string, day: Day): Promise<number> {
       const row = await db.selectFrom('quota_usage').select('used').where('key_id', '=', keyId).where('day', '=', day).executeTakeFirst();
