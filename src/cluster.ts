@@ -8,6 +8,7 @@ import type { Lock, QuotaStore } from './core/ports.js';
 import { createClock } from './deps.js';
 import type { Logger } from './log.js';
 import { migrateToLatest, openDatabase } from './storage/database.js';
+import { quotaJournals } from './storage/quota-journal.js';
 import { createQuotaStore } from './storage/quota-store.js';
 
 /**
@@ -66,7 +67,7 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
   if (!config.redisUrl) {
     const stored = guardDependency(createQuotaStore(database.db), 'the database');
     try {
-      quotas = await openQuotaCounters(stored, { flushMs: config.quotaFlushMs, replayJournal: true, log, clock });
+      quotas = await openQuotaCounters(stored, quotaJournals(database), { flushMs: config.quotaFlushMs, replayJournal: true, log, clock });
     } catch (error) {
       await database.close();
       throw error;

@@ -88,7 +88,7 @@ export const ConfigSchema = Type.Object({
     maximum: 1000,
     default: 10,
     description:
-      'Without Redis: quota counts are kept in memory; the counts changed are appended to a journal in the store this often (one insert), folded into the stored counts every second and on shutdown, and a journal left by a killed process is folded in at the next start. A killed process forgives at most the requests of this interval and of the write in progress. 0 writes every request through.',
+      'Without Redis: quota counts are kept in memory; the counts changed are appended to a journal this often (on SQLite, a line written to a file beside the database; on PostgreSQL, an insert), folded into the stored counts every second and on shutdown, and a journal left by a killed process is folded in at the next start. A killed process forgives at most the requests of this interval and of the append in progress. 0 writes every request through.',
   }),
   EXRATES_KEY_CACHE_MS: Type.Integer({
     minimum: 0,

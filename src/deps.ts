@@ -14,6 +14,7 @@ import { createFrankfurterProvider } from './providers/frankfurter.js';
 import { createOpenExchangeRatesProvider } from './providers/openexchangerates.js';
 import { migrateToLatest, openDatabase, type OpenDatabase } from './storage/database.js';
 import { createKeyStore } from './storage/key-store.js';
+import { quotaJournals } from './storage/quota-journal.js';
 import { createQuotaStore } from './storage/quota-store.js';
 import { createRateStore } from './storage/rate-store.js';
 import { countRedisCommands, createRedisLock, createRedisQuotaStore, openRedis } from './storage/redis.js';
@@ -166,7 +167,7 @@ async function wire(
   } else if (options.quotas) {
     quotas = guardDependency(options.quotas, 'the database');
   } else {
-    quotas = await openQuotaCounters(storedQuotas, { flushMs: config.quotaFlushMs, replayJournal: options.replayQuotaJournal ?? true, log, clock });
+    quotas = await openQuotaCounters(storedQuotas, quotaJournals(database), { flushMs: config.quotaFlushMs, replayJournal: options.replayQuotaJournal ?? true, log, clock });
   }
   const counters = quotas;
   opened.push(() => counters.close?.());

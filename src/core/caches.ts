@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, Clock, JournaledQuotaStore, KeyStore, QuotaStore } from './ports.js';
+import type { ApiKeyRecord, Clock, FoldableQuotaStore, KeyStore, QuotaCount, QuotaJournal, QuotaStore } from './ports.js';
 import type { Logger } from './refresh.js';
 import type { Day } from './time.js';
 
@@ -96,32 +96,57 @@ function rateLimitedWarning(log: Logger, message: string, everyMs: number): (err
 }
 
 /**
- * This process's quota counters when there is no Redis: first the journal a killed process left
- * is folded into the stored counts (not by a command that runs beside a server: it would take
- * that server's journal), then requests are counted in memory (`createBufferedQuotaStore`), or
- * by the store itself when `flushMs` is 0.
+ * This process's quota counters when there is no Redis: first what the journals hold (appended by
+ * a process killed before its fold) is folded into the stored counts (not by a command that runs
+ * beside a server: it would take that server's journal), then requests are counted in memory
+ * (`createBufferedQuotaStore`), or by the store itself when `flushMs` is 0.
  */
 export async function openQuotaCounters(
-  store: JournaledQuotaStore,
+  store: FoldableQuotaStore,
+  journals: { own: QuotaJournal; leftBehind: readonly QuotaJournal[] },
   options: { flushMs: number; replayJournal: boolean; log: Logger; clock: Clock },
 ): Promise<QuotaStore> {
   if (options.replayJournal) {
-    const replayed = await store.replayJournal();
+    const replayed = await foldLeftovers(store, journals.leftBehind);
     if (replayed > 0) options.log.info({ counts: replayed }, 'folded in the quota journal left by a process that did not stop cleanly');
   }
-  return options.flushMs > 0 ? createBufferedQuotaStore(store, options) : store;
+  return options.flushMs > 0 ? createBufferedQuotaStore(store, journals.own, options) : store;
+}
+
+/**
+ * Folds what journals hold into the stored counts, the highest count per key and day, then
+ * forgets it; resolves how many counts were folded in. Counts are raised, never lowered, so a
+ * fold cut short by another kill is done again whole at the next start.
+ */
+export async function foldLeftovers(store: FoldableQuotaStore, journals: readonly QuotaJournal[]): Promise<number> {
+  const highest = new Map<string, QuotaCount>();
+  const drops: Array<() => Promise<void>> = [];
+  for (const journal of journals) {
+    const { counts, drop } = await journal.leftover();
+    drops.push(drop);
+    for (const { keyId, day, used } of counts) {
+      const name = `${keyId}:${day}`;
+      const seen = highest.get(name);
+      if (!seen) highest.set(name, { keyId, day, used });
+      else if (seen.used < used) seen.used = used;
+    }
+  }
+  const entries = [...highest.values()];
+  for (let i = 0; i < entries.length; i += FOLD_BATCH) await store.recordMany(entries.slice(i, i + FOLD_BATCH));
+  for (const drop of drops) await drop();
+  return highest.size;
 }
 
 /**
  * Quota counters held in memory, so a request costs no write. Exact within this process. The
- * counts changed since the last write are appended to the store's journal every `flushMs` (one
- * insert, a timer armed only while something changed), and folded into the stored counts every
- * second, after which the journal rows folded in are deleted: a killed process (not a stopped
- * one) forgives at most the requests of the last `flushMs` and of the write in progress, and
- * its journal is folded in at the next start (`replayJournal`, before this store is made). For
- * several processes on one store, use Redis (EXRATES_REDIS_URL) instead.
+ * counts changed since the last append are appended to the journal every `flushMs` (a timer
+ * armed only while something changed), and folded into the stored counts every second, after
+ * which the journal forgets the appends folded in: a killed process (not a stopped one) forgives
+ * at most the requests of the last `flushMs` and of the append in progress, and its journal is
+ * folded in at the next start (`foldLeftovers`, before this store is made). For several
+ * processes on one store, use Redis (EXRATES_REDIS_URL) instead.
  */
-export function createBufferedQuotaStore(store: JournaledQuotaStore, options: { flushMs: number; log: Logger; clock: Clock }): QuotaStore {
+export function createBufferedQuotaStore(store: FoldableQuotaStore, journal: QuotaJournal, options: { flushMs: number; log: Logger; clock: Clock }): QuotaStore {
   interface Counter {
     keyId: string;
     day: Day;
@@ -138,7 +163,7 @@ export function createBufferedQuotaStore(store: JournaledQuotaStore, options: { 
   const unjournaled = new Set<Counter>();
   /** Changed since the last fold began. */
   const unfolded = new Set<Counter>();
-  /** The last journal row written, and the last one deleted. */
+  /** The last append's id, and the last one forgotten. */
   let journaledId = 0;
   let trimmedId = 0;
   let closed = false;
@@ -149,7 +174,7 @@ export function createBufferedQuotaStore(store: JournaledQuotaStore, options: { 
     const changed = [...unjournaled];
     unjournaled.clear();
     try {
-      journaledId = await store.appendJournal(changed.map((c) => ({ keyId: c.keyId, day: c.day, used: c.used })));
+      journaledId = await journal.append(changed.map((c) => ({ keyId: c.keyId, day: c.day, used: c.used })));
       return true;
     } catch (error) {
       for (const c of changed) unjournaled.add(c);
@@ -159,8 +184,8 @@ export function createBufferedQuotaStore(store: JournaledQuotaStore, options: { 
   }
 
   async function fold(): Promise<void> {
-    // Every row written before the fold began holds counts no higher than those it writes:
-    // those rows may go once every batch is in.
+    // Every append made before the fold began holds counts no higher than those it writes:
+    // those appends may be forgotten once every batch is in.
     const through = journaledId;
     const entries = [...unfolded];
     unfolded.clear();
@@ -180,7 +205,7 @@ export function createBufferedQuotaStore(store: JournaledQuotaStore, options: { 
     }
     if (through > trimmedId) {
       try {
-        await store.trimJournal(through);
+        await journal.trim(through);
         trimmedId = through;
       } catch (error) {
         foldWarning(error);
@@ -269,6 +294,7 @@ export function createBufferedQuotaStore(store: JournaledQuotaStore, options: { 
       await folding;
       // Everything counted goes into the stored counts, and the journal with it.
       await fold();
+      await journal.close?.();
     },
   };
 }

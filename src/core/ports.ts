@@ -129,23 +129,25 @@ export interface QuotaStore {
   addMany?(entries: ReadonlyArray<QuotaCount>): Promise<void>;
   /** Raises many stored counts at once (one transaction). */
   recordMany?(entries: ReadonlyArray<QuotaCount>): Promise<void>;
-  /**
-   * Appends one row to the quota journal: the counts of counters kept elsewhere, written more
-   * often than they are folded in with `recordMany`. Resolves the row's id; ids only grow.
-   */
-  appendJournal?(entries: ReadonlyArray<QuotaCount>): Promise<number>;
-  /** Deletes the journal rows up to `throughId`, once their counts are folded in. */
-  trimJournal?(throughId: number): Promise<void>;
-  /**
-   * Folds every journal row (what a killed process left) into the stored counts, the highest
-   * count per key and day, then deletes the rows; resolves how many counts it folded in.
-   */
-  replayJournal?(): Promise<number>;
   close?(): Promise<void>;
 }
 
-/** A store that counters kept in memory are written to: journal, fold and replay. */
-export type JournaledQuotaStore = QuotaStore & Required<Pick<QuotaStore, 'record' | 'recordMany' | 'appendJournal' | 'trimJournal' | 'replayJournal'>>;
+/** A store that counters kept in memory are folded into. */
+export type FoldableQuotaStore = QuotaStore & Required<Pick<QuotaStore, 'record' | 'recordMany'>>;
+
+/**
+ * Where counters kept in memory write their counts between folds, so that a killed process
+ * forgives only the requests since its last append (src/core/caches.ts).
+ */
+export interface QuotaJournal {
+  /** Appends the counts (absolute, as counted so far) of the counters changed; resolves the append's id. Ids only grow. */
+  append(entries: ReadonlyArray<QuotaCount>): Promise<number>;
+  /** Forgets the appends up to `throughId`, once their counts are folded in. */
+  trim(throughId: number): Promise<void>;
+  /** Every count appended and not forgotten, by this process or one killed before, and how to forget them once folded in. */
+  leftover(): Promise<{ counts: QuotaCount[]; drop(): Promise<void> }>;
+  close?(): Promise<void>;
+}
 
 /** A mutual-exclusion lock, across processes when they share one (Redis), else within this process. */
 export interface Lock {

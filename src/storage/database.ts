@@ -11,6 +11,8 @@ export type Engine = 'sqlite' | 'postgres';
 export interface OpenDatabase {
   db: Kysely<Database>;
   engine: Engine;
+  /** The SQLite database file, when there is one (not for `sqlite::memory:` nor PostgreSQL). */
+  file?: string;
   close(): Promise<void>;
 }
 
@@ -36,11 +38,11 @@ export async function openDatabase(url: string): Promise<OpenDatabase> {
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('busy_timeout = 5000');
     // A checkpoint, run by the commit that takes the WAL past this many pages, syncs the WAL and
-    // the database file on the request thread: 100 pages (SQLite's default is 1,000) keep each
-    // such pause short, where the quota journal commits every few milliseconds (performance.md).
+    // the database file on the thread that commits: 100 pages (SQLite's default is 1,000) keep
+    // each such pause short.
     sqlite.pragma('wal_autocheckpoint = 100');
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: keepingStatements(sqlite) }) });
-    return { db, engine: 'sqlite', close: () => db.destroy() };
+    return { db, engine: 'sqlite', ...(path === ':memory:' ? {} : { file: path }), close: () => db.destroy() };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     const { default: pg } = await import('pg');

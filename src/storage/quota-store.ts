@@ -1,15 +1,15 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { JournaledQuotaStore, QuotaCount, QuotaStore } from '../core/ports.js';
+import type { FoldableQuotaStore, QuotaCount, QuotaStore } from '../core/ports.js';
 import type { Day } from '../core/time.js';
 import { engineOf } from './database.js';
 import type { Database } from './schema.js';
 
 /** Counts as the JSON the journal keeps and the upserts read: `[[keyId, day, used], …]`. */
-function countsJson(entries: ReadonlyArray<QuotaCount>): string {
+export function countsJson(entries: ReadonlyArray<QuotaCount>): string {
   return JSON.stringify(entries.map((e) => [e.keyId, e.day, e.used]));
 }
 
-export function createQuotaStore(db: Kysely<Database>): JournaledQuotaStore & Required<Pick<QuotaStore, 'addMany'>> {
+export function createQuotaStore(db: Kysely<Database>): FoldableQuotaStore & Required<Pick<QuotaStore, 'addMany'>> {
   // CASE rather than max()/GREATEST(): the one spelling both engines accept.
   const raised = sql<number>`CASE WHEN quota_usage.used < excluded.used THEN excluded.used ELSE quota_usage.used END`;
   const added = sql<number>`quota_usage.used + excluded.used`;
@@ -32,9 +32,6 @@ export function createQuotaStore(db: Kysely<Database>): JournaledQuotaStore & Re
     await sql`INSERT INTO quota_usage (key_id, day, used) ${countRows(countsJson(entries))} ON CONFLICT (key_id, day) DO UPDATE SET used = ${onConflict}`.execute(db);
   };
   const recordMany = (entries: ReadonlyArray<QuotaCount>): Promise<void> => upsertMany(entries, raised);
-  const trimJournal = async (throughId: number): Promise<void> => {
-    await db.deleteFrom('quota_journal').where('id', '<=', throughId).execute();
-  };
 
   return {
     /**
@@ -61,37 +58,6 @@ export function createQuotaStore(db: Kysely<Database>): JournaledQuotaStore & Re
     addMany: (entries) => upsertMany(entries.filter((e) => e.used > 0), added),
 
     recordMany,
-
-    async appendJournal(entries) {
-      const row = await db
-        .insertInto('quota_journal')
-        .values({ counts: countsJson(entries) })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      return Number(row.id);
-    },
-
-    trimJournal,
-
-    async replayJournal() {
-      const rows = await db.selectFrom('quota_journal').select(['id', 'counts']).execute();
-      if (rows.length === 0) return 0;
-      const highest = new Map<string, QuotaCount>();
-      let lastId = 0;
-      for (const row of rows) {
-        lastId = Math.max(lastId, Number(row.id));
-        for (const [keyId, day, used] of JSON.parse(row.counts) as Array<[string, string, number]>) {
-          const name = `${keyId}:${day}`;
-          const seen = highest.get(name);
-          if (!seen) highest.set(name, { keyId, day, used });
-          else if (seen.used < used) seen.used = used;
-        }
-      }
-      // Counts are raised, never lowered, so a replay cut short by another kill is done again whole.
-      await recordMany([...highest.values()]);
-      await trimJournal(lastId);
-      return highest.size;
-    },
 
     record: (keyId: string, day: Day, used: number) => recordMany([{ keyId, day, used }]),
 

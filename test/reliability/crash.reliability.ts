@@ -24,6 +24,7 @@ import { issueApiKey } from '../../src/core/api-keys.js';
 import { createClock } from '../../src/deps.js';
 import { migrateToLatest, openDatabase } from '../../src/storage/database.js';
 import { createKeyStore } from '../../src/storage/key-store.js';
+import { createFileJournal } from '../../src/storage/quota-journal.js';
 import { tempDir } from '../helper.js';
 import { fakeUpstreamVars, processEnv } from '../support/env.js';
 import { get } from '../support/http.js';
@@ -51,7 +52,8 @@ interface Outcome {
   counted: boolean;
 }
 
-function storeState(file: string) {
+async function storeState(file: string) {
+  const journal = (await createFileJournal(file).leftover()).counts;
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
     const integrity = (db.prepare('pragma integrity_check').all() as Array<{ integrity_check: string }>).map((r) => r.integrity_check).join(',');
@@ -65,14 +67,9 @@ function storeState(file: string) {
       (db.prepare('select key_id, used from quota_usage where day = ?').all(TODAY) as Array<{ key_id: string; used: number }>).map((r) => [r.key_id, Number(r.used)]),
     );
     // What the next start folds in: for each key, the highest of its stored count and the counts its journal holds.
-    const journal = db.prepare('select counts from quota_journal').all() as Array<{ counts: string }>;
     const used = new Map(folded);
-    for (const row of journal) {
-      for (const [keyId, day, count] of JSON.parse(row.counts) as Array<[string, string, number]>) {
-        if (day === TODAY && count > (used.get(keyId) ?? 0)) used.set(keyId, count);
-      }
-    }
-    return { integrity, perQuote, ecbRows, ecbRates, used, folded, journalRows: journal.length };
+    for (const { keyId, day, used: count } of journal) if (day === TODAY && count > (used.get(keyId) ?? 0)) used.set(keyId, count);
+    return { integrity, perQuote, ecbRows, ecbRates, used, folded, journalCounts: journal.length };
   } finally {
     db.close();
   }
@@ -173,9 +170,9 @@ describe('crash safety: kill -9 during load, then restart', () => {
     await exited;
     saveLog(SUITE, 'initial-load', { output });
     const killedDuring = !output.join('').split('\n').some((line) => line.includes('"refresh done"') && line.includes('"provider":"ecb"'));
-    const afterKill = storeState(file);
+    const afterKill = await storeState(file);
     server = await startInstance('crash', setup);
-    const complete = storeState(file);
+    const complete = await storeState(file);
     const ecbDigest = tableDigest(file, 'rates');
     rows.push([
       'kill during the initial load',
@@ -193,7 +190,7 @@ describe('crash safety: kill -9 during load, then restart', () => {
       const base = instance.base;
       const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
       // Every ECB rate stored when the load starts; a refresh may add days, none may go or change.
-      const atStart = storeState(file);
+      const atStart = await storeState(file);
       const ecbBefore = atStart.ecbRates;
       const outcomes: Outcome[] = [];
       const inFlight: Array<Promise<void>> = [];
@@ -232,7 +229,7 @@ describe('crash safety: kill -9 during load, then restart', () => {
       agent.destroy();
 
       // The store as the killed process left it.
-      const state = storeState(file);
+      const state = await storeState(file);
       const quota = quotaAfterKill(outcomes, keys.slice(0, KEYS).map((k) => k.id), atStart.used, state.used);
       const ecbLost = [...ecbBefore].filter(([row, value]) => state.ecbRates.get(row) !== value).length;
       // Each backfilled currency holds its whole series or nothing.
@@ -247,7 +244,7 @@ describe('crash safety: kill -9 during load, then restart', () => {
       const restartMs = performance.now() - restartStarted;
       const probeKey = keys[KEYS]!;
       const probe = await get(`${server.base}/api/v1/rate?from=EUR&to=${exotic}`, { headers: { 'X-Api-Key': probeKey.key }, timeoutMs: 10_000 });
-      const afterRestart = storeState(file);
+      const afterRestart = await storeState(file);
       const storedBeforeProbe = state.used.get(probeKey.id) ?? 0;
       // The restart folded in the journal: every load key's stored count is what the kill left.
       const unfolded = keys.slice(0, KEYS).filter(({ id }) => (afterRestart.folded.get(id) ?? 0) !== (state.used.get(id) ?? 0)).length;
@@ -261,7 +258,7 @@ describe('crash safety: kill -9 during load, then restart', () => {
       rows.push([
         `kill ${cycle + 1} (${exotic} backfill in flight)`,
         `SIGKILL at ${Math.round(killedAt)} ms into ${PER_SECOND} req/s: ${tally(statuses)}; integrity ${state.integrity}; ECB rows ${state.ecbRows} (${ecbBefore.size} at the start, ${ecbLost} of them lost or changed); ${exotic} rows after the kill: ${state.perQuote.get(exotic) ?? 0}, after restart ${afterRestart.perQuote.get(exotic) ?? 0}; ` +
-          `acknowledged ${quota.acknowledged} over ${KEYS} keys, lost ${quota.lost} (bound ${lossBound(quota.acknowledged)}; at most ${quota.lostMax} on one key; ${state.journalRows} journal rows left), over-counted ${quota.overCounted}; ` +
+          `acknowledged ${quota.acknowledged} over ${KEYS} keys, lost ${quota.lost} (bound ${lossBound(quota.acknowledged)}; at most ${quota.lostMax} on one key; ${state.journalCounts} journal counts left), over-counted ${quota.overCounted}; ` +
           `ready again in ${Math.round(restartMs)} ms, serving ${served} used for the probe key the store held at ${storedBeforeProbe}`,
       ]);
       expect(state.integrity === 'ok', `kill ${cycle + 1}: integrity ${state.integrity}`);
@@ -282,7 +279,7 @@ describe('crash safety: kill -9 during load, then restart', () => {
     const instance = server!;
     const heavyKeys = keys.slice(KEYS + 1);
     const agent = new http.Agent({ keepAlive: true, maxSockets: HEAVY_CONNECTIONS });
-    const atStart = storeState(file);
+    const atStart = await storeState(file);
     const outcomes: Outcome[] = [];
     const t0 = performance.now();
     // The first second or so finds every key and loads its counter; the kill comes after it.
@@ -311,11 +308,11 @@ describe('crash safety: kill -9 during load, then restart', () => {
     keep(instance);
     agent.destroy();
 
-    const state = storeState(file);
+    const state = await storeState(file);
     const quota = quotaAfterKill(outcomes, heavyKeys.map((k) => k.id), atStart.used, state.used);
     const perSecond = quota.acknowledged / (killedAt / 1000);
     server = await startInstance('crash', setup);
-    const afterRestart = storeState(file);
+    const afterRestart = await storeState(file);
     const unfolded = heavyKeys.filter(({ id }) => (afterRestart.folded.get(id) ?? 0) !== (state.used.get(id) ?? 0)).length;
     // A key the load used, asked again: the service counts on from what the kill left.
     const probeIndex = outcomes.find((o) => o.counted)?.key ?? 0;
@@ -327,7 +324,7 @@ describe('crash safety: kill -9 during load, then restart', () => {
     rows.push([
       'kill under heavy load',
       `SIGKILL at ${Math.round(killedAt)} ms into ${HEAVY_CONNECTIONS} connections over ${HEAVY_KEYS} keys (${Math.round(perSecond)} acknowledged/s): ${tally(statuses)}; integrity ${state.integrity}; ` +
-        `acknowledged ${quota.acknowledged}, lost ${quota.lost} (bound ${lossBound(quota.acknowledged)}; at most ${quota.lostMax} on one key; ${state.journalRows} journal rows left), over-counted ${quota.overCounted}; ` +
+        `acknowledged ${quota.acknowledged}, lost ${quota.lost} (bound ${lossBound(quota.acknowledged)}; at most ${quota.lostMax} on one key; ${state.journalCounts} journal counts left), over-counted ${quota.overCounted}; ` +
         `after restart ${unfolded} keys not folded in, serving ${served} used for a key the store held at ${storedBeforeProbe}`,
     ]);
     expect(state.integrity === 'ok', `heavy load: integrity ${state.integrity}`);

@@ -1,14 +1,18 @@
 /**
  * Quota counters kept in memory (no Redis) with the journal that bounds what a kill forgives: the
- * buffered store of src/core/caches.ts on a real store, SQLite file and PostgreSQL schema. A kill
- * is simulated by cutting the store off (every call after it never answers), so nothing is
- * written any more, and opening the counters again on the same store.
+ * buffered store of src/core/caches.ts on a real store with the journal the service gives it,
+ * files beside an SQLite file and a table of a PostgreSQL schema. A kill is simulated by cutting
+ * the store and journal off (every call after it never answers), so nothing is written any more,
+ * and opening the counters again on the same store, with a new journal as a new process would.
  */
 import assert from 'node:assert/strict';
+import { readdirSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { createBufferedQuotaStore, openQuotaCounters } from '../../src/core/caches.js';
-import type { Clock, JournaledQuotaStore, QuotaStore } from '../../src/core/ports.js';
+import { createBufferedQuotaStore, foldLeftovers, openQuotaCounters } from '../../src/core/caches.js';
+import type { Clock, FoldableQuotaStore, QuotaCount, QuotaJournal, QuotaStore } from '../../src/core/ports.js';
 import type { Logger } from '../../src/core/refresh.js';
+import { quotaJournals } from '../../src/storage/quota-journal.js';
 import { createQuotaStore } from '../../src/storage/quota-store.js';
 import { storeEngines, type TestStore } from '../support/stores.js';
 import { sleep, waitFor } from '../support/wait.js';
@@ -24,8 +28,8 @@ function recordingLog(): Logger & { warnings: string[] } {
   return { warnings, info() {}, warn: (_object, message) => void warnings.push(message ?? ''), error() {} };
 }
 
-/** The store as a process sees it, with a switch that stops every call from answering: a kill. */
-function killable(store: JournaledQuotaStore): { store: JournaledQuotaStore; kill(): void; appends: () => number } {
+/** The store and journal as a process sees them, with a switch that stops every call from answering: a kill. */
+function killable(store: FoldableQuotaStore, journal: QuotaJournal): { store: FoldableQuotaStore; journal: QuotaJournal; kill(): void; appends: () => number } {
   let killed = false;
   let appends = 0;
   const never = new Promise<never>(() => undefined);
@@ -39,12 +43,14 @@ function killable(store: JournaledQuotaStore): { store: JournaledQuotaStore; kil
       used: guard((keyId, day) => store.used(keyId, day)),
       record: guard((keyId, day, used) => store.record(keyId, day, used)),
       recordMany: guard((entries) => store.recordMany(entries)),
-      appendJournal: guard((entries) => {
+    },
+    journal: {
+      append: guard((entries) => {
         appends += 1;
-        return store.appendJournal(entries);
+        return journal.append(entries);
       }),
-      trimJournal: guard((id) => store.trimJournal(id)),
-      replayJournal: guard(() => store.replayJournal()),
+      trim: guard((id) => journal.trim(id)),
+      leftover: guard(() => journal.leftover()),
     },
     kill: () => {
       killed = true;
@@ -57,12 +63,17 @@ for (const engine of storeEngines('exrates-journal-')) {
   describe(`quota journal on ${engine.name}`, () => {
     let opened: TestStore | null = null;
     let stored: ReturnType<typeof createQuotaStore>;
+    /** The journals of one process: a new process (a restart) gets new ones. */
+    let journals: ReturnType<typeof quotaJournals>;
     let keyNumber = 0;
     const open = new Set<QuotaStore>();
 
     before(async () => {
       opened = await engine.open();
-      if (opened) stored = createQuotaStore(opened.database.db);
+      if (opened) {
+        stored = createQuotaStore(opened.database.db);
+        journals = quotaJournals(opened.database);
+      }
     });
     after(async () => {
       for (const quotas of open) await quotas.close?.();
@@ -70,17 +81,12 @@ for (const engine of storeEngines('exrates-journal-')) {
     });
 
     const newKey = () => `key-${++keyNumber}`;
-    const db = () => opened!.database.db;
-    const journalRows = async () =>
-      (await db().selectFrom('quota_journal').select(['id', 'counts']).orderBy('id').execute()).map((r) => ({
-        id: Number(r.id),
-        counts: JSON.parse(r.counts) as Array<[string, string, number]>,
-      }));
+    /** What the journal holds now: every count appended and not yet forgotten. */
+    const journalCounts = async (): Promise<QuotaCount[]> => (await journals.own.leftover()).counts;
     /** The highest count the journal holds for a key today. */
-    const journaled = async (keyId: string) =>
-      Math.max(0, ...(await journalRows()).flatMap((r) => r.counts.filter(([k, d]) => k === keyId && d === DAY).map(([, , used]) => used)));
-    const buffered = (store: JournaledQuotaStore, log: Logger = recordingLog()) => {
-      const quotas = createBufferedQuotaStore(store, { flushMs: FLUSH_MS, log, clock });
+    const journaled = async (keyId: string) => Math.max(0, ...(await journalCounts()).filter((c) => c.keyId === keyId && c.day === DAY).map((c) => c.used));
+    const buffered = (store: FoldableQuotaStore, journal: QuotaJournal = journals.own, log: Logger = recordingLog()) => {
+      const quotas = createBufferedQuotaStore(store, journal, { flushMs: FLUSH_MS, log, clock });
       open.add(quotas);
       return quotas;
     };
@@ -88,7 +94,7 @@ for (const engine of storeEngines('exrates-journal-')) {
       for (let i = 0; i < times; i += 1) await quotas.consume(keyId, DAY, 1_000);
     };
 
-    test('the counts changed are in the journal within the interval, and a fold writes them and deletes the rows', async (t) => {
+    test('the counts changed are in the journal within the interval, and a fold writes them and empties the journal', async (t) => {
       if (!opened) return t.skip('server not available');
       const quotas = buffered(stored);
       const [a, b] = [newKey(), newKey()];
@@ -101,18 +107,18 @@ for (const engine of storeEngines('exrates-journal-')) {
       // On a loaded machine the write may come late; it must come well before the fold.
       assert.ok(inJournal < FOLD_MS / 2, `journaled within ${Math.round(inJournal)} ms`);
       if (performance.now() - started < FOLD_MS / 2) assert.ok(stillUnfolded, 'the stored count waits for the fold');
-      await waitFor(async () => (await stored.used(a, DAY)) === 5 && (await journalRows()).length === 0, 3_000, 'the fold of 5 and an empty journal');
+      await waitFor(async () => (await stored.used(a, DAY)) === 5 && (await journalCounts()).length === 0, 3_000, 'the fold of 5 and an empty journal');
       assert.equal(await stored.used(b, DAY), 3);
-      // Only what changed goes in the next row.
+      // Only what changed goes in the next append.
       await consumeTimes(quotas, a, 1);
       await waitFor(async () => (await journaled(a)) === 6, 2_000, 'the journal to hold 6');
-      assert.deepEqual((await journalRows()).at(-1)!.counts, [[a, DAY, 6]]);
+      assert.deepEqual(await journalCounts(), [{ keyId: a, day: DAY, used: 6 }]);
     });
 
     test('an idle process writes nothing', async (t) => {
       if (!opened) return t.skip('server not available');
-      const cut = killable(stored);
-      const quotas = buffered(cut.store);
+      const cut = killable(stored, journals.own);
+      const quotas = buffered(cut.store, cut.journal);
       const keyId = newKey();
       await consumeTimes(quotas, keyId, 2);
       await waitFor(() => cut.appends() === 1, 2_000, 'one journal write');
@@ -122,8 +128,8 @@ for (const engine of storeEngines('exrates-journal-')) {
 
     test('after a kill, the journal is folded in at the next start: nothing journaled is forgiven', async (t) => {
       if (!opened) return t.skip('server not available');
-      const cut = killable(stored);
-      const quotas = buffered(cut.store);
+      const cut = killable(stored, journals.own);
+      const quotas = buffered(cut.store, cut.journal);
       const [a, b] = [newKey(), newKey()];
       await stored.record(b, DAY, 40);
       await consumeTimes(quotas, a, 7);
@@ -134,13 +140,15 @@ for (const engine of storeEngines('exrates-journal-')) {
       assert.equal(await stored.used(a, DAY), 0, 'killed before its fold');
       // A higher stored count (written by a process after this one's journal) is never lowered.
       const c = newKey();
-      await stored.appendJournal([{ keyId: c, day: DAY, used: 3 }]);
+      await journals.own.append([{ keyId: c, day: DAY, used: 3 }]);
       await stored.record(c, DAY, 10);
 
+      // A new process, with journals of its own.
+      journals = quotaJournals(opened.database);
       const log = recordingLog();
-      const restarted = await openQuotaCounters(stored, { flushMs: FLUSH_MS, replayJournal: true, log, clock });
+      const restarted = await openQuotaCounters(stored, journals, { flushMs: FLUSH_MS, replayJournal: true, log, clock });
       open.add(restarted);
-      assert.deepEqual(await journalRows(), [], 'the journal is emptied');
+      assert.deepEqual(await journalCounts(), [], 'the journal is emptied');
       assert.equal(await stored.used(a, DAY), 7);
       assert.equal(await stored.used(b, DAY), 42);
       assert.equal(await stored.used(c, DAY), 10);
@@ -148,52 +156,52 @@ for (const engine of storeEngines('exrates-journal-')) {
       await restarted.close?.();
       open.delete(restarted);
       // Replaying again finds nothing.
-      assert.equal(await stored.replayJournal(), 0);
+      assert.equal(await foldLeftovers(stored, journals.leftBehind), 0);
     });
 
-    test('the rows of several writes are replayed as the highest count per key and day', async (t) => {
+    test('several appends are replayed as the highest count per key and day', async (t) => {
       if (!opened) return t.skip('server not available');
       const [a, b] = [newKey(), newKey()];
-      await stored.appendJournal([{ keyId: a, day: DAY, used: 4 }, { keyId: b, day: '2026-03-05', used: 9 }]);
-      await stored.appendJournal([{ keyId: a, day: DAY, used: 6 }]);
-      // Not in order: a row is a snapshot, and the highest count wins whatever its row.
-      await stored.appendJournal([{ keyId: a, day: DAY, used: 5 }, { keyId: b, day: DAY, used: 1 }]);
-      assert.equal(await stored.replayJournal(), 3);
+      await journals.own.append([{ keyId: a, day: DAY, used: 4 }, { keyId: b, day: '2026-03-05', used: 9 }]);
+      await journals.own.append([{ keyId: a, day: DAY, used: 6 }]);
+      // Not in order: an append is a snapshot, and the highest count wins whatever its append.
+      await journals.own.append([{ keyId: a, day: DAY, used: 5 }, { keyId: b, day: DAY, used: 1 }]);
+      assert.equal(await foldLeftovers(stored, journals.leftBehind), 3);
       assert.deepEqual([await stored.used(a, DAY), await stored.used(b, '2026-03-05'), await stored.used(b, DAY)], [6, 9, 1]);
-      assert.deepEqual(await journalRows(), []);
+      assert.deepEqual(await journalCounts(), []);
     });
 
     test('journal ids only grow, also after the journal was emptied', async (t) => {
       if (!opened) return t.skip('server not available');
-      const first = await stored.appendJournal([{ keyId: newKey(), day: DAY, used: 1 }]);
-      await stored.trimJournal(first);
-      assert.deepEqual(await journalRows(), []);
-      const second = await stored.appendJournal([{ keyId: newKey(), day: DAY, used: 1 }]);
+      const first = await journals.own.append([{ keyId: newKey(), day: DAY, used: 1 }]);
+      await journals.own.trim(first);
+      assert.deepEqual(await journalCounts(), []);
+      const second = await journals.own.append([{ keyId: newKey(), day: DAY, used: 1 }]);
       assert.ok(second > first, `${second} after ${first}`);
-      await stored.trimJournal(second);
+      await journals.own.trim(second);
     });
 
     test('a failed journal write keeps the counters for the next one and warns once, not at every attempt', async (t) => {
       if (!opened) return t.skip('server not available');
       let failures = 2;
       let attempts = 0;
-      const failing: JournaledQuotaStore = {
-        ...stored,
-        appendJournal: (entries) => {
+      const failing: QuotaJournal = {
+        ...journals.own,
+        append: (entries) => {
           attempts += 1;
           if (failures > 0) {
             failures -= 1;
             return Promise.reject(new Error('disk full'));
           }
-          return stored.appendJournal(entries);
+          return journals.own.append(entries);
         },
       };
       const log = recordingLog();
-      const quotas = buffered(failing, log);
+      const quotas = buffered(stored, failing, log);
       const [a, b] = [newKey(), newKey()];
       await consumeTimes(quotas, a, 3);
       await waitFor(() => attempts === 1, 2_000, 'the first attempt');
-      // Counted while the journal is failing: in the same row as the earlier counts.
+      // Counted while the journal is failing: in the same append as the earlier counts.
       await consumeTimes(quotas, b, 2);
       await waitFor(async () => (await journaled(a)) === 3 && (await journaled(b)) === 2, 5_000, 'the journal after two failures');
       assert.equal(attempts, 3);
@@ -213,7 +221,35 @@ for (const engine of storeEngines('exrates-journal-')) {
       await quotas.close?.();
       open.delete(quotas);
       assert.equal(await stored.used(keyId, DAY), 6);
-      assert.deepEqual(await journalRows(), []);
+      assert.deepEqual(await journalCounts(), []);
+    });
+
+    test("a journal left in the store's table by an earlier version is folded in at start", async (t) => {
+      if (!opened) return t.skip('server not available');
+      const keyId = newKey();
+      await opened.database.db.insertInto('quota_journal').values({ counts: JSON.stringify([[keyId, DAY, 12]]) }).execute();
+      const log = recordingLog();
+      const restarted = await openQuotaCounters(stored, quotaJournals(opened.database), { flushMs: FLUSH_MS, replayJournal: true, log, clock });
+      open.add(restarted);
+      assert.equal(await stored.used(keyId, DAY), 12);
+      assert.deepEqual(await opened.database.db.selectFrom('quota_journal').select('id').execute(), []);
+      await restarted.close?.();
+      open.delete(restarted);
+    });
+
+    test('an append cut short by an operating system crash is skipped; the others are folded in', async (t) => {
+      if (!opened) return t.skip('server not available');
+      const file = opened.database.file;
+      if (file === undefined) return t.skip("the journal is the store's table here: its appends are transactions");
+      const [a, b] = [newKey(), newKey()];
+      await journals.own.append([{ keyId: a, day: DAY, used: 5 }]);
+      // What a process killed by a crash of the machine may leave: a file whose last line was cut.
+      const cut = join(dirname(file), `${basename(file)}-quota-1-${'0'.repeat(12)}-1`);
+      writeFileSync(cut, `${JSON.stringify([[a, DAY, 8]])}\n[["${b}","${DAY}",`);
+      assert.equal(await foldLeftovers(stored, journals.leftBehind), 1);
+      assert.equal(await stored.used(a, DAY), 8);
+      assert.equal(await stored.used(b, DAY), 0);
+      assert.deepEqual(readdirSync(dirname(file)).filter((name) => name.includes('-quota-')), [], 'every journal file read is deleted');
     });
   });
 }
