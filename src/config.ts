@@ -95,7 +95,7 @@ export const ConfigSchema = Type.Object({
     maximum: 3600000,
     default: 60000,
     description:
-      'How long a known key is cached in each process. Revocations, by any process, are noticed within EXRATES_REVOCATION_POLL_MS whatever this is. 0 disables the cache.',
+      'How long a known key is cached in each process: each for a random time between half of this and this, so that keys first seen together are not looked up again together. Revocations, by any process, are noticed within EXRATES_REVOCATION_POLL_MS whatever this is. 0 disables the cache.',
   }),
   EXRATES_REVOCATION_POLL_MS: Type.Integer({
     minimum: 50,

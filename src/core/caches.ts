@@ -4,7 +4,10 @@ import type { Day } from './time.js';
 
 /**
  * Key lookups cached, so a request costs one hash and one map lookup instead of a query. Known
- * keys are kept for `ttlMs`; unknown ones only briefly (a key created a moment ago must work).
+ * keys are kept for between half of `ttlMs` and all of it, at random: keys first presented
+ * together (a burst of clients, a restart under load) would otherwise expire together, and their
+ * lookups, all at once, hold every request behind them. Unknown keys are kept only briefly (a key
+ * created a moment ago must work).
  * Revocations, also those made by another process (the CLI, another instance), are noticed by
  * polling a revocation mark every `revocationPollMs`, which empties the cache.
  */
@@ -59,7 +62,7 @@ export function createCachedKeyStore(
           entry.known = found;
           // A revoked key is kept no longer than an unknown one: both cost the same lookups, so
           // the time of a 401 does not tell a revoked key from one never issued (SPEC §6).
-          if (found && found.revokedAt === null) entry.until = now + options.ttlMs;
+          if (found && found.revokedAt === null) entry.until = now + options.ttlMs * (1 - Math.random() / 2);
         },
         () => cache.delete(hash),
       );

@@ -49,7 +49,51 @@ test('a revoked key is looked up as often as an unknown one, and a valid key sta
     assert.ok(unknownLookups >= 4, `the unknown key was looked up again after its short stay (${unknownLookups})`);
     // Same presentation pattern, same expiry: equal up to one expiry falling either side of a tick.
     assert.ok(Math.abs(revokedLookups - unknownLookups) <= 1, `revoked ${revokedLookups} lookups, unknown ${unknownLookups}`);
-    assert.equal(lookups.get(hashApiKey(valid.key)), 1, 'a valid key is kept for its whole TTL');
+    assert.equal(lookups.get(hashApiKey(valid.key)), 1, 'a valid key stays cached for at least half its TTL');
+  } finally {
+    await database.close();
+    dir.remove();
+  }
+});
+
+test('known keys cached together are looked up again at spread times, each after at least half its TTL', async () => {
+  const dir = tempDir();
+  const database = await openDatabase(`sqlite:${join(dir.path, 'keys.db')}`);
+  try {
+    await migrateToLatest(database.db);
+    const stored = createKeyStore(database.db);
+    const clock = { now: () => new Date('2026-03-06T12:00:00Z') };
+    const keys = await Promise.all(Array.from({ length: 40 }, (_, i) => issueApiKey(stored, { tier: 'free', owner: `k${i}@example.org` }, clock)));
+    const hashes = keys.map((k) => hashApiKey(k.key));
+    const TTL_MS = 200;
+    let started = 0;
+    let watching = false;
+    /** When each key was looked up again, in ms after the first lookups began. */
+    const again = new Map<string, number>();
+    const counting: KeyStore = {
+      ...stored,
+      findByHash(hash) {
+        if (watching && !again.has(hash)) again.set(hash, performance.now() - started);
+        return stored.findByHash(hash);
+      },
+    };
+    const cache = createCachedKeyStore(counting, { ttlMs: TTL_MS, revocationPollMs: 60_000, log: createLogger('silent') });
+    try {
+      started = performance.now();
+      await Promise.all(hashes.map((hash) => cache.findByHash(hash)));
+      watching = true;
+      while (again.size < hashes.length && performance.now() - started < 20 * TTL_MS) {
+        await Promise.all(hashes.map((hash) => cache.findByHash(hash)));
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    } finally {
+      cache.close();
+    }
+    const times = [...again.values()];
+    assert.equal(times.length, hashes.length, 'every key was looked up again once its stay ended');
+    assert.ok(Math.min(...times) >= TTL_MS / 2 - 1, `no key left before half its TTL (first again after ${Math.round(Math.min(...times))} ms)`);
+    // Uniform over [TTL/2, TTL]: 40 keys spread over less than a quarter of the TTL is a chance of about 1e-9.
+    assert.ok(Math.max(...times) - Math.min(...times) >= TTL_MS / 4, `looked up again between ${Math.round(Math.min(...times))} and ${Math.round(Math.max(...times))} ms`);
   } finally {
     await database.close();
     dir.remove();
