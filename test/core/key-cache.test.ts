@@ -14,12 +14,21 @@ import { migrateToLatest, openDatabase } from '../../src/storage/database.js';
 import { createKeyStore } from '../../src/storage/key-store.js';
 import { tempDir, unissuedKey } from '../helper.js';
 
-test('a revoked key is looked up as often as an unknown one, and a valid key stays cached', async () => {
+/** Runs `body` on a real SQLite key store in a temporary folder. */
+async function withKeyStore(body: (stored: KeyStore) => Promise<void>): Promise<void> {
   const dir = tempDir();
   const database = await openDatabase(`sqlite:${join(dir.path, 'keys.db')}`);
   try {
     await migrateToLatest(database.db);
-    const stored = createKeyStore(database.db);
+    await body(createKeyStore(database.db));
+  } finally {
+    await database.close();
+    dir.remove();
+  }
+}
+
+test('a revoked key is looked up as often as an unknown one, and a valid key stays cached', () =>
+  withKeyStore(async (stored) => {
     const lookups = new Map<string, number>();
     const counting: KeyStore = {
       ...stored,
@@ -50,18 +59,10 @@ test('a revoked key is looked up as often as an unknown one, and a valid key sta
     // Same presentation pattern, same expiry: equal up to one expiry falling either side of a tick.
     assert.ok(Math.abs(revokedLookups - unknownLookups) <= 1, `revoked ${revokedLookups} lookups, unknown ${unknownLookups}`);
     assert.equal(lookups.get(hashApiKey(valid.key)), 1, 'a valid key stays cached for at least half its TTL');
-  } finally {
-    await database.close();
-    dir.remove();
-  }
-});
+  }));
 
-test('known keys cached together are looked up again at spread times, each after at least half its TTL', async () => {
-  const dir = tempDir();
-  const database = await openDatabase(`sqlite:${join(dir.path, 'keys.db')}`);
-  try {
-    await migrateToLatest(database.db);
-    const stored = createKeyStore(database.db);
+test('known keys cached together are looked up again at spread times, each after at least half its TTL', () =>
+  withKeyStore(async (stored) => {
     const clock = { now: () => new Date('2026-03-06T12:00:00Z') };
     const keys = await Promise.all(Array.from({ length: 40 }, (_, i) => issueApiKey(stored, { tier: 'free', owner: `k${i}@example.org` }, clock)));
     const hashes = keys.map((k) => hashApiKey(k.key));
@@ -94,8 +95,4 @@ test('known keys cached together are looked up again at spread times, each after
     assert.ok(Math.min(...times) >= TTL_MS / 2 - 1, `no key left before half its TTL (first again after ${Math.round(Math.min(...times))} ms)`);
     // Uniform over [TTL/2, TTL]: 40 keys spread over less than a quarter of the TTL is a chance of about 1e-9.
     assert.ok(Math.max(...times) - Math.min(...times) >= TTL_MS / 4, `looked up again between ${Math.round(Math.min(...times))} and ${Math.round(Math.max(...times))} ms`);
-  } finally {
-    await database.close();
-    dir.remove();
-  }
-});
+  }));
