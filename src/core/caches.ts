@@ -173,17 +173,38 @@ export function createBufferedQuotaStore(store: FoldableQuotaStore, journal: Quo
   const journalWarning = rateLimitedWarning(options.log, 'could not write the quota journal; will retry', WARN_EVERY_MS);
   const foldWarning = rateLimitedWarning(options.log, 'could not write quota counters; will retry', WARN_EVERY_MS);
 
+  /**
+   * Set when a fold failed: the next append holds every count not folded in, and the appends
+   * before it are forgotten, so that the journal does not grow for as long as the store cannot
+   * be written.
+   */
+  let snapshotDue = false;
+
   async function writeJournal(): Promise<boolean> {
+    const snapshot = snapshotDue;
+    snapshotDue = false;
+    if (snapshot) for (const c of unfolded) unjournaled.add(c);
     const changed = [...unjournaled];
     unjournaled.clear();
+    const before = journaledId;
     try {
       journaledId = await journal.append(changed.map((c) => ({ keyId: c.keyId, day: c.day, used: c.used })));
-      return true;
     } catch (error) {
       for (const c of changed) unjournaled.add(c);
+      snapshotDue ||= snapshot;
       journalWarning(error);
       return false;
     }
+    if (snapshot && before > trimmedId) {
+      // Appends are never two at once: every one before this holds no count it lacks.
+      try {
+        await journal.trim(before);
+        trimmedId = before;
+      } catch (error) {
+        journalWarning(error);
+      }
+    }
+    return true;
   }
 
   async function fold(): Promise<void> {
@@ -202,6 +223,8 @@ export function createBufferedQuotaStore(store: FoldableQuotaStore, journal: Quo
       } catch (error) {
         for (const c of entries.slice(i)) unfolded.add(c);
         foldWarning(error);
+        snapshotDue = true;
+        scheduleJournal(options.flushMs);
         return;
       }
       if (i + FOLD_BATCH < entries.length) await new Promise<void>((resolve) => setImmediate(resolve));
@@ -234,7 +257,7 @@ export function createBufferedQuotaStore(store: FoldableQuotaStore, journal: Quo
       journaling = writeJournal().then((written) => {
         journaling = undefined;
         if (written) scheduleFold();
-        if (unjournaled.size > 0) scheduleJournal(written ? options.flushMs : RETRY_MS);
+        if (unjournaled.size > 0 || snapshotDue) scheduleJournal(written ? options.flushMs : RETRY_MS);
       });
     }, delayMs);
     journalTimer.unref();

@@ -71,7 +71,7 @@ const STATEMENTS_KEPT = 16;
 /**
  * The SQLite connection as Kysely sees it, with prepared statements kept (the most recently used
  * ones): Kysely prepares every query again, and preparing costs more than running a small
- * statement (a quota journal insert every few milliseconds, a key lookup). Reusing one is safe:
+ * statement (the quota fold's upserts every second, a key lookup). Reusing one is safe:
  * Kysely runs one query at a time on SQLite's one connection, and SQLite prepares a statement
  * again by itself when the schema changed.
  */

@@ -71,24 +71,41 @@ export function createFileJournal(databaseFile: string): QuotaJournal {
     }
   }
 
+  /** Closes the file appended to; the next append opens a new one. Kept for deletion unless `remove`. */
+  function closeCurrent(remove: boolean): void {
+    if (!current) return;
+    const { path, fd, lastId: last } = current;
+    current = undefined;
+    retired.push({ path, lastId: last });
+    closeSync(fd);
+    if (remove) {
+      removeFile(path);
+      retired.pop();
+    }
+  }
+
   return {
     append(entries) {
       if (!current) {
         const path = join(folder, `${own}${++fileNumber}`);
         current = { path, fd: openSync(path, 'a'), lastId: 0 };
       }
-      writeSync(current.fd, `${countsJson(entries)}\n`);
+      const line = Buffer.from(`${countsJson(entries)}\n`);
+      const written = writeSync(current.fd, line);
+      if (written !== line.length) {
+        // A disk filling up may take part of a line: the next append must not be joined to it.
+        closeCurrent(false);
+        throw new Error(`the quota journal took ${written} of ${line.length} bytes`);
+      }
       current.lastId = ++lastId;
       return Promise.resolve(lastId);
     },
     trim(throughId) {
-      while (retired.length > 0 && retired[0]!.lastId <= throughId) removeFile(retired.shift()!.path);
-      if (current) {
-        closeSync(current.fd);
-        // Appends made after the fold began stay until the next fold has them.
-        if (current.lastId <= throughId) removeFile(current.path);
-        else retired.push({ path: current.path, lastId: current.lastId });
-        current = undefined;
+      // Appends made after the fold began stay until the next fold has them.
+      closeCurrent(current !== undefined && current.lastId <= throughId);
+      while (retired.length > 0 && retired[0]!.lastId <= throughId) {
+        removeFile(retired[0]!.path);
+        retired.shift();
       }
       return Promise.resolve();
     },
@@ -98,12 +115,20 @@ export function createFileJournal(databaseFile: string): QuotaJournal {
         .map((name) => join(folder, name));
       const counts: QuotaCount[] = [];
       for (const file of files) {
-        for (const line of readFileSync(file, 'utf8').split('\n')) {
+        let text: string;
+        try {
+          text = readFileSync(file, 'utf8');
+        } catch (error) {
+          // Folded in and deleted meanwhile by the process that wrote it.
+          if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+          throw error;
+        }
+        for (const line of text.split('\n')) {
           if (line === '') continue;
           try {
             counts.push(...parseCounts(line));
           } catch {
-            // A line cut short by an operating system crash: its counts are lost, as documented.
+            // A line cut short (an operating system crash, a full disk): its counts are lost, as documented.
           }
         }
       }

@@ -83,6 +83,11 @@ for (const engine of storeEngines('exrates-journal-')) {
     const newKey = () => `key-${++keyNumber}`;
     /** What the journal holds now: every count appended and not yet forgotten. */
     const journalCounts = async (): Promise<QuotaCount[]> => (await journals.own.leftover()).counts;
+    /** The journal files beside an SQLite file (none where the journal is a table). */
+    const journalFiles = () => {
+      const file = opened!.database.file;
+      return file === undefined ? [] : readdirSync(dirname(file)).filter((name) => name.startsWith(`${basename(file)}-quota-`));
+    };
     /** The highest count the journal holds for a key today. */
     const journaled = async (keyId: string) => Math.max(0, ...(await journalCounts()).filter((c) => c.keyId === keyId && c.day === DAY).map((c) => c.used));
     const buffered = (store: FoldableQuotaStore, journal: QuotaJournal = journals.own, log: Logger = recordingLog()) => {
@@ -221,6 +226,46 @@ for (const engine of storeEngines('exrates-journal-')) {
       await quotas.close?.();
       open.delete(quotas);
       assert.equal(await stored.used(keyId, DAY), 6);
+      assert.deepEqual(await journalCounts(), []);
+      assert.deepEqual(journalFiles(), [], 'no journal file is left behind');
+    });
+
+    test('while the store cannot be written, the journal keeps one snapshot of the counts instead of growing', async (t) => {
+      if (!opened) return t.skip('server not available');
+      let storeDown = true;
+      let appended = 0;
+      const outage: FoldableQuotaStore = {
+        ...stored,
+        recordMany: (entries) => (storeDown ? Promise.reject(new Error('database is locked')) : stored.recordMany(entries)),
+      };
+      const counting: QuotaJournal = {
+        ...journals.own,
+        append: (entries) => {
+          appended += entries.length;
+          return journals.own.append(entries);
+        },
+      };
+      const log = recordingLog();
+      const quotas = buffered(outage, counting, log);
+      const keys = Array.from({ length: 20 }, newKey);
+      const until = performance.now() + 3.5 * FOLD_MS;
+      let rounds = 0;
+      while (performance.now() < until) {
+        for (const keyId of keys) await quotas.consume(keyId, DAY, 1_000_000);
+        rounds += 1;
+        await sleep(FLUSH_MS);
+      }
+      const latest = async () => (await Promise.all(keys.map((keyId) => journaled(keyId)))).every((count) => count === rounds);
+      await waitFor(latest, 2_000, "each key's latest count in the journal");
+      const held = await journalCounts();
+      t.diagnostic(`${appended} counts appended over ${rounds} rounds, ${held.length} held; files ${journalFiles().length}`);
+      assert.ok(log.warnings.includes('could not write quota counters; will retry'), 'the folds failed');
+      assert.ok(held.length < appended * 0.6, `the journal holds ${held.length} of the ${appended} counts appended`);
+      assert.ok(journalFiles().length <= 3, `${journalFiles().length} journal files`);
+      storeDown = false;
+      await quotas.close?.();
+      open.delete(quotas);
+      for (const keyId of keys) assert.equal(await stored.used(keyId, DAY), rounds);
       assert.deepEqual(await journalCounts(), []);
     });
 
