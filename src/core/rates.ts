@@ -213,11 +213,11 @@ function codeNumber(code: string): number | undefined {
 }
 
 /**
- * A pair of currency codes as one small integer (the same for any case): the cache of live quotes
- * is looked up by it, because a lookup by a string built from the request (the two codes joined)
- * makes V8 intern that string on every request.
+ * A pair of currency codes as one small integer (the same for any case); undefined unless both are
+ * three letters. Caches of answers are looked up by it, because a lookup by a string built from
+ * the request (the two codes joined) makes V8 intern that string on every request.
  */
-function pairKey(from: string, to: string): number | undefined {
+export function pairKey(from: string, to: string): number | undefined {
   const a = codeNumber(from);
   const b = codeNumber(to);
   return a === undefined || b === undefined ? undefined : a * 17_576 + b;

@@ -7,15 +7,15 @@ import { LRUCache } from 'lru-cache';
  * its table every few thousand hits, and under load those tables, promoted before they die,
  * grew the old generation by tens of megabytes between collections.
  */
-export interface ByteLru<V extends NonNullable<unknown>> {
-  get(key: string): V | undefined;
-  set(key: string, value: V, bytes: number): void;
+export interface ByteLru<V extends NonNullable<unknown>, K extends string | number = string> {
+  get(key: K): V | undefined;
+  set(key: K, value: V, bytes: number): void;
   readonly bytes: number;
   readonly size: number;
 }
 
-export function createByteLru<V extends NonNullable<unknown>>(maxBytes: number): ByteLru<V> {
-  const cache = new LRUCache<string, V>({ maxSize: maxBytes });
+export function createByteLru<V extends NonNullable<unknown>, K extends string | number = string>(maxBytes: number): ByteLru<V, K> {
+  const cache = new LRUCache<K, V>({ maxSize: maxBytes });
   return {
     get: (key) => cache.get(key),
     set(key, value, bytes) {

@@ -5,8 +5,8 @@ import type { Tier } from '../core/ports.js';
 import type { Day } from '../core/time.js';
 import type { QuotaUsage } from '../core/quota.js';
 import { listCurrencies } from '../core/served-currencies.js';
-import { historyCsv, pairHistory, type HistoryRange } from '../core/history.js';
-import { convertAt, parseAmount, today, type Conversion, type RateBook, type RateQuote } from '../core/rates.js';
+import { historyCsv, pairHistory, RANGES, type HistoryRange } from '../core/history.js';
+import { convertAt, pairKey, parseAmount, type Conversion, type RateBook, type RateQuote } from '../core/rates.js';
 import { createByteLru } from './byte-lru.js';
 import { compressBody, encodedEtag, httpDate, strongEtag, type Encoding } from './caching.js';
 
@@ -36,8 +36,10 @@ export interface RenderedHistory {
   plainEtag: string;
   /** The file name offered for CSV downloads. */
   name: string;
-  /** Where the answer is kept: its pair, range, format, day and generation of the rates. */
-  key: string;
+  /** Where the answer is kept (its pair, range, format and encoding), and for which UTC day (days since 1970) and generation of the rates. */
+  key: number;
+  day: number;
+  generation: number;
   /** HTTP date of the last point's asOf. */
   lastModified: string;
 }
@@ -108,7 +110,7 @@ let lastLive = { second: -1, refreshSeconds: 0, value: '' };
 
 export interface HistoryBodies {
   /**
-   * The answer in an encoding when it is already held (codes in upper case). Never computes a
+   * The answer in an encoding when it is already held (codes in either case). Never computes a
    * history; compresses a held answer once.
    */
   peek(from: string, to: string, range: HistoryRange, csv: boolean, encoding: Encoding): RenderedHistory | undefined;
@@ -128,39 +130,57 @@ export interface HistoryBodies {
  * the size), and the budget is spent on what is asked for. 48 MB hold every pair of the bulk
  * provider's currencies over five years in one form.
  */
+/** The forms an answer is kept in, each under a key of its own. */
+const ENCODINGS: readonly Encoding[] = ['identity', 'gzip', 'br'];
+const FORMS = RANGES.length * 2 * ENCODINGS.length;
+
 export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024): HistoryBodies {
-  const cache = createByteLru<RenderedHistory>(maxBytes);
-  const keyOf = (from: string, to: string, range: HistoryRange, csv: boolean, generation: number) =>
-    `${from}${to}:${range}:${csv ? 'csv' : 'json'}:${today(book.clock)}:${generation}`;
+  const cache = createByteLru<RenderedHistory, number>(maxBytes);
+  /**
+   * A number per pair and form, not a string joined from them: a lookup by a string built for the
+   * request makes V8 intern it first, on every request. The day and generation an answer was made
+   * for are checked on the entry.
+   */
+  const keyOf = (pair: number, range: HistoryRange, csv: boolean, encoding: Encoding) =>
+    pair * FORMS + (RANGES.indexOf(range) * 2 + (csv ? 1 : 0)) * ENCODINGS.length + ENCODINGS.indexOf(encoding);
+  const dayNumber = () => Math.floor(book.clock.now().getTime() / 86_400_000);
+  const current = (held: RenderedHistory | undefined, day: number, generation: number) =>
+    held !== undefined && held.day === day && held.generation === generation ? held : undefined;
 
   /** A plain answer compressed, kept under its own key: compressed once for every request for it. */
   function encode(rendered: RenderedHistory, encoding: 'br' | 'gzip'): RenderedHistory {
-    const key = `${rendered.key}:${encoding}`;
-    let found = cache.get(key);
+    const key = rendered.key + ENCODINGS.indexOf(encoding);
+    let found = current(cache.get(key), rendered.day, rendered.generation);
     if (!found) {
       const body = compressBody(rendered.body, encoding);
-      found = { body, etag: encodedEtag(rendered.plainEtag, encoding), plainEtag: rendered.plainEtag, name: rendered.name, key, lastModified: rendered.lastModified };
+      found = { ...rendered, body, etag: encodedEtag(rendered.plainEtag, encoding), key };
       cache.set(key, found, body.length);
     }
     return found;
   }
 
-  function peek(from: string, to: string, range: HistoryRange, csv: boolean, encoding: Encoding): RenderedHistory | undefined {
-    const key = keyOf(from, to, range, csv, book.generation());
-    if (encoding === 'identity') return cache.get(key);
-    const held = cache.get(`${key}:${encoding}`);
-    if (held) return held;
-    const plain = cache.get(key);
+  /** What is held for a pair (any case; only valid codes are ever kept, so a hit needs no check). */
+  function held(from: string, to: string, range: HistoryRange, csv: boolean, encoding: Encoding): RenderedHistory | undefined {
+    const pair = pairKey(from, to);
+    if (pair === undefined) return undefined;
+    const day = dayNumber();
+    const generation = book.generation();
+    const key = keyOf(pair, range, csv, 'identity');
+    if (encoding === 'identity') return current(cache.get(key), day, generation);
+    const compressed = current(cache.get(key + ENCODINGS.indexOf(encoding)), day, generation);
+    if (compressed) return compressed;
+    const plain = current(cache.get(key), day, generation);
     return plain && encode(plain, encoding);
   }
 
   return {
-    peek,
+    peek: held,
     render(from, to, range, csv, encoding = 'identity') {
+      const found = held(from, to, range, csv, encoding);
+      if (found) return found;
       const fromCode = parseCurrency(from, 'from');
       const toCode = parseCurrency(to, 'to');
-      const held = peek(fromCode, toCode, range, csv, encoding);
-      if (held) return held;
+      const day = dayNumber();
       const generation = book.generation();
       return pairHistory(book, fromCode, toCode, range).then((history) => {
         let body: string;
@@ -170,11 +190,11 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
           body = JSON.stringify(fields);
         }
         const bytes = Buffer.from(body, 'utf8');
-        // Kept under the generation the answer was computed from: if the rates moved meanwhile, a
-        // newer request computes again.
-        const key = keyOf(fromCode, toCode, range, csv, generation);
+        // Kept under the day and generation the answer was computed for: if the rates moved
+        // meanwhile, a newer request computes again.
+        const key = keyOf(pairKey(fromCode, toCode)!, range, csv, 'identity');
         const etag = strongEtag(bytes);
-        const rendered = { body: bytes, etag, plainEtag: etag, name: `${history.pair}_${history.range}.csv`, key, lastModified: httpDate(history.asOf) };
+        const rendered = { body: bytes, etag, plainEtag: etag, name: `${history.pair}_${history.range}.csv`, key, day, generation, lastModified: httpDate(history.asOf) };
         if (encoding !== 'identity') return encode(rendered, encoding);
         cache.set(key, rendered, bytes.length);
         return rendered;
