@@ -122,6 +122,10 @@ export interface HistoryBodies {
   render(from: string, to: string, range: HistoryRange, csv: boolean, encoding?: Encoding): MaybePromise<RenderedHistory>;
 }
 
+/** The forms an answer is kept in, each under a key of its own. */
+const ENCODINGS: readonly Encoding[] = ['identity', 'gzip', 'br'];
+const FORMS = RANGES.length * 2 * ENCODINGS.length;
+
 /**
  * Rendered history answers per pair, range, format, day and generation of the rates, and their
  * compressed forms: the same history is asked for again and again between refreshes. One
@@ -130,10 +134,6 @@ export interface HistoryBodies {
  * the size), and the budget is spent on what is asked for. 48 MB hold every pair of the bulk
  * provider's currencies over five years in one form.
  */
-/** The forms an answer is kept in, each under a key of its own. */
-const ENCODINGS: readonly Encoding[] = ['identity', 'gzip', 'br'];
-const FORMS = RANGES.length * 2 * ENCODINGS.length;
-
 export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024): HistoryBodies {
   const cache = createByteLru<RenderedHistory, number>(maxBytes);
   /**
@@ -141,15 +141,16 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
    * request makes V8 intern it first, on every request. The day and generation an answer was made
    * for are checked on the entry.
    */
-  const keyOf = (pair: number, range: HistoryRange, csv: boolean, encoding: Encoding) =>
-    pair * FORMS + (RANGES.indexOf(range) * 2 + (csv ? 1 : 0)) * ENCODINGS.length + ENCODINGS.indexOf(encoding);
+  const keyOf = (pair: number, range: HistoryRange, csv: boolean) => pair * FORMS + (RANGES.indexOf(range) * 2 + (csv ? 1 : 0)) * ENCODINGS.length;
+  /** The key of an answer's form in an encoding, from its plain form's. */
+  const encodedKey = (key: number, encoding: Encoding) => key + ENCODINGS.indexOf(encoding);
   const dayNumber = () => Math.floor(book.clock.now().getTime() / 86_400_000);
   const current = (held: RenderedHistory | undefined, day: number, generation: number) =>
     held !== undefined && held.day === day && held.generation === generation ? held : undefined;
 
   /** A plain answer compressed, kept under its own key: compressed once for every request for it. */
   function encode(rendered: RenderedHistory, encoding: 'br' | 'gzip'): RenderedHistory {
-    const key = rendered.key + ENCODINGS.indexOf(encoding);
+    const key = encodedKey(rendered.key, encoding);
     let found = current(cache.get(key), rendered.day, rendered.generation);
     if (!found) {
       const body = compressBody(rendered.body, encoding);
@@ -165,9 +166,9 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
     if (pair === undefined) return undefined;
     const day = dayNumber();
     const generation = book.generation();
-    const key = keyOf(pair, range, csv, 'identity');
+    const key = keyOf(pair, range, csv);
     if (encoding === 'identity') return current(cache.get(key), day, generation);
-    const compressed = current(cache.get(key + ENCODINGS.indexOf(encoding)), day, generation);
+    const compressed = current(cache.get(encodedKey(key, encoding)), day, generation);
     if (compressed) return compressed;
     const plain = current(cache.get(key), day, generation);
     return plain && encode(plain, encoding);
@@ -192,7 +193,7 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
         const bytes = Buffer.from(body, 'utf8');
         // Kept under the day and generation the answer was computed for: if the rates moved
         // meanwhile, a newer request computes again.
-        const key = keyOf(pairKey(fromCode, toCode)!, range, csv, 'identity');
+        const key = keyOf(pairKey(fromCode, toCode)!, range, csv);
         const etag = strongEtag(bytes);
         const rendered = { body: bytes, etag, plainEtag: etag, name: `${history.pair}_${history.range}.csv`, key, day, generation, lastModified: httpDate(history.asOf) };
         if (encoding !== 'identity') return encode(rendered, encoding);

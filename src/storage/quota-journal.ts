@@ -49,8 +49,8 @@ export function createTableJournal(db: Kysely<Database>): QuotaJournal {
  * Each process appends to files of its own (`<db>-quota-<pid>-<random>-<n>`). After each fold the
  * file appended to is closed: deleted when the fold had all its appends, else left for the next
  * fold to delete, and the next append opens a new file. So at most two files per process, of
- * about a second of appends each. At start, every such file left beside the store (by a process killed
- * before it could fold them) is read and, once folded in, deleted.
+ * about a second of appends each. At start, every such file left beside the store (by a process
+ * killed before it could fold them) is read and, once folded in, deleted.
  */
 export function createFileJournal(databaseFile: string): QuotaJournal {
   const folder = dirname(databaseFile);
@@ -71,17 +71,13 @@ export function createFileJournal(databaseFile: string): QuotaJournal {
     }
   }
 
-  /** Closes the file appended to; the next append opens a new one. Kept for deletion unless `remove`. */
-  function closeCurrent(remove: boolean): void {
+  /** Closes the file appended to, listed for deletion; the next append opens a new one. */
+  function retireCurrent(): void {
     if (!current) return;
     const { path, fd, lastId: last } = current;
     current = undefined;
     retired.push({ path, lastId: last });
     closeSync(fd);
-    if (remove) {
-      removeFile(path);
-      retired.pop();
-    }
   }
 
   return {
@@ -94,15 +90,15 @@ export function createFileJournal(databaseFile: string): QuotaJournal {
       const written = writeSync(current.fd, line);
       if (written !== line.length) {
         // A disk filling up may take part of a line: the next append must not be joined to it.
-        closeCurrent(false);
+        retireCurrent();
         throw new Error(`the quota journal took ${written} of ${line.length} bytes`);
       }
       current.lastId = ++lastId;
       return Promise.resolve(lastId);
     },
     trim(throughId) {
-      // Appends made after the fold began stay until the next fold has them.
-      closeCurrent(current !== undefined && current.lastId <= throughId);
+      // A file with appends made after the fold began stays until the next fold has them.
+      retireCurrent();
       while (retired.length > 0 && retired[0]!.lastId <= throughId) {
         removeFile(retired[0]!.path);
         retired.shift();

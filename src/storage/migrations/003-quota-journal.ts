@@ -4,8 +4,8 @@ import { PostgresAdapter, type Kysely } from 'kysely';
  * The quota journal as a table: without Redis, a process appends the counts of the quota counters
  * it changed every EXRATES_QUOTA_FLUSH_MS, one row per write, folds them into quota_usage every
  * second and deletes the rows folded; the rows a killed process left are folded in at the next
- * start. The journal of PostgreSQL stores; SQLite stores journal to files beside the database
- * (src/storage/quota-journal.ts) and read this table at start only for rows older versions left.
+ * start. Only PostgreSQL stores journal here now: SQLite stores journal to files beside the
+ * database (src/storage/quota-journal.ts) and read this table at start for rows older versions left.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any */
 export async function up(db: Kysely<any>): Promise<void> {
