@@ -162,10 +162,15 @@ export function createBufferedQuotaStore(store: FoldableQuotaStore, journal: Quo
    * on every lookup.
    */
   const counters = new Map<Day, Map<string, Counter>>();
-  /** Changed since the last journal write. */
-  const unjournaled = new Set<Counter>();
-  /** Changed since the last fold began. */
-  const unfolded = new Set<Counter>();
+  /**
+   * Changed since the last journal write, and since the last fold began. Each write and fold
+   * takes the set and starts a new one rather than clearing it: V8 allocates a set's new table
+   * (on clear, or as it grows) in the generation of its old one, so a long-lived set refilled
+   * every few milliseconds would fill the old generation with dead tables, and each full
+   * collection they bring on pauses every request.
+   */
+  let unjournaled = new Set<Counter>();
+  let unfolded = new Set<Counter>();
   /** The last append's id, and the last one forgotten. */
   let journaledId = 0;
   let trimmedId = 0;
@@ -185,7 +190,7 @@ export function createBufferedQuotaStore(store: FoldableQuotaStore, journal: Quo
     snapshotDue = false;
     if (snapshot) for (const c of unfolded) unjournaled.add(c);
     const changed = [...unjournaled];
-    unjournaled.clear();
+    unjournaled = new Set();
     const before = journaledId;
     try {
       journaledId = await journal.append(changed.map((c) => ({ keyId: c.keyId, day: c.day, used: c.used })));
@@ -212,7 +217,7 @@ export function createBufferedQuotaStore(store: FoldableQuotaStore, journal: Quo
     // those appends may be forgotten once every batch is in.
     const through = journaledId;
     const entries = [...unfolded];
-    unfolded.clear();
+    unfolded = new Set();
     // Batches of FOLD_BATCH keys, one statement and transaction each, with requests served in
     // between: SQLite writes block the event loop, and a thousand keys at once would hold every
     // request for tens of milliseconds.
