@@ -86,12 +86,15 @@ export function createFileJournal(databaseFile: string): QuotaJournal {
         const path = join(folder, `${own}${++fileNumber}`);
         current = { path, fd: openSync(path, 'a'), lastId: 0 };
       }
-      const line = Buffer.from(`${countsJson(entries)}\n`);
+      // Written as a string: Node encodes it for the call, where a Buffer of each line would be
+      // memory outside the heap that only a full collection gives back.
+      const line = `${countsJson(entries)}\n`;
+      const size = Buffer.byteLength(line);
       const written = writeSync(current.fd, line);
-      if (written !== line.length) {
+      if (written !== size) {
         // A disk filling up may take part of a line: the next append must not be joined to it.
         retireCurrent();
-        throw new Error(`the quota journal took ${written} of ${line.length} bytes`);
+        throw new Error(`the quota journal took ${written} of ${size} bytes`);
       }
       current.lastId = ++lastId;
       return Promise.resolve(lastId);
