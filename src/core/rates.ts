@@ -17,7 +17,7 @@ import {
   type ProviderRates,
 } from './rate-index.js';
 import { retentionStart } from './refresh.js';
-import { addDays, isDay, utcDay, type Day } from './time.js';
+import { addDays, dayNumber, utcDay, utcDayNumber, type Day } from './time.js';
 
 /** Significant digits of every rate the service writes (SPEC §3). */
 export const RATE_DIGITS = 8;
@@ -126,13 +126,16 @@ export function parseAmount(input: string): { text: string; value: Rational } {
  */
 export function parseDate(input: string, clock: Clock): Day {
   const text: string = input;
-  if (!isDay(input)) {
+  const number = dayNumber(input);
+  if (number === undefined) {
     throw new DomainError('invalid_date', `date must be given once, as a calendar date written YYYY-MM-DD (for example 2026-03-02); got '${text.slice(0, 16)}'.`, {
       param: 'date',
     });
   }
-  const todayDay = today(clock);
-  if (input > todayDay) throw new DomainError('invalid_date', `date ${input} is after today (${todayDay}, UTC): no rate is published for it yet.`, { param: 'date' });
+  const now = clock.now();
+  if (number > utcDayNumber(now)) {
+    throw new DomainError('invalid_date', `date ${input} is after today (${utcDay(now)}, UTC): no rate is published for it yet.`, { param: 'date' });
+  }
   return input;
 }
 
@@ -203,6 +206,10 @@ function letter(code: number): number {
   return lower >= 0x61 && lower <= 0x7a ? lower - 0x61 : -1;
 }
 
+/** How many three-letter codes there are (26³), and pairs of them: pairKey is below the latter. */
+const CODE_NUMBERS = 17_576;
+const PAIR_KEYS = CODE_NUMBERS * CODE_NUMBERS;
+
 /** Three letters, either case, as a number below 26³; undefined for anything else. */
 function codeNumber(code: string): number | undefined {
   if (code.length !== 3) return undefined;
@@ -220,7 +227,7 @@ function codeNumber(code: string): number | undefined {
 export function pairKey(from: string, to: string): number | undefined {
   const a = codeNumber(from);
   const b = codeNumber(to);
-  return a === undefined || b === undefined ? undefined : a * 17_576 + b;
+  return a === undefined || b === undefined ? undefined : a * CODE_NUMBERS + b;
 }
 
 export function createRateBook(options: RateBookOptions): RateBook {
@@ -361,12 +368,17 @@ export function createRateBook(options: RateBookOptions): RateBook {
     throw feedUnavailable(`No day with rates for both ${from} and ${to} is stored yet.`);
   }
 
-  const datedCache = new Map<string, { generation: number; dated: DatedQuote }>();
+  /** By pair and day: `datedKey`. */
+  const datedCache = new Map<number, { generation: number; dated: DatedQuote }>();
+  /** A pair (pairKey) on a day (dayNumber) as one number, exact in a double (below 2⁵³). */
+  const datedKey = (pair: number, day: number) => day * PAIR_KEYS + pair;
 
   function rateOnDate(fromInput: string, toInput: string, date: Day): MaybePromise<DatedQuote> {
     // As liveRate: answered from what is held while it may be served; only valid codes are cached.
-    if (fromInput.length === 3 && toInput.length === 3) {
-      const cached = datedCache.get(fromInput.toUpperCase() + toInput.toUpperCase() + date);
+    const pair = pairKey(fromInput, toInput);
+    const day = dayNumber(date);
+    if (pair !== undefined && day !== undefined) {
+      const cached = datedCache.get(datedKey(pair, day));
       if (cached && cached.generation === generation && current()) return cached.dated;
     }
     return computeOnDate(fromInput, toInput, date);
@@ -392,7 +404,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
       const quote: RateQuote = { pair: from + to, from, to, rate: value ? formatRate(value) : '1', asOf: asOfA < asOfB ? asOfA : asOfB, stale: false };
       const dated = { quote, settled: date < (newestDay(fromData) ?? date) && date < (newestDay(toData) ?? date) };
       if (datedCache.size > 100_000) datedCache.clear();
-      datedCache.set(from + to + date, { generation: held, dated });
+      datedCache.set(datedKey(pairKey(from, to)!, dayNumber(date)!), { generation: held, dated });
       return dated;
     }
     throw new DomainError('no_history', `No rate for ${from}/${to} is stored on or before ${date}.`);

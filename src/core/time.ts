@@ -1,13 +1,48 @@
 /** A calendar date, `YYYY-MM-DD`. */
 export type Day = string;
 
-const DAY_PATTERN = /^(\d{4})-(\d{2})-(\d{2})$/;
+const MS_PER_DAY = 86_400_000;
+
+/** The value of an ASCII digit, or -1. */
+function digit(text: string, at: number): number {
+  const code = text.charCodeAt(at) - 0x30;
+  return code >= 0 && code <= 9 ? code : -1;
+}
+
+/**
+ * A calendar date `YYYY-MM-DD` (years 0100 to 9999) as days since 1970-01-01; undefined for
+ * anything else, such as 2026-02-30. Read character by character, so that checking a date a
+ * request names makes no string, match or Date.
+ */
+export function dayNumber(value: string): number | undefined {
+  if (value.length !== 10 || value.charCodeAt(4) !== 0x2d || value.charCodeAt(7) !== 0x2d) return undefined;
+  let year = 0;
+  for (let i = 0; i < 4; i++) {
+    const d = digit(value, i);
+    if (d < 0) return undefined;
+    year = year * 10 + d;
+  }
+  const m1 = digit(value, 5);
+  const m2 = digit(value, 6);
+  const d1 = digit(value, 8);
+  const d2 = digit(value, 9);
+  if (m1 < 0 || m2 < 0 || d1 < 0 || d2 < 0) return undefined;
+  const month = m1 * 10 + m2;
+  const day = d1 * 10 + d2;
+  // Date.UTC reads years 0–99 as 1900–1999: such dates are not taken.
+  if (year < 100 || month < 1 || month > 12 || day < 1) return undefined;
+  const ms = Date.UTC(year, month - 1, day);
+  // A day past the month's last rolls over into the next month.
+  return ms < Date.UTC(year, month, 1) ? ms / MS_PER_DAY : undefined;
+}
 
 export function isDay(value: string): value is Day {
-  const m = DAY_PATTERN.exec(value);
-  if (!m) return false;
-  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return d.toISOString().slice(0, 10) === value;
+  return dayNumber(value) !== undefined;
+}
+
+/** Today's number (dayNumber) at an instant, UTC. */
+export function utcDayNumber(instant: Date): number {
+  return Math.floor(instant.getTime() / MS_PER_DAY);
 }
 
 /** The UTC calendar date of an instant. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { addDays, ecbReferenceTime, frankfurtTime } from '../../src/core/time.js';
+import { addDays, dayNumber, ecbReferenceTime, frankfurtTime, isDay } from '../../src/core/time.js';
 
 /** The instant of a Frankfurt wall-clock time as ICU's time-zone database gives it (the oracle). */
 const berlin = new Intl.DateTimeFormat('en-GB', {
@@ -58,5 +58,29 @@ describe('Frankfurt wall-clock times', () => {
   test('a day before the rule, or not a day, is refused', () => {
     assert.throws(() => ecbReferenceTime('1995-12-31'), RangeError);
     assert.throws(() => ecbReferenceTime('2025-02-30'), RangeError);
+  });
+});
+
+describe('calendar dates (dayNumber, isDay)', () => {
+  test('every day of 0100–0101, 1800–2200 and 9998–9999 is one, numbered as Date numbers it, and ISO writes it', () => {
+    let days = 0;
+    for (const [first, last] of [[100, 101], [1800, 2200], [9998, 9999]] as const) {
+      for (let ms = Date.UTC(first, 0, 1); ms <= Date.UTC(last, 11, 31); ms += 86_400_000, days++) {
+        const day = new Date(ms).toISOString().slice(0, 10);
+        assert.equal(dayNumber(day), ms / 86_400_000, day);
+      }
+    }
+    assert.equal(days, 730 + 146_462 + 730);
+  });
+
+  test('what is not a calendar date YYYY-MM-DD is none', () => {
+    const refused = ['2026-02-29', '1900-02-29', '2026-04-31', '2026-13-01', '2026-00-10', '2026-01-00', '2026-01-32', '0099-12-31', '0000-01-01'];
+    refused.push('2026-1-01', '2026/01/01', ' 2026-01-01', '2026-01-01 ', '２０２６-01-01', '2026-01-01T00:00:00Z', '', 'abcd-ef-gh', '+02026-01-01');
+    for (const text of refused) {
+      assert.equal(dayNumber(text), undefined, text);
+      assert.equal(isDay(text), false, text);
+    }
+    assert.equal(isDay('2024-02-29'), true);
+    assert.equal(isDay('2000-02-29'), true);
   });
 });
