@@ -1,5 +1,6 @@
 import { hash, randomBytes, randomUUID } from 'node:crypto';
 import { andThen, type MaybePromise } from './maybe.js';
+import { textKey } from './text-key.js';
 import type { ApiKeyRecord, Clock, KeyStore, Tier } from './ports.js';
 
 export const KEY_PREFIX = 'exr_';
@@ -66,27 +67,16 @@ export async function issueApiKey(keys: KeyStore, input: { tier: string; owner: 
  * cache finds at once). The keys are held only in this process's memory, as they are in the
  * requests that bring them; never stored or logged. Emptied when full.
  *
- * Found by a number computed from the key's characters (`keyFingerprint`), then compared: a map
- * looked up by the request's own new string makes V8 intern that string first, on every request.
- * Two keys with one fingerprint take turns in its slot; each turn costs only a SHA-256.
+ * Found by a number computed from the key's characters (textKey), then compared. Two keys with
+ * one number take turns in its slot; each turn costs only a SHA-256.
  */
 const presentedHashes = new Map<number, { key: string; hash: string }>();
 const PRESENTED_MAX = 10_000;
 const LONGEST_KEY = KEY_PREFIX.length + 64;
 
-/**
- * FNV-1a over the characters, cut to 30 bits so that V8 keeps it as a small integer. Written
- * here: a cache slot needs no more, and node:crypto's hashes cost more than the lookup they spare.
- */
-export function keyFingerprint(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  return h & 0x3fffffff;
-}
-
 function presentedHash(presented: string): string | undefined {
   if (presented.length > LONGEST_KEY) return undefined;
-  const slot = keyFingerprint(presented);
+  const slot = textKey(presented);
   const held = presentedHashes.get(slot);
   if (held !== undefined && held.key === presented) return held.hash;
   if (!isWellFormedKey(presented)) return undefined;

@@ -7,6 +7,7 @@ import type { QuotaUsage } from '../core/quota.js';
 import { listCurrencies } from '../core/served-currencies.js';
 import { historyCsv, pairHistory, RANGES, type HistoryRange } from '../core/history.js';
 import { convertAt, pairKey, parseAmount, type Conversion, type RateBook, type RateQuote } from '../core/rates.js';
+import { textKey } from '../core/text-key.js';
 import { createByteLru } from './byte-lru.js';
 import { compressBody, encodedEtag, httpDate, strongEtag, type Encoding } from './caching.js';
 
@@ -75,23 +76,26 @@ export function renderConversion(conversion: Conversion): string {
  * over all quotes; past the bound everything is dropped and rendered anew.
  */
 export function createConversionBodies(maxEntries = 20_000): (quote: RateQuote, amountText: string) => RenderedBody {
-  let byQuote = new WeakMap<RateQuote, Map<string, RenderedBody>>();
+  // Per quote, by the amount's text key (src/core/text-key.ts), not by the amount: the request's
+  // own string would be interned on every lookup. Amounts with one text key take turns.
+  let byQuote = new WeakMap<RateQuote, Map<number, { amountText: string; rendered: RenderedBody }>>();
   let entries = 0;
   return (quote, amountText) => {
+    const slot = textKey(amountText);
     let bodies = byQuote.get(quote);
-    let rendered = bodies?.get(amountText);
-    if (rendered) return rendered;
+    const held = bodies?.get(slot);
+    if (held !== undefined && held.amountText === amountText) return held.rendered;
     // parseAmount throws on an amount the routes would refuse; nothing is kept then.
     const body = renderConversion(convertAt(quote, parseAmount(amountText)));
-    rendered = { body, etag: strongEtag(body), length: Buffer.byteLength(body) };
+    const rendered = { body, etag: strongEtag(body), length: Buffer.byteLength(body) };
     if (entries >= maxEntries) {
       byQuote = new WeakMap();
       entries = 0;
       bodies = undefined;
     }
     if (!bodies) byQuote.set(quote, (bodies = new Map()));
-    bodies.set(amountText, rendered);
-    entries += 1;
+    if (held === undefined) entries += 1;
+    bodies.set(slot, { amountText, rendered });
     return rendered;
   };
 }

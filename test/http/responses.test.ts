@@ -4,6 +4,7 @@ import { gunzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { convertAt, createRateBook, parseAmount, type RateQuote } from '../../src/core/rates.js';
+import { textKey } from '../../src/core/text-key.js';
 import { ecbReferenceTime } from '../../src/core/time.js';
 import { strongEtag } from '../../src/http/caching.js';
 import { createConversionBodies, createHistoryBodies, renderConversion, renderQuote } from '../../src/http/responses.js';
@@ -55,6 +56,24 @@ describe('rendered bodies', () => {
     bodyOf(quote, '2');
     assert.notEqual(bodyOf(quote, '99.95'), first, 'dropped past the bound');
     assert.deepEqual(bodyOf(quote, '99.95'), first);
+  });
+
+  it('keeps amounts that share a text key apart', () => {
+    // Two amounts with one text key, found among whole numbers (tens of thousands, as a rule).
+    const seen = new Map<number, string>();
+    let pair: [string, string] | undefined;
+    for (let n = 1; !pair && n < 10_000_000; n++) {
+      const amount = String(n);
+      const other = seen.get(textKey(amount));
+      if (other !== undefined) pair = [other, amount];
+      else seen.set(textKey(amount), amount);
+    }
+    assert.ok(pair, 'two amounts with one text key');
+    const bodyOf = createConversionBodies();
+    const quote: RateQuote = { pair: 'EURJPY', from: 'EUR', to: 'JPY', rate: '183.0512', asOf: '2026-03-05T15:00:00Z', stale: false };
+    for (let round = 0; round < 3; round++) {
+      for (const amount of pair) assert.equal(bodyOf(quote, amount).body, renderConversion(convertAt(quote, parseAmount(amount))), amount);
+    }
   });
 });
 

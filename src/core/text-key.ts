@@ -1,0 +1,13 @@
+/**
+ * A number computed from a text's characters, for maps that would otherwise be looked up by a
+ * string a request brought: V8 interns such a string first, on every lookup, and a number it does
+ * not. Two texts may share a number, so an entry found by it keeps its text to compare.
+ *
+ * FNV-1a, cut to 30 bits so that V8 keeps the result as a small integer. Written here: a map's
+ * key needs no more, and node:crypto's hashes cost more than the lookup they would spare.
+ */
+export function textKey(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h & 0x3fffffff;
+}
