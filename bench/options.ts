@@ -33,6 +33,11 @@ function nameValue(value: string, previous: Record<string, string> | undefined):
 const OPTIONS: Option[] = [
   new Option('--duration <seconds>', 'measured seconds per scenario').env('BENCH_DURATION').argParser(positive).default(10),
   new Option('--warmup <seconds>', 'warm-up seconds per scenario, not measured').env('BENCH_WARMUP').argParser(positive).default(3),
+  new Option('--rounds <n>', "rounds that give each row's ratio to the baseline: the median of theirs, each round the baseline and the service measured in turn")
+    .env('BENCH_ROUNDS')
+    .argParser(positiveInteger)
+    .default(5),
+  new Option('--round-seconds <seconds>', 'measured seconds of each server in a round').env('BENCH_ROUND_SECONDS').argParser(positiveInteger).default(2),
   new Option('--connections <n>', 'concurrent connections, one request at a time each (the targets are for 50)')
     .env('BENCH_CONNECTIONS')
     .argParser(positiveInteger)
@@ -63,6 +68,8 @@ const OPTIONS: Option[] = [
 export interface BenchOptions {
   duration: number;
   warmup: number;
+  rounds: number;
+  roundSeconds: number;
   connections: number;
   only?: string;
   list?: boolean;

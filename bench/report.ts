@@ -26,9 +26,9 @@ export interface Row extends Measurement {
   redisCommandsPerRequest?: number;
   /** Rows written to PostgreSQL's quota table per second during the measured run (its statistics before and after). */
   postgresQuotaWritesPerSecond?: number;
-  /** Index into the baseline runs made between scenarios: the one just before this row. */
-  adjacentBaseline?: number;
-  /** The baseline this row is compared with: the mean of the runs just before and after it. */
+  /** The rounds of this row's server and the baseline measured in turn (run.ts). */
+  rounds?: Round[];
+  /** The baseline this row is compared with: the median of its rounds' (else the first baseline run). */
   baselineRequestsPerSecond?: number;
   baselineCpuPerRequestUs?: number;
   ratioToBaseline?: number;
@@ -36,6 +36,14 @@ export interface Row extends Measurement {
   target?: ScenarioTarget;
   pass?: boolean;
   failedBecause?: string[];
+}
+
+/** One round: the service and the baseline, each measured for a few seconds, one after the other. */
+export interface Round {
+  requestsPerSecond: number;
+  baselineRequestsPerSecond: number;
+  cpuPerRequestUs?: number;
+  baselineCpuPerRequestUs?: number;
 }
 
 export interface Run {
@@ -54,6 +62,9 @@ export interface Run {
     pinned?: string;
     durationSeconds: number;
     warmupSeconds: number;
+    /** Rounds per row against the baseline, and each server's seconds in a round (absent in runs made before rounds). */
+    rounds?: number;
+    roundSeconds?: number;
     store: string;
     keys: number;
     currencies: number;
@@ -61,33 +72,34 @@ export interface Run {
     nodeFlags: readonly string[];
   };
   rows: Row[];
-  baselineBetweenScenarios: Row[];
   peakRss?: { hwmMb: number; maxSampledMb?: number; afterRunsMb: number; targetMb: number; pass: boolean };
   coldStart?: { runsMs: number[]; medianMs: number; listeningRunsMs: number[]; listeningMedianMs: number; targetMs: number; pass: boolean };
   profile?: ProfileSummary;
 }
 
-const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /**
- * Compares each service row with the mean of the baseline runs just before and just after it
- * (the host's speed drifts over minutes; else with the first baseline run), and holds the rows
- * with a target to it when the run used the targets' connections.
+ * Compares each service row with the baseline: its ratio is the median of its rounds' ratios (the
+ * host's speed drifts over minutes: a round measures both servers within seconds), else that of
+ * the first baseline run; and holds the rows with a target to it when the run used the targets'
+ * connections.
  */
-export function judge(rows: Row[], adjacent: Row[], connections: number): void {
+export function judge(rows: Row[], connections: number): void {
   const first = rows.find((row) => row.server === 'baseline');
   for (const row of rows) {
     if (row.server === 'baseline') continue;
-    const around = row.adjacentBaseline !== undefined ? [adjacent[row.adjacentBaseline], adjacent[row.adjacentBaseline + 1]].filter((b) => b !== undefined) : [];
-    const reference = around.length > 0 ? around : first ? [first] : [];
-    if (reference.length > 0) {
-      row.baselineRequestsPerSecond = Math.round(mean(reference.map((b) => b.requestsPerSecond)));
-      row.ratioToBaseline = Math.round((row.requestsPerSecond / row.baselineRequestsPerSecond) * 1000) / 1000;
-      row.p99RatioToBaseline = Math.round((row.latencyMs.p99 / mean(reference.map((b) => b.latencyMs.p99))) * 100) / 100;
-      const cpu = reference.map((b) => b.cpuPerRequestUs).filter((us) => us !== undefined);
-      if (cpu.length > 0) row.baselineCpuPerRequestUs = Math.round(mean(cpu) * 10) / 10;
+    if (row.rounds && row.rounds.length > 0) {
+      row.baselineRequestsPerSecond = Math.round(median(row.rounds.map((r) => r.baselineRequestsPerSecond)));
+      row.ratioToBaseline = Math.round(median(row.rounds.map((r) => r.requestsPerSecond / r.baselineRequestsPerSecond)) * 1000) / 1000;
+      const cpu = row.rounds.map((r) => r.baselineCpuPerRequestUs).filter((us) => us !== undefined);
+      if (cpu.length > 0) row.baselineCpuPerRequestUs = Math.round(median(cpu) * 10) / 10;
+    } else if (first) {
+      row.baselineRequestsPerSecond = first.requestsPerSecond;
+      row.ratioToBaseline = Math.round((row.requestsPerSecond / first.requestsPerSecond) * 1000) / 1000;
+      if (first.cpuPerRequestUs !== undefined) row.baselineCpuPerRequestUs = first.cpuPerRequestUs;
     }
+    if (first) row.p99RatioToBaseline = Math.round((row.latencyMs.p99 / first.latencyMs.p99) * 100) / 100;
   }
   // Once every row has its ratio: a target may compare one row with another.
   for (const row of rows) {
@@ -164,11 +176,15 @@ export function printRun(run: Run): void {
         `(listening, first /healthz 200: median ${listeningMedianMs} ms) — target ≤ ${targetMs} ms: ${verdict(pass)}`,
     );
   }
-  const adjacent = run.baselineBetweenScenarios.map((b) => b.requestsPerSecond);
-  if (adjacent.length > 0) {
+  const compared = run.rows.filter((row) => row.rounds && row.rounds.length > 0);
+  if (compared.length > 0) {
+    const spread = (row: Row) => {
+      const ratios = row.rounds!.map((r) => r.requestsPerSecond / r.baselineRequestsPerSecond);
+      return `${row.name} ${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}`;
+    };
     console.log(
-      `baseline measured ${adjacent.length} more times, between the scenarios: median ${median(adjacent)} req/s, ${Math.min(...adjacent)}–${Math.max(...adjacent)}; ` +
-        'each row is compared with the mean of the runs just before and after it',
+      `× baseline: the median of ${setup.rounds ?? compared[0]!.rounds!.length} rounds per row, each the baseline and the service for ${setup.roundSeconds ?? '?'} s in turn; ` +
+        `the rounds' ratios: ${compared.map(spread).join('; ')}`,
     );
   }
   for (const row of run.rows.filter((r) => r.workers !== undefined)) {

@@ -6,11 +6,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, totalmem, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { chooseGenerator, measure, warmUp, type LoadRun } from './load.js';
+import { chooseGenerator, measure, warmUp, type LoadRun, type Measurement } from './load.js';
 import { parseOptions } from './options.js';
 import { choosePinning, cleanUpOnInterrupt, killAll, pinProcess, stopChild } from './processes.js';
 import { summariseProfile, type ProfileSummary } from './profile.js';
-import { judge, judgeRun, printRun, writeRun, type Row, type Run } from './report.js';
+import { judge, judgeRun, printRun, writeRun, type Round, type Row, type Run } from './report.js';
 import { processMemory, machineBusyFor } from './sampling.js';
 import { SCENARIOS, WORKER_SCENARIOS, createRotation, currentCurrencies, selectScenarios, type Scenario } from './scenarios.js';
 import {
@@ -65,8 +65,10 @@ async function main(): Promise<void> {
   const rotation = createRotation(currencies, keys);
 
   const scenarioCount = serviceScenarios.length + workerScenarios.length;
-  const minutes = ((1 + scenarioCount) * (options.warmup + options.duration) + scenarioCount * (1 + options.duration / 2)) / 60;
-  console.log(`bench: node ${process.version}, git ${git.commit}; ${scenarioCount} service runs and the baseline beside each, ${options.connections} connections, about ${Math.ceil(minutes + 0.5)} min`);
+  const minutes = ((1 + scenarioCount) * (options.warmup + options.duration) + scenarioCount * options.rounds * 2 * (options.roundSeconds + 0.3)) / 60;
+  console.log(
+    `bench: node ${process.version}, git ${git.commit}; ${scenarioCount} service runs, each compared with the baseline in ${options.rounds} rounds, ${options.connections} connections, about ${Math.ceil(minutes + 0.5)} min`,
+  );
   console.log(`bench: ${currencies.length} currencies, ${KEY_COUNT} keys, ECB history ${relative(ROOT, options.csv)}, load generator ${generator}, ${pinning ? `server on CPU ${pinning.server}, load generator on CPU ${pinning.generator}` : 'not pinned to CPUs'}`);
   ensureBuilt();
   const busy = await machineBusyFor(1000);
@@ -95,7 +97,6 @@ async function main(): Promise<void> {
   };
 
   const rows: Row[] = [];
-  const adjacent: Row[] = [];
   const coldStarts: Array<{ totalMs: number; listeningMs: number }> = [];
   let peak: { hwmMb: number; maxSampledMb?: number; afterRunsMb: number } | undefined;
   let profile: ProfileSummary | undefined;
@@ -133,22 +134,47 @@ async function main(): Promise<void> {
     if (server.child.exitCode !== null || server.child.signalCode !== null) throw new Error(`the server died during ${row.name}\n${server.output()}`);
     return measured;
   }
-  /** The baseline again (1 s warm-up, half the duration), before every service row and after the last: returns its index. */
-  async function baselineAgain(): Promise<number | undefined> {
+  /**
+   * A row's comparison with the baseline: rounds of the baseline and the service measured for a
+   * few seconds each, in turn (baseline first, then service first, and so on), so that the host's
+   * speed, which drifts by tens of percent within a minute, weighs on both alike. Each round's
+   * ratio counts; judge() takes their median.
+   */
+  async function rounds(scenario: Scenario, server: Server, workers?: number): Promise<Round[] | undefined> {
     if (!baseline || !baselineScenario) return undefined;
-    await warmUp(loadRun(baselineScenario, baseline, 1));
-    const measured = await measure(loadRun(baselineScenario, baseline, Math.max(2, Math.round(options.duration / 2))));
-    adjacent.push({ name: 'baseline', description: baselineScenario.description, server: 'baseline', ...measured });
-    console.log(`bench:   baseline again: ${measured.requestsPerSecond} req/s, ${measured.cpuPerRequestUs ?? '?'} µs CPU/req`);
-    return adjacent.length - 1;
+    const against = baseline;
+    const measured: Round[] = [];
+    for (let i = 0; i < options.rounds; i++) {
+      const measureBaseline = () => measure(loadRun(baselineScenario, against, options.roundSeconds));
+      const measureService = () => measure(loadRun(scenario, server, options.roundSeconds, workers));
+      let base: Measurement;
+      let service: Measurement;
+      if (i % 2 === 0) {
+        base = await measureBaseline();
+        service = await measureService();
+      } else {
+        service = await measureService();
+        base = await measureBaseline();
+      }
+      measured.push({
+        requestsPerSecond: service.requestsPerSecond,
+        baselineRequestsPerSecond: base.requestsPerSecond,
+        ...(service.cpuPerRequestUs === undefined ? {} : { cpuPerRequestUs: service.cpuPerRequestUs }),
+        ...(base.cpuPerRequestUs === undefined ? {} : { baselineCpuPerRequestUs: base.cpuPerRequestUs }),
+      });
+    }
+    const ratios = measured.map((r) => (r.requestsPerSecond / r.baselineRequestsPerSecond).toFixed(3));
+    console.log(`bench:   ${options.rounds} rounds against the baseline, ratios ${ratios.join(', ')}`);
+    return measured;
   }
   async function serviceRows(server: Server, scenarios: Scenario[], workers?: number, sqlite?: true): Promise<void> {
     await serviceReady(server, keys[0]!);
     for (const scenario of scenarios) {
-      const before = await baselineAgain();
       const name = workers ? `${scenario.name}@${workers}w` : sqlite ? `${scenario.name}@sqlite` : scenario.name;
       const description = workers ? `${scenario.description}, EXRATES_WORKERS=${workers}` : sqlite ? `${scenario.description}, SQLite alone` : scenario.description;
-      rows.push({ ...(await run(scenario, server, { name, description, server: 'service', workers, ...(sqlite ? { sqlite } : {}) })), adjacentBaseline: before });
+      const row = await run(scenario, server, { name, description, server: 'service', workers, ...(sqlite ? { sqlite } : {}) });
+      const compared = await rounds(scenario, server, workers);
+      rows.push(compared ? { ...row, rounds: compared } : row);
     }
   }
 
@@ -168,7 +194,7 @@ async function main(): Promise<void> {
     console.log(`bench: ${keys.length} keys issued, ECB history loaded in ${Math.round(performance.now() - t)} ms`);
 
     // The baseline answers a real rate body, so that the sizes match; it keeps running, measured
-    // again beside every service row: the host's speed drifts by tens of percent within a minute.
+    // again in turn with every service row (rounds).
     if (baselineScenario) {
       baseline = await startBaseline(sampleBody, pinning?.server);
       rows.push(await run(baselineScenario, baseline, { name: baselineScenario.name, description: baselineScenario.description, server: 'baseline' }));
@@ -226,7 +252,6 @@ async function main(): Promise<void> {
         keys.splice(0, keys.length, ...storeKeys);
       }
     }
-    if (adjacent.length > 0) await baselineAgain();
     if (baseline) {
       baseline.child.stdin?.end();
       await stopChild(baseline.child);
@@ -238,7 +263,7 @@ async function main(): Promise<void> {
     removeDir();
   }
 
-  judge(rows, adjacent, options.connections);
+  judge(rows, options.connections);
   const result: Run = {
     startedAt: startedAt.toISOString(),
     command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
@@ -251,6 +276,8 @@ async function main(): Promise<void> {
       pinned: pinning ? `server on CPU ${pinning.server}, load generator on CPU ${pinning.generator}; rows with workers on CPUs ${pinning.all}` : 'no',
       durationSeconds: options.duration,
       warmupSeconds: options.warmup,
+      rounds: options.rounds,
+      roundSeconds: options.roundSeconds,
       store: `${options.databaseUrl ? 'PostgreSQL (own schema)' : 'SQLite (temporary file)'}${options.redisUrl ? ' + Redis' : ''}`,
       keys: KEY_COUNT,
       currencies: currencies.length,
@@ -258,7 +285,6 @@ async function main(): Promise<void> {
       nodeFlags: options.nodeFlag ?? [],
     },
     rows,
-    baselineBetweenScenarios: adjacent,
     ...judgeRun(peak, coldStarts),
     profile,
   };
