@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { convertAt, createRateBook, parseAmount, type RateQuote } from '../../src/core/rates.js';
 import { textKey } from '../../src/core/text-key.js';
 import { ecbReferenceTime } from '../../src/core/time.js';
-import { strongEtag } from '../../src/http/caching.js';
+import { negotiateEncoding, strongEtag } from '../../src/http/caching.js';
 import { createConversionBodies, createHistoryBodies, renderConversion, renderQuote } from '../../src/http/responses.js';
 import { migrateToLatest, openDatabase, type OpenDatabase } from '../../src/storage/database.js';
 import { createRateStore } from '../../src/storage/rate-store.js';
@@ -56,6 +56,22 @@ describe('rendered bodies', () => {
     bodyOf(quote, '2');
     assert.notEqual(bodyOf(quote, '99.95'), first, 'dropped past the bound');
     assert.deepEqual(bodyOf(quote, '99.95'), first);
+  });
+
+  it('negotiates Accept-Encoding values that share a text key each on its own', () => {
+    // One value that asks for br and one that asks for gzip, with one text key.
+    const brs = new Map<number, string>();
+    for (let n = 0; n < 200_000; n++) brs.set(textKey(`br, x-${n}`), `br, x-${n}`);
+    let pair: [string, string] | undefined;
+    for (let n = 0; !pair && n < 10_000_000; n++) {
+      const other = brs.get(textKey(`gzip, x-${n}`));
+      if (other !== undefined) pair = [other, `gzip, x-${n}`];
+    }
+    assert.ok(pair, 'two values with one text key');
+    for (let round = 0; round < 3; round++) {
+      assert.equal(negotiateEncoding(pair[0]), 'br', pair[0]);
+      assert.equal(negotiateEncoding(pair[1]), 'gzip', pair[1]);
+    }
   });
 
   it('keeps amounts that share a text key apart', () => {
