@@ -308,6 +308,14 @@ export function createRateBook(options: RateBookOptions): RateBook {
       data = find(s, code, use);
     }
     if (data) return { snapshot: s, data };
+    if (s.data.size === 0) {
+      // Nothing held: the store may have been filled since it was last read, by another process
+      // (another worker's or instance's first refresh). Read it again before saying so.
+      dirty = true;
+      s = await snapshot();
+      data = find(s, code, use);
+      if (data) return { snapshot: s, data };
+    }
     if (s.data.size === 0) throw feedUnavailable('No rates have been loaded yet and the rate feed could not be reached. Try again shortly.');
     throw new DomainError('unsupported_currency', `${code} is an ISO 4217 currency, but no configured rate provider quotes it.`, { param });
   }

@@ -357,6 +357,19 @@ describe('rate book on an empty store', () => {
     await assert.rejects(async () => book.liveRate('XYZ', 'USD'), domainError('invalid_currency', 'from'));
     await assert.rejects(book.convert('EUR', 'USD', '1e3'), domainError('invalid_amount', 'amount'));
   });
+
+  it('reads the store again, not only after its check interval, when it held nothing and another process has filled it', async () => {
+    const book = createRateBook({ store, providers: ['ecb'], clock: clockAt('2026-03-06T12:00:00Z'), cacheTtlMs: 60_000 });
+    await assert.rejects(async () => book.liveRate('EUR', 'USD'), domainError('feed_unavailable'));
+    // Another process (its own connection to the same file) stores the rates: this book is not told.
+    const other = await openStore(dir.path, 'empty.db');
+    try {
+      assert.equal(await other.store.saveDocument(ECB_DOC), 10);
+    } finally {
+      await other.database.close();
+    }
+    assert.equal((await book.liveRate('EUR', 'USD')).rate, '1.19');
+  });
 });
 
 describe('rate book across two providers with different bases', () => {
