@@ -1,6 +1,6 @@
 import { hash, randomBytes, randomUUID } from 'node:crypto';
 import { andThen, type MaybePromise } from './maybe.js';
-import { textKey } from './text-key.js';
+import { TextKeyedMap } from './text-key.js';
 import type { ApiKeyRecord, Clock, KeyStore, Tier } from './ports.js';
 
 export const KEY_PREFIX = 'exr_';
@@ -67,23 +67,20 @@ export async function issueApiKey(keys: KeyStore, input: { tier: string; owner: 
  * cache finds at once). The keys are held only in this process's memory, as they are in the
  * requests that bring them; never stored or logged. Emptied when full.
  *
- * Found by a number computed from the key's characters (textKey), then compared. Two keys with
- * one number take turns in its slot; each turn costs only a SHA-256.
+ * Found through the key's text key, then compared (src/core/text-key.ts): two keys with one text
+ * key take turns in its slot, each turn costing only a SHA-256.
  */
-const presentedHashes = new Map<number, { key: string; hash: string }>();
-const PRESENTED_MAX = 10_000;
+const presentedHashes = new TextKeyedMap<string>(10_000);
 const LONGEST_KEY = KEY_PREFIX.length + 64;
 
 function presentedHash(presented: string): string | undefined {
   if (presented.length > LONGEST_KEY) return undefined;
-  const slot = textKey(presented);
-  const held = presentedHashes.get(slot);
-  if (held !== undefined && held.key === presented) return held.hash;
-  if (!isWellFormedKey(presented)) return undefined;
-  if (presentedHashes.size >= PRESENTED_MAX) presentedHashes.clear();
-  const hash = hashApiKey(presented);
-  presentedHashes.set(slot, { key: presented, hash });
-  return hash;
+  let hashed = presentedHashes.get(presented);
+  if (hashed === undefined) {
+    if (!isWellFormedKey(presented)) return undefined;
+    presentedHashes.set(presented, (hashed = hashApiKey(presented)));
+  }
+  return hashed;
 }
 
 /** The active key record for a presented key, or null for a malformed, unknown or revoked one. */

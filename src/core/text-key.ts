@@ -11,3 +11,24 @@ export function textKey(text: string): number {
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
   return h & 0x3fffffff;
 }
+
+/**
+ * A map by text, found through textKey and then compared: what a cache keyed by a request's
+ * strings uses. Two texts with one text key take turns in its slot. Holding `max` texts, it is
+ * emptied before it takes another.
+ */
+export class TextKeyedMap<V> {
+  readonly #slots = new Map<number, { text: string; value: V }>();
+
+  constructor(readonly max = Infinity) {}
+
+  get(text: string): V | undefined {
+    const held = this.#slots.get(textKey(text));
+    return held !== undefined && held.text === text ? held.value : undefined;
+  }
+
+  set(text: string, value: V): void {
+    if (this.#slots.size >= this.max) this.#slots.clear();
+    this.#slots.set(textKey(text), { text, value });
+  }
+}

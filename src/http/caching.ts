@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
 import { negotiate } from '@fastify/accept-negotiator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { textKey } from '../core/text-key.js';
+import { TextKeyedMap } from '../core/text-key.js';
 import { createByteLru } from './byte-lru.js';
 
 export function strongEtag(body: string | Buffer): string {
@@ -75,17 +75,16 @@ export function httpDate(iso: string): string {
   return date;
 }
 
-/** By the header's text key (src/core/text-key.ts), not by the header: the request's string would be interned on every lookup. */
-const negotiated = new Map<number, { accepted: string; encoding: Encoding }>();
+/** By the header's text (src/core/text-key.ts): not a map keyed by the request's own string. */
+const negotiated = new TextKeyedMap<Encoding>(1_001);
 /** The encoding to send for an Accept-Encoding header; clients send few distinct ones, so each is parsed once. */
 export function negotiateEncoding(accepted: string | undefined): Encoding {
   if (accepted === undefined || accepted.length === 0) return 'identity';
-  const slot = textKey(accepted);
-  const held = negotiated.get(slot);
-  if (held !== undefined && held.accepted === accepted) return held.encoding;
-  const encoding = (negotiate(accepted, ['br', 'gzip', 'identity']) as Encoding | null) ?? 'identity';
-  if (negotiated.size > 1_000) negotiated.clear();
-  negotiated.set(slot, { accepted, encoding });
+  let encoding = negotiated.get(accepted);
+  if (encoding === undefined) {
+    encoding = (negotiate(accepted, ['br', 'gzip', 'identity']) as Encoding | null) ?? 'identity';
+    negotiated.set(accepted, encoding);
+  }
   return encoding;
 }
 

@@ -2,12 +2,12 @@ import { parseCurrency } from '../core/currencies.js';
 import { manyRates, type ManyRates } from '../core/many-rates.js';
 import type { MaybePromise } from '../core/maybe.js';
 import type { Tier } from '../core/ports.js';
-import type { Day } from '../core/time.js';
+import { utcDayNumber, type Day } from '../core/time.js';
 import type { QuotaUsage } from '../core/quota.js';
 import { listCurrencies } from '../core/served-currencies.js';
 import { historyCsv, pairHistory, RANGES, type HistoryRange } from '../core/history.js';
 import { convertAt, pairKey, parseAmount, type Conversion, type RateBook, type RateQuote } from '../core/rates.js';
-import { textKey } from '../core/text-key.js';
+import { TextKeyedMap } from '../core/text-key.js';
 import { createByteLru } from './byte-lru.js';
 import { compressBody, encodedEtag, httpDate, strongEtag, type Encoding } from './caching.js';
 
@@ -76,26 +76,24 @@ export function renderConversion(conversion: Conversion): string {
  * over all quotes; past the bound everything is dropped and rendered anew.
  */
 export function createConversionBodies(maxEntries = 20_000): (quote: RateQuote, amountText: string) => RenderedBody {
-  // Per quote, by the amount's text key (src/core/text-key.ts), not by the amount: the request's
-  // own string would be interned on every lookup. Amounts with one text key take turns.
-  let byQuote = new WeakMap<RateQuote, Map<number, { amountText: string; rendered: RenderedBody }>>();
+  // Per quote, by the amount's text (src/core/text-key.ts): not a map keyed by the request's own string.
+  let byQuote = new WeakMap<RateQuote, TextKeyedMap<RenderedBody>>();
   let entries = 0;
   return (quote, amountText) => {
-    const slot = textKey(amountText);
     let bodies = byQuote.get(quote);
-    const held = bodies?.get(slot);
-    if (held !== undefined && held.amountText === amountText) return held.rendered;
+    let rendered = bodies?.get(amountText);
+    if (rendered) return rendered;
     // parseAmount throws on an amount the routes would refuse; nothing is kept then.
     const body = renderConversion(convertAt(quote, parseAmount(amountText)));
-    const rendered = { body, etag: strongEtag(body), length: Buffer.byteLength(body) };
+    rendered = { body, etag: strongEtag(body), length: Buffer.byteLength(body) };
     if (entries >= maxEntries) {
       byQuote = new WeakMap();
       entries = 0;
       bodies = undefined;
     }
-    if (!bodies) byQuote.set(quote, (bodies = new Map()));
-    if (held === undefined) entries += 1;
-    bodies.set(slot, { amountText, rendered });
+    if (!bodies) byQuote.set(quote, (bodies = new TextKeyedMap()));
+    bodies.set(amountText, rendered);
+    entries += 1;
     return rendered;
   };
 }
@@ -148,7 +146,7 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
   const keyOf = (pair: number, range: HistoryRange, csv: boolean) => pair * FORMS + (RANGES.indexOf(range) * 2 + (csv ? 1 : 0)) * ENCODINGS.length;
   /** The key of an answer's form in an encoding, from its plain form's. */
   const encodedKey = (key: number, encoding: Encoding) => key + ENCODINGS.indexOf(encoding);
-  const dayNumber = () => Math.floor(book.clock.now().getTime() / 86_400_000);
+  const today = () => utcDayNumber(book.clock.now());
   const current = (held: RenderedHistory | undefined, day: number, generation: number) =>
     held !== undefined && held.day === day && held.generation === generation ? held : undefined;
 
@@ -168,7 +166,7 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
   function held(from: string, to: string, range: HistoryRange, csv: boolean, encoding: Encoding): RenderedHistory | undefined {
     const pair = pairKey(from, to);
     if (pair === undefined) return undefined;
-    const day = dayNumber();
+    const day = today();
     const generation = book.generation();
     const key = keyOf(pair, range, csv);
     if (encoding === 'identity') return current(cache.get(key), day, generation);
@@ -185,7 +183,7 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
       if (found) return found;
       const fromCode = parseCurrency(from, 'from');
       const toCode = parseCurrency(to, 'to');
-      const day = dayNumber();
+      const day = today();
       const generation = book.generation();
       return pairHistory(book, fromCode, toCode, range).then((history) => {
         let body: string;
