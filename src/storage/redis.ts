@@ -87,19 +87,26 @@ export function countRedisCommands(count: (command: string) => void): () => void
   };
 }
 
-// KEYS[1] this instance's sequence hash, KEYS[2..] counters; ARGV[1] the hash's lifetime, then
-// one triple per request: index of its counter in KEYS, limit, sequence number. Returns a pair
-// per request: {1, used} counted, {0, used} refused, {-1, 0} counter missing (then nothing is
-// counted on it). Requests are decided in order, each as if alone, so a batch decides exactly
-// what the same requests sent one by one would have. The hash keeps, per counter, the sequence
-// number of the last request counted, which lets a later reconcile tell whether a batch whose
-// answer was lost ran after all: a counter's counted requests in a batch come before its refused
-// ones (its count only rises, its limit does not change within an instance), so every request
-// numbered up to the last counted one was counted.
+// KEYS[1] this instance's sequence hash, KEYS[2..] counters; ARGV[1] the hash's lifetime, ARGV[2]
+// the sequence number of the batch's first request (the others follow it one by one), ARGV[3] the
+// requests, each as "<index of its counter in KEYS> <limit> ". Returns one string, a word per
+// request: "c<used>" counted, "r<used>" refused, "m" counter missing (then nothing is counted on
+// it). Requests are decided in order, each as if alone, so a batch decides exactly what the same
+// requests sent one by one would have. The hash keeps, per counter, the sequence number of the
+// last request counted, which lets a later reconcile tell whether a batch whose answer was lost
+// ran after all: a counter's counted requests in a batch come before its refused ones (its count
+// only rises, its limit does not change within an instance), so every request numbered up to the
+// last counted one was counted.
+// The requests travel as one argument and the answers as one string, not as three arguments and
+// two integers per request: ioredis makes several objects of every argument and every element of
+// a reply, and at a few thousand batches a second they outlived young-generation collections and
+// brought on full ones.
 const CONSUME_BATCH = `
 local counts, initial, last, out = {}, {}, {}, {}
-for i = 2, #ARGV, 3 do
-  local k = tonumber(ARGV[i])
+local seq = tonumber(ARGV[2]) - 1
+for ks, ls in string.gmatch(ARGV[3], '(%d+) (%d+) ') do
+  seq = seq + 1
+  local k = tonumber(ks)
   if counts[k] == nil then
     local v = redis.call('GET', KEYS[k])
     counts[k] = v and tonumber(v) or false
@@ -107,26 +114,26 @@ for i = 2, #ARGV, 3 do
   end
   local c = counts[k]
   if c == false then
-    out[#out + 1] = -1; out[#out + 1] = 0
-  elseif c >= tonumber(ARGV[i + 1]) then
-    out[#out + 1] = 0; out[#out + 1] = c
+    out[#out + 1] = 'm'
+  elseif c >= tonumber(ls) then
+    out[#out + 1] = string.format('r%d', c)
   else
     c = c + 1
     counts[k] = c
-    last[k] = ARGV[i + 2]
-    out[#out + 1] = 1; out[#out + 1] = c
+    last[k] = seq
+    out[#out + 1] = string.format('c%d', c)
   end
 end
 local seen = {}
-for k, seq in pairs(last) do
+for k, s in pairs(last) do
   redis.call('INCRBY', KEYS[k], counts[k] - initial[k])
-  seen[#seen + 1] = KEYS[k]; seen[#seen + 1] = seq
+  seen[#seen + 1] = KEYS[k]; seen[#seen + 1] = s
 end
 if #seen > 0 then
   redis.call('HSET', KEYS[1], unpack(seen))
   redis.call('EXPIRE', KEYS[1], ARGV[1])
 end
-return out
+return table.concat(out, ' ')
 `;
 // KEYS[1] counter, KEYS[2] sequence hash, KEYS[3] batch marker; ARGV[1] requests counted in the
 // store, ARGV[2] floor (the stored count), ARGV[3] lifetime, ARGV[4..] sequence numbers of
@@ -155,7 +162,7 @@ return 0
 
 /** The batch script as a command of the client: ioredis sends EVALSHA and loads the script where it is missing. */
 interface QuotaScripts {
-  exratesConsumeBatch(numberOfKeys: number, ...keysAndArgs: Array<string | number>): Promise<number[]>;
+  exratesConsumeBatch(numberOfKeys: number, ...keysAndArgs: Array<string | number>): Promise<string>;
 }
 
 function withScripts(redis: RedisClient): RedisClient & QuotaScripts {
@@ -185,9 +192,8 @@ export function redisKeyspace(prefix: string, cluster: boolean, instance: string
  * Seconds a counter lives: to the end of the day after its day, so a late flush still finds it.
  * Relative to the service's clock, which may be fixed in the past (EXRATES_NOW), not Redis's.
  */
-function lifetimeOf(day: Day, clock: Clock): number {
-  return Math.max(60, Math.ceil((Date.parse(`${addDays(day, 2)}T00:00:00Z`) - clock.now().getTime()) / 1000));
-}
+const expiryOf = (day: Day) => Date.parse(`${addDays(day, 2)}T00:00:00Z`);
+const lifetimeUntil = (expiry: number, clock: Clock) => Math.max(60, Math.ceil((expiry - clock.now().getTime()) / 1000));
 
 /** After a Redis command fails, how long requests go straight to the store before Redis is tried again. */
 const SUSPECT_MS = 2_000;
@@ -216,6 +222,14 @@ interface Batch {
 interface Counter {
   keyId: string;
   day: Day;
+  /** Its key in Redis, and that of the sequence hash its requests are numbered in. */
+  name: string;
+  sequenceName: string;
+  /** When its key in Redis may expire (ms since the epoch). */
+  expiry: number;
+  /** The script call it was last put in, and its index in that call's KEYS. */
+  call: number;
+  at: number;
   /** Requests this instance counted in Redis and has not yet added to the store. */
   unflushed: number;
   /** Requests this instance counted in the store while Redis was unreachable, not yet in Redis. */
@@ -275,7 +289,11 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
     let byKey = counters.get(day);
     if (!byKey) counters.set(day, (byKey = new Map()));
     let c = byKey.get(keyId);
-    if (!c) byKey.set(keyId, (c = { keyId, day, unflushed: 0, offline: 0, uncertain: [], waiting: 0 }));
+    if (!c) {
+      const names = { name: keys.counter(keyId, day), sequenceName: keys.sequence(keyId), expiry: expiryOf(day) };
+      c = { keyId, day, ...names, call: 0, at: 0, unflushed: 0, offline: 0, uncertain: [], waiting: 0 };
+      byKey.set(keyId, c);
+    }
     return c;
   }
 
@@ -331,12 +349,12 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
         await redis.eval(
           RECONCILE,
           3,
-          keys.counter(c.keyId, c.day),
-          keys.sequence(c.keyId),
+          c.name,
+          c.sequenceName,
           batch.marker,
           batch.count,
           floor,
-          lifetimeOf(c.day, clock),
+          lifetimeUntil(c.expiry, clock),
           ...batch.uncertain,
         );
         delete c.batch;
@@ -462,7 +480,7 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
     if (degraded || !redisUsable()) return toStore(batch, undefined, false);
     const calls = new Map<string, Pending[]>();
     for (const request of batch) {
-      const name = keys.sequence(request.c.keyId);
+      const name = request.c.sequenceName;
       let call = calls.get(name);
       if (!call || call.length >= MAX_BATCH) calls.set(name, (call = []));
       call.push(request);
@@ -472,35 +490,43 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
     if (missing.length > 0) await seed(missing);
   }
 
-  async function runScript(sequenceKey: string, call: Pending[], missing: Pending[]): Promise<void> {
-    const counterKeys: string[] = [];
-    const index = new Map<Counter, number>();
-    const args: Array<string | number> = [0];
-    let lifetime = 60;
+  let scriptCalls = 0;
+  async function runScript(sequenceName: string, call: Pending[], missing: Pending[]): Promise<void> {
+    const stamp = ++scriptCalls;
+    const keyNames = [sequenceName];
+    let requests = '';
+    let expiry = 0;
     for (const request of call) {
-      let at = index.get(request.c);
-      if (at === undefined) {
-        counterKeys.push(keys.counter(request.c.keyId, request.c.day));
-        index.set(request.c, (at = counterKeys.length + 1));
-        lifetime = Math.max(lifetime, lifetimeOf(request.c.day, clock));
+      const c = request.c;
+      if (c.call !== stamp) {
+        c.call = stamp;
+        c.at = keyNames.push(c.name);
+        expiry = Math.max(expiry, c.expiry);
       }
+      requests += `${c.at} ${request.limit} `;
       request.seq = ++sequence;
-      args.push(at, request.limit, request.seq);
     }
-    args[0] = lifetime;
-    let out: number[];
+    let out: string;
     try {
-      out = await redis.exratesConsumeBatch(1 + counterKeys.length, sequenceKey, ...counterKeys, ...args);
+      out = await redis.exratesConsumeBatch(keyNames.length, ...keyNames, lifetimeUntil(expiry, clock), call[0]!.seq, requests);
       answered();
     } catch (error) {
       return toStore(call, error, true);
     }
-    call.forEach((request, i) => {
-      const allowed = Number(out[2 * i]);
-      if (allowed === -1) return void missing.push(request);
-      if (allowed === 1) request.c.unflushed += 1;
-      settled(request, { allowed: allowed === 1, used: Number(out[2 * i + 1]) });
-    });
+    // One word per request (see CONSUME_BATCH), read in place rather than split into strings.
+    let at = 0;
+    for (let i = 0; i < call.length; i++) {
+      const request = call[i]!;
+      const kind = out.charCodeAt(at++);
+      let used = 0;
+      for (let digit = out.charCodeAt(at); digit >= 48 && digit <= 57; digit = out.charCodeAt(++at)) used = used * 10 + digit - 48;
+      at += 1;
+      if (kind === 109 /* m */) missing.push(request);
+      else if (kind === 99 /* c */ || kind === 114 /* r */) {
+        if (kind === 99) request.c.unflushed += 1;
+        settled(request, { allowed: kind === 99, used });
+      } else return toStore(call.slice(i), new Error(`unexpected answer from the quota script: ${out.slice(0, 80)}`), true);
+    }
   }
 
   /**
@@ -514,7 +540,7 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
     try {
       for (const c of new Set(first.map((r) => r.c))) {
         const floor = (await store.used(c.keyId, c.day)) + c.unflushed;
-        await redis.set(keys.counter(c.keyId, c.day), floor, 'EX', lifetimeOf(c.day, clock), 'NX');
+        await redis.set(c.name, floor, 'EX', lifetimeUntil(c.expiry, clock), 'NX');
       }
     } catch (error) {
       return toStore(requests, error, false);
