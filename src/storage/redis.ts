@@ -551,15 +551,26 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
     if (again.length > 0) toStore(again, new Error('quota counter vanished from redis right after it was seeded'), false);
   }
 
+  /** Queues a request for the next script call. */
+  function counted(c: Counter, limit: number): Promise<{ allowed: boolean; used: number }> {
+    c.waiting += 1;
+    const answer = new Promise<{ allowed: boolean; used: number }>((settle) => pending.push({ c, limit, seq: 0, seeded: false, settle }));
+    schedule();
+    return answer;
+  }
+
+  /** While degraded: the store counts, until a reconcile has brought Redis up to date. */
+  async function consumeWhileDegraded(c: Counter, limit: number) {
+    if (redisUsable()) await startReconcile();
+    return degraded || !redisUsable() ? consumeInStore(c, limit) : counted(c, limit);
+  }
+
   return {
-    async consume(keyId, day, limit) {
+    consume(keyId, day, limit) {
       const c = counter(keyId, day);
-      if (degraded && redisUsable()) await startReconcile();
-      if (degraded || !redisUsable()) return consumeInStore(c, limit);
-      c.waiting += 1;
-      const answer = new Promise<{ allowed: boolean; used: number }>((settle) => pending.push({ c, limit, seq: 0, seeded: false, settle }));
-      schedule();
-      return answer;
+      if (degraded) return consumeWhileDegraded(c, limit);
+      if (!redisUsable()) return consumeInStore(c, limit);
+      return counted(c, limit);
     },
 
     async used(keyId, day) {
