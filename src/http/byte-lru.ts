@@ -14,8 +14,9 @@ export interface ByteLru<V extends NonNullable<unknown>, K extends string | numb
   readonly size: number;
 }
 
-export function createByteLru<V extends NonNullable<unknown>, K extends string | number = string>(maxBytes: number): ByteLru<V, K> {
-  const cache = new LRUCache<K, V>({ maxSize: maxBytes });
+/** `dropped` is called with each value the cache lets go: evicted, replaced or deleted. */
+export function createByteLru<V extends NonNullable<unknown>, K extends string | number = string>(maxBytes: number, dropped?: (value: V) => void): ByteLru<V, K> {
+  const cache = new LRUCache<K, V>({ maxSize: maxBytes, ...(dropped ? { dispose: (value: V) => dropped(value) } : {}) });
   return {
     get: (key) => cache.get(key),
     set(key, value, bytes) {

@@ -35,6 +35,17 @@ export function encodedEtag(etag: string, encoding: 'br' | 'gzip'): string {
 }
 
 /**
+ * A text as UTF-8 bytes in memory of their own, for a body that is kept: `Buffer.from` carves
+ * texts of up to half of `Buffer.poolSize` (64 KB since Node.js 26) out of a shared slab, and a
+ * kept body would hold its whole slab, and every evicted neighbour in it, for as long as it is kept.
+ */
+export function ownBytes(text: string): Buffer {
+  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+  bytes.write(text);
+  return bytes;
+}
+
+/**
  * A body compressed as the service compresses every body it sends compressed, in memory of its
  * own size: zlib writes into 16 KB chunks, and a kept 10 KB body would otherwise hold all 16.
  */

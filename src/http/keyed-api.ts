@@ -15,6 +15,7 @@ import type { ServiceMetrics } from '../metrics.js';
 import { httpDate, matchesIfNoneMatch, negotiateEncoding, notModifiedSince } from './caching.js';
 import { CORS, SECURITY_HEADERS } from './headers.js';
 import { requestDefect } from './request-checks.js';
+import { sent } from './kept-body.js';
 import { PROBLEM_CONTENT_TYPE, notFound, problemFromDomainError, problemOf, type Problem } from './problem.js';
 import {
   CSV_TYPE,
@@ -335,8 +336,8 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
         const accepted = request.headers['accept-encoding'];
         const encoding = negotiateEncoding(accepted);
         // The form that is sent is the one asked for, and the only one kept.
-        return andThen(histories.render(from, to, (query.range as HistoryRange | undefined) ?? DEFAULT_RANGE, csv, encoding), (rendered) =>
-          sendCacheable(request, response, headers, {
+        return andThen(histories.render(from, to, (query.range as HistoryRange | undefined) ?? DEFAULT_RANGE, csv, encoding), (rendered) => {
+          const status = sendCacheable(request, response, headers, {
             body: rendered.body,
             etag: rendered.etag,
             vary: 'Accept-Encoding, X-Api-Key',
@@ -345,8 +346,10 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
             ...(csv ? { disposition: `attachment; filename="${rendered.name}"` } : {}),
             contentType: csv ? CSV_TYPE : JSON_TYPE,
             ...(encoding === 'identity' ? {} : { encoding }),
-          }),
-        );
+          });
+          sent(rendered.kept, response);
+          return status;
+        });
       }
       case '/api/v1/currencies':
         // Changes only with the rates: cacheable until the next refresh.

@@ -9,7 +9,8 @@ import { historyCsv, pairHistory, RANGES, type HistoryRange } from '../core/hist
 import { convertAt, pairKey, parseAmount, type Conversion, type RateBook, type RateQuote } from '../core/rates.js';
 import { TextKeyedMap } from '../core/text-key.js';
 import { createByteLru } from './byte-lru.js';
-import { compressBody, encodedEtag, httpDate, strongEtag, type Encoding } from './caching.js';
+import { drop, keptBody, takeOut, type KeptBody } from './kept-body.js';
+import { compressBody, encodedEtag, httpDate, ownBytes, strongEtag, type Encoding } from './caching.js';
 
 /**
  * The bodies of the keyed API's answers, rendered once and kept while the rates they come from
@@ -31,6 +32,8 @@ export interface RenderedBody {
 export interface RenderedHistory {
   /** Encoded once: history bodies are large, and a string would be encoded again on every send. */
   body: Buffer;
+  /** The body as the cache keeps it: freed once the cache lets it go and no response reads it. */
+  kept: KeptBody;
   /** The representation's strong ETag: a compressed body has its own. */
   etag: string;
   /** The plain body's ETag, from which a compressed body's own is made. */
@@ -119,7 +122,8 @@ export interface HistoryBodies {
   /**
    * The answer in an encoding, computed when it is not held yet (without a promise when it is
    * held). Only the form asked for is kept: a computed plain body that was needed only to be
-   * compressed is not.
+   * compressed is not. The body is counted out to the caller: give it back with `sent` once the
+   * response is ended, or it is left to the collector.
    */
   render(from: string, to: string, range: HistoryRange, csv: boolean, encoding?: Encoding): MaybePromise<RenderedHistory>;
 }
@@ -137,7 +141,7 @@ const FORMS = RANGES.length * 2 * ENCODINGS.length;
  * provider's currencies over five years in one form.
  */
 export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024): HistoryBodies {
-  const cache = createByteLru<RenderedHistory, number>(maxBytes);
+  const cache = createByteLru<RenderedHistory, number>(maxBytes, (dropped) => drop(dropped.kept));
   /**
    * A number per pair and form, not a string joined from them: a lookup by a string built for the
    * request makes V8 intern it first, on every request. The day and generation an answer was made
@@ -156,7 +160,7 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
     let found = current(cache.get(key), rendered.day, rendered.generation);
     if (!found) {
       const body = compressBody(rendered.body, encoding);
-      found = { ...rendered, body, etag: encodedEtag(rendered.plainEtag, encoding), key };
+      found = { ...rendered, body, kept: keptBody(body), etag: encodedEtag(rendered.plainEtag, encoding), key };
       cache.set(key, found, body.length);
     }
     return found;
@@ -176,11 +180,16 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
     return plain && encode(plain, encoding);
   }
 
+  const handedOut = (rendered: RenderedHistory) => {
+    takeOut(rendered.kept);
+    return rendered;
+  };
+
   return {
     peek: held,
     render(from, to, range, csv, encoding = 'identity') {
       const found = held(from, to, range, csv, encoding);
-      if (found) return found;
+      if (found) return handedOut(found);
       const fromCode = parseCurrency(from, 'from');
       const toCode = parseCurrency(to, 'to');
       const day = today();
@@ -192,15 +201,15 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
           const { from: _from, to: _to, asOf: _asOf, ...fields } = history;
           body = JSON.stringify(fields);
         }
-        const bytes = Buffer.from(body, 'utf8');
+        const bytes = ownBytes(body);
         // Kept under the day and generation the answer was computed for: if the rates moved
         // meanwhile, a newer request computes again.
         const key = keyOf(pairKey(fromCode, toCode)!, range, csv);
         const etag = strongEtag(bytes);
-        const rendered = { body: bytes, etag, plainEtag: etag, name: `${history.pair}_${history.range}.csv`, key, day, generation, lastModified: httpDate(history.asOf) };
-        if (encoding !== 'identity') return encode(rendered, encoding);
+        const rendered = { body: bytes, kept: keptBody(bytes), etag, plainEtag: etag, name: `${history.pair}_${history.range}.csv`, key, day, generation, lastModified: httpDate(history.asOf) };
+        if (encoding !== 'identity') return handedOut(encode(rendered, encoding));
         cache.set(key, rendered, bytes.length);
-        return rendered;
+        return handedOut(rendered);
       });
     },
   };

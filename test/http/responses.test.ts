@@ -6,11 +6,16 @@ import fc from 'fast-check';
 import { convertAt, createRateBook, parseAmount, type RateQuote } from '../../src/core/rates.js';
 import { textKey } from '../../src/core/text-key.js';
 import { ecbReferenceTime } from '../../src/core/time.js';
+import type { ServerResponse } from 'node:http';
 import { negotiateEncoding, strongEtag } from '../../src/http/caching.js';
+import { sent } from '../../src/http/kept-body.js';
 import { createConversionBodies, createHistoryBodies, renderConversion, renderQuote } from '../../src/http/responses.js';
 import { migrateToLatest, openDatabase, type OpenDatabase } from '../../src/storage/database.js';
 import { createRateStore } from '../../src/storage/rate-store.js';
 import { tempDir } from '../helper.js';
+
+/** The body's memory has been given back (its ArrayBuffer detached). */
+const freed = (bytes: Buffer) => (bytes.buffer as ArrayBuffer).detached;
 
 const code = fc.stringMatching(/^[A-Z]{3}$/);
 const decimal = fc
@@ -142,6 +147,25 @@ describe('history bodies', () => {
     assert.equal(bodies.peek('USD', 'JPY', '1m', false, 'gzip'), gzip);
     // br is made from the plain body, which is gone: not held, so not answered from here.
     assert.equal(bodies.peek('USD', 'JPY', '1m', false, 'br'), undefined);
+  });
+
+  it('frees an evicted body at once when no response reads it, and one still handed out once it is given back', async () => {
+    const size = (await createHistoryBodies(book).render('USD', 'JPY', '1m', false)).body.length;
+    const other = (await createHistoryBodies(book).render('USD', 'GBP', '1m', false)).body.length;
+    // Room for one answer at a time.
+    const bodies = createHistoryBodies(book, Math.max(size, other));
+    // A response that has handed all of its body to the kernel (kept-body.test.ts sends real ones).
+    const written = { writableLength: 0 } as ServerResponse;
+    const first = await bodies.render('USD', 'JPY', '1m', false);
+    const expected = Buffer.from(first.body);
+    sent(first.kept, written);
+    const second = await bodies.render('USD', 'GBP', '1m', false);
+    assert.equal(freed(first.body), true, 'evicted and read by no response: freed');
+    const third = await bodies.render('USD', 'JPY', '1m', false);
+    assert.equal(freed(second.body), false, 'evicted, but still handed out');
+    sent(second.kept, written);
+    assert.equal(freed(second.body), true);
+    assert.deepEqual(third.body, expected, 'computed again, byte for byte');
   });
 
   it('keeps only the compressed form of an answer computed for a client that takes it compressed', async () => {
