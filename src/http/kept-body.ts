@@ -52,5 +52,10 @@ function free(kept: KeptBody): void {
   const { body } = kept;
   const memory = body.buffer;
   // Only memory the body has to itself (ownBytes, compressBody): a slice of a shared slab is left alone.
-  if (memory instanceof ArrayBuffer && body.byteOffset === 0 && body.byteLength === memory.byteLength && !memory.detached) memory.transfer(0);
+  if (!(memory instanceof ArrayBuffer) || body.byteOffset !== 0 || body.byteLength !== memory.byteLength || memory.detached) return;
+  try {
+    memory.transfer(0);
+  } catch {
+    // Memory that cannot be detached (made so by whoever allocated it) is left to the collector.
+  }
 }

@@ -478,15 +478,20 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
 
   async function sendBatch(batch: Pending[]): Promise<void> {
     if (degraded || !redisUsable()) return toStore(batch, undefined, false);
-    const calls = new Map<string, Pending[]>();
+    // One call per sequence hash, and per MAX_BATCH requests of it.
+    const calls: Array<{ name: string; requests: Pending[] }> = [];
+    const filling = new Map<string, Pending[]>();
     for (const request of batch) {
       const name = request.c.sequenceName;
-      let call = calls.get(name);
-      if (!call || call.length >= MAX_BATCH) calls.set(name, (call = []));
-      call.push(request);
+      let requests = filling.get(name);
+      if (!requests || requests.length >= MAX_BATCH) {
+        filling.set(name, (requests = []));
+        calls.push({ name, requests });
+      }
+      requests.push(request);
     }
     const missing: Pending[] = [];
-    await Promise.all([...calls].map(([name, call]) => runScript(name, call, missing)));
+    await Promise.all(calls.map(({ name, requests }) => runScript(name, requests, missing)));
     if (missing.length > 0) await seed(missing);
   }
 
@@ -503,16 +508,18 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
         c.at = keyNames.push(c.name);
         expiry = Math.max(expiry, c.expiry);
       }
-      requests += `${c.at} ${request.limit} `;
+      // Written as digits: a limit beyond 2^53 counts as 2^53 (the config admits any integer).
+      requests += `${c.at} ${Math.min(request.limit, Number.MAX_SAFE_INTEGER)} `;
       request.seq = ++sequence;
     }
-    let out: string;
+    let out: unknown;
     try {
       out = await redis.exratesConsumeBatch(keyNames.length, ...keyNames, lifetimeUntil(expiry, clock), call[0]!.seq, requests);
       answered();
     } catch (error) {
       return toStore(call, error, true);
     }
+    if (typeof out !== 'string') return toStore(call, new Error('the quota script answered something other than a string'), true);
     // One word per request (see CONSUME_BATCH), read in place rather than split into strings.
     let at = 0;
     for (let i = 0; i < call.length; i++) {

@@ -166,6 +166,11 @@ describe('history bodies', () => {
     sent(second.kept, written);
     assert.equal(freed(second.body), true);
     assert.deepEqual(third.body, expected, 'computed again, byte for byte');
+    // A held answer is counted out too, each time it is handed out.
+    assert.equal(await bodies.render('USD', 'JPY', '1m', false), third);
+    assert.equal(third.kept.out, 2);
+    const gzip = await bodies.render('USD', 'JPY', '1m', false, 'gzip');
+    assert.equal(gzip.kept.out, 1);
   });
 
   it('keeps only the compressed form of an answer computed for a client that takes it compressed', async () => {

@@ -151,6 +151,25 @@ for (const engine of engines) {
       await closeStore(quotas);
     });
 
+    test('a turn of more requests than one script call holds: every one answered, each as exact as if alone', async (t) => {
+      if (skip) return t.skip(skip);
+      const quotas = quotaStore(await connect(), store);
+      const keyId = newKeyId();
+      // Seeded first, so that the turn below is decided by script calls alone.
+      await quotas.consume(keyId, DAY, 2000);
+      // 2,500 decisions in one turn, over one sequence hash: three calls of at most 1,000.
+      let timer: NodeJS.Timeout | undefined;
+      const unanswered = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('some requests were never answered')), 10_000);
+      });
+      const results = await Promise.race([Promise.all(Array.from({ length: 2500 }, () => quotas.consume(keyId, DAY, 2000))), unanswered]).finally(() => clearTimeout(timer));
+      const allowed = results.filter((r) => r.allowed);
+      assert.deepEqual(sortedUsed(allowed), range(2, 2000));
+      assert.equal(results.length - allowed.length, 501);
+      assert.equal(await admin!.get(counterKey(keyId)), '2000');
+      await closeStore(quotas);
+    });
+
     test('two instances on two connections share one count exactly', async (t) => {
       if (skip) return t.skip(skip);
       const a = quotaStore(await connect(), store);
