@@ -30,7 +30,7 @@ try {
         const bodies = createHistoryBodies(deps.book, 1024 * 1024 * 1024);
         bytes = 0;
         const started = performance.now();
-        for (const [from, to] of pairs) bytes += (await bodies.render(from, to, range, csv)).body.length;
+        for (const [from, to] of pairs) bytes += (await bodies.render(from, to, range, csv)).kept.body.length;
         perPair.push(((performance.now() - started) * 1000) / pairs.length);
       }
       const sorted = [...perPair].sort((a, b) => a - b);

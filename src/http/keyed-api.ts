@@ -338,7 +338,7 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
         // The form that is sent is the one asked for, and the only one kept.
         return andThen(histories.render(from, to, (query.range as HistoryRange | undefined) ?? DEFAULT_RANGE, csv, encoding), (rendered) => {
           const status = sendCacheable(request, response, headers, {
-            body: rendered.body,
+            body: rendered.kept.body,
             etag: rendered.etag,
             vary: 'Accept-Encoding, X-Api-Key',
             cacheControl: historyCacheControl,

@@ -30,9 +30,10 @@ export interface RenderedBody {
 }
 
 export interface RenderedHistory {
-  /** Encoded once: history bodies are large, and a string would be encoded again on every send. */
-  body: Buffer;
-  /** The body as the cache keeps it: freed once the cache lets it go and no response reads it. */
+  /**
+   * The body, encoded once (history bodies are large, and a string would be encoded again on
+   * every send), as the cache keeps it: freed once the cache lets it go and no response reads it.
+   */
   kept: KeptBody;
   /** The representation's strong ETag: a compressed body has its own. */
   etag: string;
@@ -159,8 +160,8 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
     const key = encodedKey(rendered.key, encoding);
     let found = current(cache.get(key), rendered.day, rendered.generation);
     if (!found) {
-      const body = compressBody(rendered.body, encoding);
-      found = { ...rendered, body, kept: keptBody(body), etag: encodedEtag(rendered.plainEtag, encoding), key };
+      const body = compressBody(rendered.kept.body, encoding);
+      found = { ...rendered, kept: keptBody(body), etag: encodedEtag(rendered.plainEtag, encoding), key };
       cache.set(key, found, body.length);
     }
     return found;
@@ -206,7 +207,7 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
         // meanwhile, a newer request computes again.
         const key = keyOf(pairKey(fromCode, toCode)!, range, csv);
         const etag = strongEtag(bytes);
-        const rendered = { body: bytes, kept: keptBody(bytes), etag, plainEtag: etag, name: `${history.pair}_${history.range}.csv`, key, day, generation, lastModified: httpDate(history.asOf) };
+        const rendered = { kept: keptBody(bytes), etag, plainEtag: etag, name: `${history.pair}_${history.range}.csv`, key, day, generation, lastModified: httpDate(history.asOf) };
         if (encoding !== 'identity') return handedOut(encode(rendered, encoding));
         cache.set(key, rendered, bytes.length);
         return handedOut(rendered);

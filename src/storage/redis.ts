@@ -290,8 +290,19 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
     if (!byKey) counters.set(day, (byKey = new Map()));
     let c = byKey.get(keyId);
     if (!c) {
-      const names = { name: keys.counter(keyId, day), sequenceName: keys.sequence(keyId), expiry: expiryOf(day) };
-      c = { keyId, day, ...names, call: 0, at: 0, unflushed: 0, offline: 0, uncertain: [], waiting: 0 };
+      c = {
+        keyId,
+        day,
+        name: keys.counter(keyId, day),
+        sequenceName: keys.sequence(keyId),
+        expiry: expiryOf(day),
+        call: 0,
+        at: 0,
+        unflushed: 0,
+        offline: 0,
+        uncertain: [],
+        waiting: 0,
+      };
       byKey.set(keyId, c);
     }
     return c;

@@ -124,19 +124,19 @@ describe('history bodies', () => {
   it('keeps each form of an answer in one budget, so a compressed one is served without its plain body', async () => {
     const sizes = createHistoryBodies(book);
     const plain = await sizes.render('USD', 'JPY', '1m', false);
-    const zipped = (await sizes.render('USD', 'JPY', '1m', false, 'gzip')).body.length;
-    const other = (await sizes.render('USD', 'GBP', '1m', false)).body.length;
+    const zipped = (await sizes.render('USD', 'JPY', '1m', false, 'gzip')).kept.body.length;
+    const other = (await sizes.render('USD', 'GBP', '1m', false)).kept.body.length;
     // Room for two of the three entries made below: each new one evicts the least recently used.
-    const bodies = createHistoryBodies(book, Math.max(plain.body.length, other) + zipped);
+    const bodies = createHistoryBodies(book, Math.max(plain.kept.body.length, other) + zipped);
     assert.equal(bodies.peek('USD', 'JPY', '1m', false, 'identity'), undefined, 'peek never computes');
     const rendered = await bodies.render('usd', 'jpy', '1m', false);
-    assert.deepEqual(rendered.body, plain.body);
+    assert.deepEqual(rendered.kept.body, plain.kept.body);
     assert.equal(bodies.peek('USD', 'JPY', '1m', false, 'identity'), rendered);
 
     const gzip = bodies.peek('USD', 'JPY', '1m', false, 'gzip');
     assert.ok(gzip);
     assert.equal(gzip.etag, `${rendered.etag.slice(0, -1)}-gzip"`);
-    assert.deepEqual(gunzipSync(gzip.body), rendered.body);
+    assert.deepEqual(gunzipSync(gzip.kept.body), rendered.kept.body);
     assert.equal(gzip.plainEtag, rendered.etag);
     assert.equal(await bodies.render('USD', 'JPY', '1m', false, 'gzip'), gzip, 'compressed once');
 
@@ -150,22 +150,22 @@ describe('history bodies', () => {
   });
 
   it('frees an evicted body at once when no response reads it, and one still handed out once it is given back', async () => {
-    const size = (await createHistoryBodies(book).render('USD', 'JPY', '1m', false)).body.length;
-    const other = (await createHistoryBodies(book).render('USD', 'GBP', '1m', false)).body.length;
+    const size = (await createHistoryBodies(book).render('USD', 'JPY', '1m', false)).kept.body.length;
+    const other = (await createHistoryBodies(book).render('USD', 'GBP', '1m', false)).kept.body.length;
     // Room for one answer at a time.
     const bodies = createHistoryBodies(book, Math.max(size, other));
     // A response that has handed all of its body to the kernel (kept-body.test.ts sends real ones).
     const written = { writableLength: 0 } as ServerResponse;
     const first = await bodies.render('USD', 'JPY', '1m', false);
-    const expected = Buffer.from(first.body);
+    const expected = Buffer.from(first.kept.body);
     sent(first.kept, written);
     const second = await bodies.render('USD', 'GBP', '1m', false);
-    assert.equal(freed(first.body), true, 'evicted and read by no response: freed');
+    assert.equal(freed(first.kept.body), true, 'evicted and read by no response: freed');
     const third = await bodies.render('USD', 'JPY', '1m', false);
-    assert.equal(freed(second.body), false, 'evicted, but still handed out');
+    assert.equal(freed(second.kept.body), false, 'evicted, but still handed out');
     sent(second.kept, written);
-    assert.equal(freed(second.body), true);
-    assert.deepEqual(third.body, expected, 'computed again, byte for byte');
+    assert.equal(freed(second.kept.body), true);
+    assert.deepEqual(third.kept.body, expected, 'computed again, byte for byte');
     // A held answer is counted out too, each time it is handed out.
     assert.equal(await bodies.render('USD', 'JPY', '1m', false), third);
     assert.equal(third.kept.out, 2);
@@ -176,16 +176,16 @@ describe('history bodies', () => {
   it('keeps only the compressed form of an answer computed for a client that takes it compressed', async () => {
     const bodies = createHistoryBodies(book);
     const gzip = await bodies.render('USD', 'JPY', '1m', true, 'gzip');
-    const plainText = gunzipSync(gzip.body).toString();
+    const plainText = gunzipSync(gzip.kept.body).toString();
     assert.match(plainText, /^date,rate\r\n2026-01-12,/);
     assert.equal(bodies.peek('USD', 'JPY', '1m', true, 'identity'), undefined, 'the plain form is not kept');
     assert.equal(bodies.peek('USD', 'JPY', '1m', true, 'gzip'), gzip);
     assert.equal(await bodies.render('USD', 'JPY', '1m', true, 'gzip'), gzip, 'answered from what is held');
     // The kept body holds memory of its own size, not zlib's 16 KB output chunk.
-    assert.equal(gzip.body.buffer.byteLength, gzip.body.length);
+    assert.equal(gzip.kept.body.buffer.byteLength, gzip.kept.body.length);
     // A plain request computes the answer again, and keeps it; the ETags go together.
     const plain = await bodies.render('USD', 'JPY', '1m', true);
-    assert.equal(plain.body.toString(), plainText);
+    assert.equal(plain.kept.body.toString(), plainText);
     assert.equal(plain.etag, gzip.plainEtag);
     assert.equal(gzip.etag, `${plain.etag.slice(0, -1)}-gzip"`);
     assert.equal(bodies.peek('USD', 'JPY', '1m', true, 'identity'), plain);
