@@ -7,7 +7,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { serviceNodeFlags } from '../scripts/node-flags.js';
+import { serviceStart } from '../scripts/node-flags.js';
 import { loadConfig } from '../src/config.js';
 import { issueApiKey } from '../src/core/api-keys.js';
 import { createDeps } from '../src/deps.js';
@@ -171,8 +171,9 @@ export async function startService(setup: ServiceSetup, nodeArgs: readonly strin
   const port = await freePort();
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.startsWith('EXRATES_')) env[name] = value;
-  Object.assign(env, setup.env, extraEnv, { PORT: String(port) });
-  const args = [...serviceNodeFlags(ROOT), ...setup.nodeFlags, ...nodeArgs, join(ROOT, 'dist', 'cli', 'main.js'), 'serve'];
+  const start = serviceStart(ROOT);
+  Object.assign(env, start.env, setup.env, extraEnv, { PORT: String(port) });
+  const args = [...start.flags, ...setup.nodeFlags, ...nodeArgs, join(ROOT, 'dist', 'cli', 'main.js'), 'serve'];
   const [command, commandArgs] = onCpu(setup.cpus, process.execPath, args);
   const child = track(spawn(command, commandArgs, { cwd: setup.dir, env, stdio: ['ignore', 'pipe', 'pipe'] }));
   if (setup.log) {

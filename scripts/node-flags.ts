@@ -1,14 +1,23 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+/** How node is started for the service: its environment variables and its flags. */
+export interface ServiceStart {
+  env: Record<string, string>;
+  flags: string[];
+}
+
 /**
- * The node flags the service runs with, written once: in the first line of the `exrates` command
- * (src/cli/main.ts), which `npm start`, `npx exrates` and the Docker image all execute directly.
- * For whatever starts node itself instead (the benchmark, which also adds flags of its own).
+ * How the service's node is started, written once: in the first line of the `exrates` command
+ * (src/cli/main.ts), which `npm start`, `npx exrates` and the Docker image all execute directly —
+ * `env -S` sets the variables, then runs node with the flags. For whatever starts node itself
+ * instead (the benchmark, which also adds flags of its own).
  */
-export function serviceNodeFlags(root: string): string[] {
+export function serviceStart(root: string): ServiceStart {
   const shebang = readFileSync(join(root, 'src', 'cli', 'main.ts'), 'utf8').split('\n', 1)[0]!;
-  const match = /^#!\/usr\/bin\/env -S node((?: --[a-z-]+(?:=\S+)?)*)$/.exec(shebang);
-  if (!match) throw new Error(`src/cli/main.ts: the first line is not "#!/usr/bin/env -S node [--flags]": ${shebang}`);
-  return match[1]!.trim().split(' ').filter((flag) => flag.length > 0);
+  const match = /^#!\/usr\/bin\/env -S((?: [A-Z_]+=\S+)*) node((?: --[a-z-]+(?:=\S+)?)*)$/.exec(shebang);
+  if (!match) throw new Error(`src/cli/main.ts: the first line is not "#!/usr/bin/env -S [NAME=value ...] node [--flags]": ${shebang}`);
+  const words = (text: string) => text.trim().split(' ').filter((word) => word.length > 0);
+  const env = Object.fromEntries(words(match[1]!).map((assignment) => [assignment.slice(0, assignment.indexOf('=')), assignment.slice(assignment.indexOf('=') + 1)]));
+  return { env, flags: words(match[2]!) };
 }

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
-import { serviceNodeFlags } from '../scripts/node-flags.js';
+import { serviceStart } from '../scripts/node-flags.js';
 import { ECB_CSV, ECB_XML_DIR, FIXED_NOW, tempDir } from './helper.js';
 
 const exec = promisify(execFile);
@@ -134,10 +134,11 @@ describe('exrates CLI', () => {
   });
 });
 
-test('npm start and the Docker image run the exrates command itself, so node gets the flags of its first line, and node takes them', async () => {
+test('npm start and the Docker image run the exrates command itself, so node gets the environment and flags of its first line, and node takes them', async () => {
   const root = fileURLToPath(new URL('..', import.meta.url));
-  const flags = serviceNodeFlags(root);
+  const { env: startEnv, flags } = serviceStart(root);
   assert.ok(flags.length > 0 && flags.every((flag) => flag.startsWith('--')), `flags: ${flags.join(' ')}`);
+  assert.ok(Object.entries(startEnv).every(([name, value]) => /^[A-Z_]+$/.test(name) && value.length > 0), `env: ${JSON.stringify(startEnv)}`);
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string>; bin: Record<string, string> };
   assert.equal(pkg.scripts.start, 'dist/cli/main.js serve');
   assert.equal(pkg.bin.exrates, 'dist/cli/main.js');
@@ -146,7 +147,8 @@ test('npm start and the Docker image run the exrates command itself, so node get
   // The built command keeps the first line, is executable, and runs through it: node refuses a
   // flag it does not know (exit 9) rather than ignoring it.
   const built = join(root, 'dist', 'cli', 'main.js');
-  assert.equal(readFileSync(built, 'utf8').split('\n', 1)[0], `#!/usr/bin/env -S node ${flags.join(' ')}`);
+  const assignments = Object.entries(startEnv).map(([name, value]) => ` ${name}=${value}`).join('');
+  assert.equal(readFileSync(built, 'utf8').split('\n', 1)[0], `#!/usr/bin/env -S${assignments} node ${flags.join(' ')}`);
   const { stdout } = await exec(built, ['--help'], { env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` } });
   assert.match(stdout, /Usage: exrates/);
 });
