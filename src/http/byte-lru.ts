@@ -9,6 +9,8 @@ import { LRUCache } from 'lru-cache';
  */
 export interface ByteLru<V extends NonNullable<unknown>, K extends string | number = string> {
   get(key: K): V | undefined;
+  /** What is held under the key, leaving the order of use as it is. */
+  peek(key: K): V | undefined;
   set(key: K, value: V, bytes: number): void;
   readonly bytes: number;
   readonly size: number;
@@ -19,6 +21,7 @@ export function createByteLru<V extends NonNullable<unknown>, K extends string |
   const cache = new LRUCache<K, V>({ maxSize: maxBytes, ...(dropped ? { dispose: (value: V) => dropped(value) } : {}) });
   return {
     get: (key) => cache.get(key),
+    peek: (key) => cache.peek(key),
     set(key, value, bytes) {
       if (bytes > maxBytes) {
         // Not kept, and what was held under the key is out of date.

@@ -116,8 +116,8 @@ let lastLive = { second: -1, refreshSeconds: 0, value: '' };
 
 export interface HistoryBodies {
   /**
-   * The answer in an encoding when it is already held (codes in either case). Never computes a
-   * history; compresses a held answer once.
+   * What is held in exactly that form (codes in either case), for inspection: never computes nor
+   * compresses, and does not count the body out, so it is never to be sent (`render` is).
    */
   peek(from: string, to: string, range: HistoryRange, csv: boolean, encoding: Encoding): RenderedHistory | undefined;
   /**
@@ -187,7 +187,11 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
   };
 
   return {
-    peek: held,
+    peek(from, to, range, csv, encoding) {
+      const pair = pairKey(from, to);
+      if (pair === undefined) return undefined;
+      return current(cache.peek(encodedKey(keyOf(pair, range, csv), encoding)), today(), book.generation());
+    },
     render(from, to, range, csv, encoding = 'identity') {
       const found = held(from, to, range, csv, encoding);
       if (found) return handedOut(found);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { convertAt, createRateBook, parseAmount, type RateQuote } from '../../src/core/rates.js';
@@ -133,8 +133,9 @@ describe('history bodies', () => {
     assert.deepEqual(rendered.kept.body, plain.kept.body);
     assert.equal(bodies.peek('USD', 'JPY', '1m', false, 'identity'), rendered);
 
-    const gzip = bodies.peek('USD', 'JPY', '1m', false, 'gzip');
-    assert.ok(gzip);
+    assert.equal(bodies.peek('USD', 'JPY', '1m', false, 'gzip'), undefined, 'peek never compresses');
+    const gzip = await bodies.render('USD', 'JPY', '1m', false, 'gzip');
+    assert.equal(bodies.peek('USD', 'JPY', '1m', false, 'gzip'), gzip, 'compressed from the held plain body, and kept');
     assert.equal(gzip.etag, `${rendered.etag.slice(0, -1)}-gzip"`);
     assert.deepEqual(gunzipSync(gzip.kept.body), rendered.kept.body);
     assert.equal(gzip.plainEtag, rendered.etag);
@@ -145,8 +146,11 @@ describe('history bodies', () => {
     await bodies.render('USD', 'GBP', '1m', false);
     assert.equal(bodies.peek('USD', 'JPY', '1m', false, 'identity'), undefined);
     assert.equal(bodies.peek('USD', 'JPY', '1m', false, 'gzip'), gzip);
-    // br is made from the plain body, which is gone: not held, so not answered from here.
+    // br is made from the plain body, which is gone: the answer is computed again.
     assert.equal(bodies.peek('USD', 'JPY', '1m', false, 'br'), undefined);
+    const br = bodies.render('USD', 'JPY', '1m', false, 'br');
+    assert.ok(br instanceof Promise, 'not answered from what is held');
+    assert.deepEqual(brotliDecompressSync((await br).kept.body), plain.kept.body);
   });
 
   it('frees an evicted body at once when no response reads it, and one still handed out once it is given back', async () => {
