@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +11,7 @@ import { notFound, sendProblem } from '../problem.js';
 
 /**
  * The developer portal: one page at `/` that converts, charts history and shows code, calling the
- * public API from the browser. Its assets are files beside this module (`src/portal/`, copied to
+ * public API from the browser. Its assets are files beside the code (`src/portal/`, copied to
  * `dist/portal/` by the build) and Chart.js from the installed package: nothing comes from a CDN.
  */
 
@@ -33,7 +33,14 @@ interface Asset {
   contentType: string;
 }
 
-const PORTAL_DIR = fileURLToPath(new URL('../../portal/', import.meta.url));
+/**
+ * Where the portal's files are: `portal/` two levels above this module in src/ and in tsc's tree
+ * of dist/, and one level above dist/cli/commands.js, the bundle that the `exrates` command runs
+ * (scripts/build.mjs), which this module is part of.
+ */
+const PORTAL_DIR = ['../../portal/', '../portal/']
+  .map((relative) => fileURLToPath(new URL(relative, import.meta.url)))
+  .find((dir) => existsSync(join(dir, 'portal.js'))) ?? fileURLToPath(new URL('../../portal/', import.meta.url));
 /** The service's icon, also the logo of the /docs page. */
 export const PORTAL_ICON = `${PORTAL_DIR}icon.svg`;
 const IMMUTABLE = 'public, max-age=31536000, immutable';

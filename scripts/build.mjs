@@ -1,0 +1,43 @@
+/**
+ * The second half of `npm run build`, after tsc has checked src/ and compiled it to dist/: copies
+ * the portal's files, and bundles the modules of the `exrates` command (dist/cli/commands.js,
+ * which dist/cli/main.js loads) with two packages, typebox and kysely, into that one file.
+ *
+ * Why: node loads a start's modules one by one, and those two packages are some 940 small ES
+ * modules of the 1,600 a start loads; resolving, reading and linking them took about a quarter of
+ * a cold start (docs/performance.md, Start-up). The other packages stay in node_modules and load
+ * as they are: some read files of their own, one is native, and several are also loaded by other
+ * packages, which would then load a second copy.
+ *
+ * Plain JavaScript, so that it runs with node alone on every runtime `engines` admits.
+ */
+import { chmodSync, cpSync } from 'node:fs';
+import { build } from 'esbuild';
+
+const BUNDLED = new Set(['typebox', 'kysely']);
+
+cpSync('src/portal', 'dist/portal', { recursive: true });
+await build({
+  entryPoints: ['dist/cli/commands.js'],
+  outfile: 'dist/cli/commands.js',
+  allowOverwrite: true,
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node22',
+  // Composed with tsc's source maps: a stack trace still names the line in src/.
+  sourcemap: true,
+  logLevel: 'warning',
+  plugins: [
+    {
+      name: 'packages-stay-installed',
+      setup(builder) {
+        builder.onResolve({ filter: /^[^./]/ }, ({ path }) => {
+          const name = path.split('/').slice(0, path.startsWith('@') ? 2 : 1).join('/');
+          return BUNDLED.has(name) ? undefined : { path, external: true };
+        });
+      },
+    },
+  ],
+});
+chmodSync('dist/cli/main.js', 0o755);
