@@ -23,7 +23,8 @@ RUN npm ci --ignore-scripts
 
 COPY tsconfig.json ./
 COPY src ./src
-# Compile, drop the dev dependencies and better-sqlite3's SQLite sources (~10 MB, only needed to
+COPY scripts/build.mjs ./scripts/
+# Compile (tsc, then scripts/build.mjs bundles the command's modules), drop the dev dependencies and better-sqlite3's SQLite sources (~10 MB, only needed to
 # compile it), and check that its addon still loads.
 RUN npm run build \
  && npm prune --omit=dev --ignore-scripts \

@@ -32,13 +32,17 @@ test(".dockerignore's comment names exactly what the Dockerfile copies from the 
     .filter((line) => line.startsWith('COPY ') && !line.includes('--from='))
     .flatMap((line) => line.split(/\s+/).slice(1, -1))
     .sort();
-  assert.deepEqual(copied, ['package-lock.json', 'package.json', 'src', 'tsconfig.json']);
+  assert.deepEqual(copied, ['package-lock.json', 'package.json', 'scripts/build.mjs', 'src', 'tsconfig.json']);
   const ignore = read('.dockerignore').split('\n');
   const comment = ignore.filter((line) => line.startsWith('#')).map((line) => line.replace(/^#\s*/, '')).join(' ');
   const named = /copies (.+?) \(see the Dockerfile\)/.exec(comment)?.[1]?.split(/,\s*|\s+and\s+|\s+/).filter(Boolean).map((name) => name.replace(/\/$/, ''));
   assert.deepEqual(named?.sort(), copied, comment);
   const patterns = ignore.filter((line) => line.trim() !== '' && !line.startsWith('#'));
   for (const path of copied) {
-    for (const pattern of patterns) assert.ok(!matchesGlob(path, pattern), `${path} is ignored by ${pattern}`);
+    // As Docker reads it: the last pattern that matches the path or a folder above it decides, and
+    // one that starts with ! lets the path in again.
+    const within = path.split('/').map((_, i, parts) => parts.slice(0, i + 1).join('/'));
+    const deciding = patterns.findLast((pattern) => within.some((part) => matchesGlob(part, pattern.replace(/^!/, ''))));
+    assert.ok(deciding === undefined || deciding.startsWith('!'), `${path} is ignored by ${deciding}`);
   }
 });
