@@ -24,8 +24,9 @@ RUN npm ci --ignore-scripts
 COPY tsconfig.json ./
 COPY src ./src
 COPY scripts/build.mjs ./scripts/
-# Compile (tsc, then scripts/build.mjs bundles the command's modules), drop the dev dependencies and better-sqlite3's SQLite sources (~10 MB, only needed to
-# compile it), and check that its addon still loads.
+# Compile (tsc, then scripts/build.mjs bundles the command's modules), drop the dev dependencies
+# and better-sqlite3's SQLite sources (~10 MB, only needed to compile it), and check that its
+# addon still loads.
 RUN npm run build \
  && npm prune --omit=dev --ignore-scripts \
  && rm -rf node_modules/better-sqlite3/deps node_modules/better-sqlite3/src \

@@ -18,6 +18,11 @@ export function serviceStart(root: string): ServiceStart {
   const match = /^#!\/usr\/bin\/env -S((?: [A-Z_]+=\S+)*) node((?: --[a-z-]+(?:=\S+)?)*)$/.exec(shebang);
   if (!match) throw new Error(`src/cli/main.ts: the first line is not "#!/usr/bin/env -S [NAME=value ...] node [--flags]": ${shebang}`);
   const words = (text: string) => text.trim().split(' ').filter((word) => word.length > 0);
-  const env = Object.fromEntries(words(match[1]!).map((assignment) => [assignment.slice(0, assignment.indexOf('=')), assignment.slice(assignment.indexOf('=') + 1)]));
+  const env = Object.fromEntries(
+    words(match[1]!).map((assignment) => {
+      const at = assignment.indexOf('=');
+      return [assignment.slice(0, at), assignment.slice(at + 1)];
+    }),
+  );
   return { env, flags: words(match[2]!) };
 }

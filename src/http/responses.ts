@@ -146,9 +146,13 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
   /**
    * A number per pair and form, not a string joined from them: a lookup by a string built for the
    * request makes V8 intern it first, on every request. The day and generation an answer was made
-   * for are checked on the entry.
+   * for are checked on the entry. The key of the plain form, for codes in either case; none for a
+   * pair no answer is kept for (only valid codes are ever kept, so a hit needs no check).
    */
-  const keyOf = (pair: number, range: HistoryRange, csv: boolean) => pair * FORMS + (RANGES.indexOf(range) * 2 + (csv ? 1 : 0)) * ENCODINGS.length;
+  const keyOf = (from: string, to: string, range: HistoryRange, csv: boolean) => {
+    const pair = pairKey(from, to);
+    return pair === undefined ? undefined : pair * FORMS + (RANGES.indexOf(range) * 2 + (csv ? 1 : 0)) * ENCODINGS.length;
+  };
   /** The key of an answer's form in an encoding, from its plain form's. */
   const encodedKey = (key: number, encoding: Encoding) => key + ENCODINGS.indexOf(encoding);
   const today = () => utcDayNumber(book.clock.now());
@@ -167,13 +171,12 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
     return found;
   }
 
-  /** What is held for a pair (any case; only valid codes are ever kept, so a hit needs no check). */
+  /** What is held for a pair, compressing a held plain answer when a compressed one is asked for. */
   function held(from: string, to: string, range: HistoryRange, csv: boolean, encoding: Encoding): RenderedHistory | undefined {
-    const pair = pairKey(from, to);
-    if (pair === undefined) return undefined;
+    const key = keyOf(from, to, range, csv);
+    if (key === undefined) return undefined;
     const day = today();
     const generation = book.generation();
-    const key = keyOf(pair, range, csv);
     if (encoding === 'identity') return current(cache.get(key), day, generation);
     const compressed = current(cache.get(encodedKey(key, encoding)), day, generation);
     if (compressed) return compressed;
@@ -188,9 +191,8 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
 
   return {
     peek(from, to, range, csv, encoding) {
-      const pair = pairKey(from, to);
-      if (pair === undefined) return undefined;
-      return current(cache.peek(encodedKey(keyOf(pair, range, csv), encoding)), today(), book.generation());
+      const key = keyOf(from, to, range, csv);
+      return key === undefined ? undefined : current(cache.peek(encodedKey(key, encoding)), today(), book.generation());
     },
     render(from, to, range, csv, encoding = 'identity') {
       const found = held(from, to, range, csv, encoding);
@@ -209,7 +211,7 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
         const bytes = ownBytes(body);
         // Kept under the day and generation the answer was computed for: if the rates moved
         // meanwhile, a newer request computes again.
-        const key = keyOf(pairKey(fromCode, toCode)!, range, csv);
+        const key = keyOf(fromCode, toCode, range, csv)!;
         const etag = strongEtag(bytes);
         const rendered = { kept: keptBody(bytes), etag, plainEtag: etag, name: `${history.pair}_${history.range}.csv`, key, day, generation, lastModified: httpDate(history.asOf) };
         if (encoding !== 'identity') return handedOut(encode(rendered, encoding));

@@ -38,9 +38,8 @@ interface Asset {
  * of dist/, and one level above dist/cli/commands.js, the bundle that the `exrates` command runs
  * (scripts/build.mjs), which this module is part of.
  */
-const PORTAL_DIR = ['../../portal/', '../portal/']
-  .map((relative) => fileURLToPath(new URL(relative, import.meta.url)))
-  .find((dir) => existsSync(join(dir, 'portal.js'))) ?? fileURLToPath(new URL('../../portal/', import.meta.url));
+const PORTAL_DIRS = ['../../portal/', '../portal/'].map((relative) => fileURLToPath(new URL(relative, import.meta.url)));
+const PORTAL_DIR = PORTAL_DIRS.find((dir) => existsSync(join(dir, 'portal.js'))) ?? PORTAL_DIRS[0]!;
 /** The service's icon, also the logo of the /docs page. */
 export const PORTAL_ICON = `${PORTAL_DIR}icon.svg`;
 const IMMUTABLE = 'public, max-age=31536000, immutable';
