@@ -166,15 +166,18 @@ export async function issueKeys(setup: ServiceSetup, count: number): Promise<str
   }
 }
 
-/** Starts the service with the node flags of every start of it, then the bench's own. */
-export async function startService(setup: ServiceSetup, nodeArgs: readonly string[] = [], extraEnv: Record<string, string> = {}): Promise<Server> {
+/**
+ * Starts the service with the node flags of every start of it, then the bench's own; `wrap` is a
+ * command that runs node (valgrind and its options), inside the CPU pinning.
+ */
+export async function startService(setup: ServiceSetup, nodeArgs: readonly string[] = [], extraEnv: Record<string, string> = {}, wrap: readonly string[] = []): Promise<Server> {
   const port = await freePort();
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.startsWith('EXRATES_')) env[name] = value;
   const start = serviceStart(ROOT);
   Object.assign(env, start.env, setup.env, extraEnv, { PORT: String(port) });
   const args = [...start.flags, ...setup.nodeFlags, ...nodeArgs, join(ROOT, 'dist', 'cli', 'main.js'), 'serve'];
-  const [command, commandArgs] = onCpu(setup.cpus, process.execPath, args);
+  const [command, commandArgs] = wrapped(setup.cpus, wrap, args);
   const child = track(spawn(command, commandArgs, { cwd: setup.dir, env, stdio: ['ignore', 'pipe', 'pipe'] }));
   if (setup.log) {
     // Both streams into one file, closed once the child's output has all been read.
@@ -200,19 +203,27 @@ export async function serviceReady(server: Server, key: string, timeoutMs?: numb
   return waitFor200(`http://127.0.0.1:${server.port}/api/v1/rate?from=EUR&to=USD`, { 'x-api-key': key }, server.child, server.output, timeoutMs);
 }
 
-/** The baseline in its own process, answering `body`; it also exits when the bench's end of its standard input closes. */
-export async function startBaseline(body: string, cpus?: string): Promise<Server> {
+/** node with these arguments, run by `wrap` when given, on these CPUs when given. */
+function wrapped(cpus: string | undefined, wrap: readonly string[], args: readonly string[]): [string, string[]] {
+  return wrap.length > 0 ? onCpu(cpus, wrap[0]!, [...wrap.slice(1), process.execPath, ...args]) : onCpu(cpus, process.execPath, args);
+}
+
+/**
+ * The baseline in its own process, answering `body`; it also exits when the bench's end of its
+ * standard input closes. `wrap` and `env` as for the service (startService).
+ */
+export async function startBaseline(body: string, cpus?: string, options: { wrap?: readonly string[]; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<Server> {
   const port = await freePort();
-  const [command, args] = onCpu(cpus, process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'baseline.ts')]);
+  const [command, args] = wrapped(cpus, options.wrap ?? [], ['--import', 'tsx', join(ROOT, 'bench', 'baseline.ts')]);
   const child = track(
     spawn(command, args, {
       cwd: ROOT,
-      env: { ...process.env, BASELINE_PORT: String(port), BASELINE_HOST: '127.0.0.1', BASELINE_BODY: body },
+      env: { ...process.env, ...options.env, BASELINE_PORT: String(port), BASELINE_HOST: '127.0.0.1', BASELINE_BODY: body },
       stdio: ['pipe', 'pipe', 'pipe'],
     }),
   );
   const server = { child, port, output: tail(child, 'baseline') };
-  await waitFor200(`http://127.0.0.1:${port}/api/v1/rate?from=EUR&to=USD`, {}, child, server.output);
+  await waitFor200(`http://127.0.0.1:${port}/api/v1/rate?from=EUR&to=USD`, {}, child, server.output, options.timeoutMs);
   return server;
 }
 

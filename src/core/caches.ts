@@ -156,6 +156,8 @@ export function createBufferedQuotaStore(store: FoldableQuotaStore, journal: Quo
     used: number;
     loading?: Promise<void>;
   }
+  /** What is written of a counter: its count as it is now. */
+  const countOf = (c: Counter): QuotaCount => ({ keyId: c.keyId, day: c.day, used: c.used });
   /**
    * By day, then key: both are the same strings on every request (the day's and the cached key
    * record's), which a map finds at once; a string joined from them per request V8 would intern
@@ -189,11 +191,11 @@ export function createBufferedQuotaStore(store: FoldableQuotaStore, journal: Quo
     const snapshot = snapshotDue;
     snapshotDue = false;
     if (snapshot) for (const c of unfolded) unjournaled.add(c);
-    const changed = [...unjournaled];
+    const changed = unjournaled;
     unjournaled = new Set();
     const before = journaledId;
     try {
-      journaledId = await journal.append(changed.map((c) => ({ keyId: c.keyId, day: c.day, used: c.used })));
+      journaledId = await journal.append(Array.from(changed, countOf));
     } catch (error) {
       for (const c of changed) unjournaled.add(c);
       snapshotDue ||= snapshot;
@@ -224,7 +226,7 @@ export function createBufferedQuotaStore(store: FoldableQuotaStore, journal: Quo
     for (let i = 0; i < entries.length; i += FOLD_BATCH) {
       const batch = entries.slice(i, i + FOLD_BATCH);
       try {
-        await store.recordMany(batch.map((c) => ({ keyId: c.keyId, day: c.day, used: c.used })));
+        await store.recordMany(batch.map(countOf));
       } catch (error) {
         for (const c of entries.slice(i)) unfolded.add(c);
         foldWarning(error);

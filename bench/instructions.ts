@@ -1,0 +1,181 @@
+/**
+ * `npm run bench:instructions`: instructions per request on the server's main thread (the
+ * JavaScript thread), counted by valgrind's callgrind, for the baseline and the service under the
+ * same load. Unlike requests/s and CPU time, the count does not move with the host's speed: two
+ * runs of one build agree within a few percent, so it can tell a change of 2–5 % that the load
+ * bench, on a noisy machine, cannot.
+ *
+ *   npm run bench:instructions                                  # rate and convert
+ *   npm run bench:instructions -- --only rate,history-1y-json --seconds 30
+ *
+ * Each server runs under callgrind with counting off. After a warm-up under load (V8 optimises
+ * the hot path), counting is switched on for a measured run of wrk and off again, and the main
+ * thread's count is divided by the responses wrk counted. What it leaves out: the kernel (the
+ * socket's reads and writes, a large part of every request's time) and the other threads (V8's
+ * compiler and collector helpers, which under valgrind's slowness keep recompiling what the
+ * main thread runs at full speed without).
+ *
+ * Under valgrind a server answers 50–100 times fewer requests per second, so what the service
+ * does per second rather than per request (the quota journal and its fold, renewing cached keys,
+ * the revocation poll) would weigh 50–100 times more per request than at full speed: the service
+ * runs with those as far apart as its settings allow (PERIODIC below). The once-a-second fold of
+ * the quota counts into SQLite still shows in its count (sqlite3* and json* functions).
+ *
+ * Needs valgrind (apt-get install valgrind) and wrk. A scenario takes about the warm-up plus
+ * twice the measured seconds; the start under valgrind about half a minute more.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { chooseGenerator, measure, warmUp, type LoadRun } from './load.js';
+import { DEFAULT_CSV } from './options.js';
+import { choosePinning, cleanUpOnInterrupt, killAll, stopChild } from './processes.js';
+import { SCENARIOS, createRotation, currentCurrencies, type Scenario } from './scenarios.js';
+import { ROOT, ensureBuilt, issueKeys, serviceEnvironment, serviceReady, startBaseline, startService, type Server, type ServiceSetup } from './servers.js';
+
+/** The service's periodic work, as far apart as its settings allow (see above). */
+const PERIODIC = { EXRATES_QUOTA_FLUSH_MS: '1000', EXRATES_KEY_CACHE_MS: '3600000', EXRATES_REVOCATION_POLL_MS: '60000' };
+const KEY_COUNT = 1000;
+/** Starting node under valgrind takes a while (tsx compiles the baseline's TypeScript). */
+const START_TIMEOUT_MS = 600_000;
+
+interface Row {
+  name: string;
+  responses: number;
+  instructions: number;
+  perRequest: number;
+  ratio?: number;
+}
+
+function usage(): never {
+  console.log(readFileSync(new URL(import.meta.url), 'utf8').split('*/')[0]!.replace(/^\/\*\*\n/, '').replace(/^ \* ?/gm, ''));
+  process.exit(0);
+}
+
+function needCommand(command: string, args: string[], install: string): void {
+  try {
+    execFileSync(command, args, { stdio: 'ignore' });
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ENOENT') throw new Error(`${command} is not installed (${install})`);
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      only: { type: 'string', default: 'rate,convert' },
+      warmup: { type: 'string', default: '60' },
+      seconds: { type: 'string', default: '20' },
+      connections: { type: 'string', default: '50' },
+      csv: { type: 'string', default: DEFAULT_CSV },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) usage();
+  const names = values.only.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = names.filter((name) => !SCENARIOS.some((s) => s.name === name && !s.baseline));
+  if (unknown.length) throw new Error(`unknown scenario(s): ${unknown.join(', ')} (npm run bench -- --list)`);
+  const scenarios = names.map((name) => SCENARIOS.find((s) => s.name === name)!);
+  const baselineScenario = SCENARIOS.find((s) => s.baseline)!;
+  const [warmup, seconds, connections] = [values.warmup, values.seconds, values.connections].map(Number) as [number, number, number];
+  if (![warmup, seconds, connections].every((n) => Number.isFinite(n) && n > 0)) throw new Error('--warmup, --seconds and --connections take positive numbers');
+  needCommand('valgrind', ['--version'], 'apt-get install valgrind');
+  if (chooseGenerator(undefined) !== 'wrk') throw new Error('wrk is not installed (apt-get install wrk)');
+  const pinning = choosePinning(true);
+
+  ensureBuilt();
+  const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+  const dir = mkdtempSync(join(tmpdir(), 'exrates-instructions-'));
+  cleanUpOnInterrupt(() => rmSync(dir, { recursive: true, force: true }));
+  // callgrind_control finds a process by a file named after the user and host in its environment: both sides get the same.
+  const identity = { USER: process.env.USER || 'bench', HOST: '127.0.0.1' };
+  const setup: ServiceSetup = {
+    dir,
+    env: { ...serviceEnvironment({ dir, databaseUrl: `sqlite:${join(dir, 'bench.db')}`, csv: values.csv, extra: PERIODIC }), ...identity },
+    nodeFlags: [],
+    cpus: pinning?.server,
+  };
+  const keys = await issueKeys(setup, KEY_COUNT);
+  const rotation = createRotation(currentCurrencies(values.csv), keys);
+  const control = (server: Server, ...args: string[]) =>
+    execFileSync('callgrind_control', [...args, String(server.child.pid)], { env: { ...process.env, ...identity }, stdio: 'ignore' });
+  const run = (server: Server, scenario: Scenario, runSeconds: number): LoadRun => ({
+    generator: 'wrk',
+    cpus: pinning?.generator,
+    connections,
+    seconds: runSeconds,
+    port: server.port,
+    pid: server.child.pid,
+    request: (n) => scenario.request(n, rotation),
+  });
+  const callgrind = (out: string) => ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${join(dir, out)}`];
+
+  /** Warm-up, then a measured run counted; `dump` is the number of the dump this makes. */
+  async function counted(server: Server, scenario: Scenario, out: string, dump: number): Promise<Row> {
+    console.log(`instructions: ${scenario.name}: warm-up ${warmup} s, measure ${seconds} s`);
+    await warmUp(run(server, scenario, warmup));
+    control(server, '--zero');
+    control(server, '--instr=on');
+    const measured = await measure(run(server, scenario, seconds));
+    control(server, '--instr=off');
+    control(server, '--dump');
+    // With --separate-threads, dump n of the main thread (thread 1) is <out>.<n>-01.
+    const text = readFileSync(join(dir, `${out}.${dump}-01`), 'utf8');
+    const instructions = Number(/^totals: (\d+)/m.exec(text)?.[1] ?? /^summary: (\d+)/m.exec(text)?.[1]);
+    if (!measured.responses || !Number.isFinite(instructions)) throw new Error(`${scenario.name}: no count (responses ${measured.responses})`);
+    if (measured.errors > 0) throw new Error(`${scenario.name}: ${measured.errors} errors under load\n${server.output()}`);
+    const row = { name: scenario.name, responses: measured.responses, instructions, perRequest: Math.round(instructions / measured.responses) };
+    console.log(`instructions:   ${row.perRequest} per request (${measured.responses} responses)`);
+    return row;
+  }
+
+  const rows: Row[] = [];
+  try {
+    let sampleBody: string;
+    {
+      const server = await startService(setup);
+      try {
+        sampleBody = await serviceReady(server, keys[0]!, 120_000);
+      } finally {
+        await stopChild(server.child);
+      }
+    }
+    console.log(`instructions: node ${process.version}, git ${commit}; starting the baseline under callgrind`);
+    const baseline = await startBaseline(sampleBody, pinning?.server, { wrap: callgrind('baseline.out'), env: identity, timeoutMs: START_TIMEOUT_MS });
+    try {
+      rows.push({ ...(await counted(baseline, baselineScenario, 'baseline.out', 1)), name: 'baseline' });
+    } finally {
+      await stopChild(baseline.child, 60_000);
+    }
+    console.log('instructions: starting the service under callgrind');
+    const service = await startService(setup, [], {}, callgrind('service.out'));
+    try {
+      await serviceReady(service, keys[0]!, START_TIMEOUT_MS);
+      for (const [i, scenario] of scenarios.entries()) rows.push(await counted(service, scenario, 'service.out', i + 1));
+    } finally {
+      await stopChild(service.child, 60_000);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const base = rows[0]!.perRequest;
+  for (const row of rows) row.ratio = Math.round((row.perRequest / base) * 1000) / 1000;
+  console.log(`\ninstructions per request, main thread (callgrind), node ${process.version}, git ${commit}, ${connections} connections, ${seconds} s measured after ${warmup} s`);
+  console.log(`${'scenario'.padEnd(22)}${'per request'.padStart(12)}${'× baseline'.padStart(12)}${'responses'.padStart(11)}`);
+  for (const row of rows) console.log(`${row.name.padEnd(22)}${String(row.perRequest).padStart(12)}${row.ratio!.toFixed(3).padStart(12)}${String(row.responses).padStart(11)}`);
+  const resultsDir = join(ROOT, 'bench', 'results');
+  mkdirSync(resultsDir, { recursive: true });
+  const file = join(resultsDir, `instructions-${new Date().toISOString().replace(/[:.]/g, '-').replace(/-\d{3}Z$/, 'Z')}-${commit}.json`);
+  writeFileSync(file, `${JSON.stringify({ node: process.version, commit, connections, warmupSeconds: warmup, seconds, periodic: PERIODIC, rows }, null, 2)}\n`);
+  console.log(`instructions: written to ${file}`);
+}
+
+main()
+  .catch((error: unknown) => {
+    console.error(`instructions: ${error instanceof Error ? error.message : String(error)}`);
+    process.exitCode = 1;
+  })
+  .finally(killAll);
