@@ -21,6 +21,9 @@
  * runs with those as far apart as its settings allow (PERIODIC below). The once-a-second fold of
  * the quota counts into SQLite still shows in its count (sqlite3* and json* functions).
  *
+ * `--functions N` also prints, per row, the N functions that ran the most instructions themselves
+ * (callgrind's self cost; the JIT's code named from the map node writes with --perf-basic-prof).
+ *
  * Needs valgrind (apt-get install valgrind) and wrk. A scenario takes about the warm-up plus
  * twice the measured seconds; the start under valgrind about half a minute more.
  */
@@ -47,6 +50,63 @@ interface Row {
   instructions: number;
   perRequest: number;
   ratio?: number;
+  /** Instructions per request by function, the most first (with --functions). */
+  functions?: Array<[string, number]>;
+}
+
+/** The JIT's code, by address: node's --perf-basic-prof map (`<start> <size> <name>` in hex). */
+function readPerfMap(path: string): (address: number) => string | undefined {
+  const entries = readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [start, size, ...name] = line.split(' ');
+      return { start: parseInt(start!, 16), end: parseInt(start!, 16) + parseInt(size!, 16), name: name.join(' ') };
+    })
+    .sort((a, b) => a.start - b.start);
+  return (address) => {
+    let low = 0;
+    let high = entries.length - 1;
+    while (low <= high) {
+      const mid = (low + high) >> 1;
+      const entry = entries[mid]!;
+      if (address < entry.start) high = mid - 1;
+      else if (address >= entry.end) low = mid + 1;
+      else return entry.name;
+    }
+    return undefined;
+  };
+}
+
+/**
+ * Self cost per function of a callgrind file (its format: valgrind.org/docs/manual/cl-format.html).
+ * A cost line right after `calls=` is the call's inclusive cost, counted to the callee, not here.
+ * Written by hand: callgrind_annotate prints the same, but cannot name the JIT's code.
+ */
+function selfCosts(text: string, nameOf: (address: number) => string | undefined): Map<string, number> {
+  const names = new Map<string, string>();
+  const costs = new Map<string, number>();
+  let current: string | undefined;
+  let callCost = false;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('fn=') || line.startsWith('cfn=')) {
+      const match = /^c?fn=\((\d+)\)(?: (.*))?$/.exec(line);
+      if (!match) continue;
+      if (match[2] !== undefined) names.set(match[1]!, match[2]);
+      if (line.startsWith('fn=')) {
+        const name = names.get(match[1]!) ?? match[1]!;
+        const address = /^0x([0-9a-f]+)$/.exec(name);
+        current = address ? (nameOf(parseInt(address[1]!, 16)) ?? 'JIT code without a name') : name;
+        callCost = false;
+      }
+    } else if (line.startsWith('calls=')) {
+      callCost = true;
+    } else if (/^[0-9+\-*]/.test(line)) {
+      if (callCost) callCost = false;
+      else if (current !== undefined) costs.set(current, (costs.get(current) ?? 0) + Number(line.split(' ')[1] ?? 0));
+    }
+  }
+  return costs;
 }
 
 function usage(): never {
@@ -70,6 +130,7 @@ async function main(): Promise<void> {
       seconds: { type: 'string', default: '20' },
       connections: { type: 'string', default: '50' },
       csv: { type: 'string', default: DEFAULT_CSV },
+      functions: { type: 'string', default: '0' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -79,8 +140,9 @@ async function main(): Promise<void> {
   if (unknown.length) throw new Error(`unknown scenario(s): ${unknown.join(', ')} (npm run bench -- --list)`);
   const scenarios = names.map((name) => SCENARIOS.find((s) => s.name === name)!);
   const baselineScenario = SCENARIOS.find((s) => s.baseline)!;
-  const [warmup, seconds, connections] = [values.warmup, values.seconds, values.connections].map(Number) as [number, number, number];
+  const [warmup, seconds, connections, functions] = [values.warmup, values.seconds, values.connections, values.functions].map(Number) as [number, number, number, number];
   if (![warmup, seconds, connections].every((n) => Number.isFinite(n) && n > 0)) throw new Error('--warmup, --seconds and --connections take positive numbers');
+  if (!Number.isInteger(functions) || functions < 0) throw new Error('--functions takes a whole number');
   needCommand('valgrind', ['--version'], 'apt-get install valgrind');
   if (chooseGenerator(undefined) !== 'wrk') throw new Error('wrk is not installed (apt-get install wrk)');
   const pinning = choosePinning(true);
@@ -110,6 +172,7 @@ async function main(): Promise<void> {
     pid: server.child.pid,
     request: (n) => scenario.request(n, rotation),
   });
+  const perfMap = functions > 0 ? ['--perf-basic-prof'] : [];
   const callgrind = (out: string) => ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${join(dir, out)}`];
 
   /** Warm-up, then a measured run counted; `dump` is the number of the dump this makes. */
@@ -126,8 +189,15 @@ async function main(): Promise<void> {
     const instructions = Number(/^totals: (\d+)/m.exec(text)?.[1] ?? /^summary: (\d+)/m.exec(text)?.[1]);
     if (!measured.responses || !Number.isFinite(instructions)) throw new Error(`${scenario.name}: no count (responses ${measured.responses})`);
     if (measured.errors > 0) throw new Error(`${scenario.name}: ${measured.errors} errors under load\n${server.output()}`);
-    const row = { name: scenario.name, responses: measured.responses, instructions, perRequest: Math.round(instructions / measured.responses) };
+    const row: Row = { name: scenario.name, responses: measured.responses, instructions, perRequest: Math.round(instructions / measured.responses) };
     console.log(`instructions:   ${row.perRequest} per request (${measured.responses} responses)`);
+    if (functions > 0) {
+      const costs = selfCosts(text, readPerfMap(`/tmp/perf-${server.child.pid}.map`));
+      row.functions = [...costs]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, functions)
+        .map(([name, cost]) => [name, Math.round(cost / measured.responses)]);
+    }
     return row;
   }
 
@@ -143,19 +213,21 @@ async function main(): Promise<void> {
       }
     }
     console.log(`instructions: node ${process.version}, git ${commit}; starting the baseline under callgrind`);
-    const baseline = await startBaseline(sampleBody, pinning?.server, { wrap: callgrind('baseline.out'), env: identity, timeoutMs: START_TIMEOUT_MS });
+    const baseline = await startBaseline(sampleBody, pinning?.server, { wrap: callgrind('baseline.out'), nodeArgs: perfMap, env: identity, timeoutMs: START_TIMEOUT_MS });
     try {
       rows.push({ ...(await counted(baseline, baselineScenario, 'baseline.out', 1)), name: 'baseline' });
     } finally {
       await stopChild(baseline.child, 60_000);
+      rmSync(`/tmp/perf-${baseline.child.pid}.map`, { force: true });
     }
     console.log('instructions: starting the service under callgrind');
-    const service = await startService(setup, [], {}, callgrind('service.out'));
+    const service = await startService(setup, perfMap, {}, callgrind('service.out'));
     try {
       await serviceReady(service, keys[0]!, START_TIMEOUT_MS);
       for (const [i, scenario] of scenarios.entries()) rows.push(await counted(service, scenario, 'service.out', i + 1));
     } finally {
       await stopChild(service.child, 60_000);
+      rmSync(`/tmp/perf-${service.child.pid}.map`, { force: true });
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -166,6 +238,11 @@ async function main(): Promise<void> {
   console.log(`\ninstructions per request, main thread (callgrind), node ${process.version}, git ${commit}, ${connections} connections, ${seconds} s measured after ${warmup} s`);
   console.log(`${'scenario'.padEnd(22)}${'per request'.padStart(12)}${'× baseline'.padStart(12)}${'responses'.padStart(11)}`);
   for (const row of rows) console.log(`${row.name.padEnd(22)}${String(row.perRequest).padStart(12)}${row.ratio!.toFixed(3).padStart(12)}${String(row.responses).padStart(11)}`);
+  for (const row of rows) {
+    if (!row.functions) continue;
+    console.log(`\n${row.name}: instructions per request by function (self)`);
+    for (const [name, cost] of row.functions) console.log(`${String(cost).padStart(8)}  ${name.length > 110 ? `${name.slice(0, 107)}...` : name}`);
+  }
   const resultsDir = join(ROOT, 'bench', 'results');
   mkdirSync(resultsDir, { recursive: true });
   const file = join(resultsDir, `instructions-${new Date().toISOString().replace(/[:.]/g, '-').replace(/-\d{3}Z$/, 'Z')}-${commit}.json`);

@@ -212,9 +212,13 @@ function wrapped(cpus: string | undefined, wrap: readonly string[], args: readon
  * The baseline in its own process, answering `body`; it also exits when the bench's end of its
  * standard input closes. `wrap` and `env` as for the service (startService).
  */
-export async function startBaseline(body: string, cpus?: string, options: { wrap?: readonly string[]; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<Server> {
+export async function startBaseline(
+  body: string,
+  cpus?: string,
+  options: { wrap?: readonly string[]; nodeArgs?: readonly string[]; env?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<Server> {
   const port = await freePort();
-  const [command, args] = wrapped(cpus, options.wrap ?? [], ['--import', 'tsx', join(ROOT, 'bench', 'baseline.ts')]);
+  const [command, args] = wrapped(cpus, options.wrap ?? [], [...(options.nodeArgs ?? []), '--import', 'tsx', join(ROOT, 'bench', 'baseline.ts')]);
   const child = track(
     spawn(command, args, {
       cwd: ROOT,
