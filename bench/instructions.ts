@@ -32,6 +32,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { readPerfMap, selfCosts } from './callgrind.js';
 import { chooseGenerator, measure, warmUp, type LoadRun } from './load.js';
 import { DEFAULT_CSV } from './options.js';
 import { choosePinning, cleanUpOnInterrupt, killAll, stopChild } from './processes.js';
@@ -52,61 +53,6 @@ interface Row {
   ratio?: number;
   /** Instructions per request by function, the most first (with --functions). */
   functions?: Array<[string, number]>;
-}
-
-/** The JIT's code, by address: node's --perf-basic-prof map (`<start> <size> <name>` in hex). */
-function readPerfMap(path: string): (address: number) => string | undefined {
-  const entries = readFileSync(path, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => {
-      const [start, size, ...name] = line.split(' ');
-      return { start: parseInt(start!, 16), end: parseInt(start!, 16) + parseInt(size!, 16), name: name.join(' ') };
-    })
-    .sort((a, b) => a.start - b.start);
-  return (address) => {
-    let low = 0;
-    let high = entries.length - 1;
-    while (low <= high) {
-      const mid = (low + high) >> 1;
-      const entry = entries[mid]!;
-      if (address < entry.start) high = mid - 1;
-      else if (address >= entry.end) low = mid + 1;
-      else return entry.name;
-    }
-    return undefined;
-  };
-}
-
-/**
- * Self cost per function of a callgrind file (its format: valgrind.org/docs/manual/cl-format.html).
- * A cost line right after `calls=` is the call's inclusive cost, counted to the callee, not here.
- * Written by hand: callgrind_annotate prints the same, but cannot name the JIT's code.
- */
-function selfCosts(text: string, nameOf: (address: number) => string | undefined): Map<string, number> {
-  const names = new Map<string, string>();
-  const costs = new Map<string, number>();
-  let current: string | undefined;
-  let callCost = false;
-  for (const line of text.split('\n')) {
-    if (line.startsWith('fn=') || line.startsWith('cfn=')) {
-      const match = /^c?fn=\((\d+)\)(?: (.*))?$/.exec(line);
-      if (!match) continue;
-      if (match[2] !== undefined) names.set(match[1]!, match[2]);
-      if (line.startsWith('fn=')) {
-        const name = names.get(match[1]!) ?? match[1]!;
-        const address = /^0x([0-9a-f]+)$/.exec(name);
-        current = address ? (nameOf(parseInt(address[1]!, 16)) ?? 'JIT code without a name') : name;
-        callCost = false;
-      }
-    } else if (line.startsWith('calls=')) {
-      callCost = true;
-    } else if (/^[0-9+\-*]/.test(line)) {
-      if (callCost) callCost = false;
-      else if (current !== undefined) costs.set(current, (costs.get(current) ?? 0) + Number(line.split(' ')[1] ?? 0));
-    }
-  }
-  return costs;
 }
 
 function usage(): never {
