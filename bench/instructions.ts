@@ -1,9 +1,9 @@
 /**
  * `npm run bench:instructions`: instructions per request on the server's main thread (the
  * JavaScript thread), counted by valgrind's callgrind, for the baseline and the service under the
- * same load. Unlike requests/s and CPU time, the count does not move with the host's speed: two
- * runs of one build agree within a few percent, so it can tell a change of 2–5 % that the load
- * bench, on a noisy machine, cannot.
+ * same load. Unlike requests/s and CPU time, the count does not move with the host's speed: runs
+ * of one build agree within about 2 %, so it can tell a change of a few percent (run each side
+ * twice) that the load bench, on a noisy machine, cannot.
  *
  *   npm run bench:instructions                                  # rate and convert
  *   npm run bench:instructions -- --only rate,history-1y-json --seconds 30
@@ -94,7 +94,12 @@ async function main(): Promise<void> {
   const pinning = choosePinning(true);
 
   ensureBuilt();
-  const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+  let commit = 'unknown';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    // not a git checkout
+  }
   const dir = mkdtempSync(join(tmpdir(), 'exrates-instructions-'));
   cleanUpOnInterrupt(() => rmSync(dir, { recursive: true, force: true }));
   // callgrind_control finds a process by a file named after the user and host in its environment: both sides get the same.
@@ -132,7 +137,7 @@ async function main(): Promise<void> {
     control(server, '--dump');
     // With --separate-threads, dump n of the main thread (thread 1) is <out>.<n>-01.
     const text = readFileSync(join(dir, `${out}.${dump}-01`), 'utf8');
-    const instructions = Number(/^totals: (\d+)/m.exec(text)?.[1] ?? /^summary: (\d+)/m.exec(text)?.[1]);
+    const instructions = Number(/^totals: (\d+)/m.exec(text)?.[1]);
     if (!measured.responses || !Number.isFinite(instructions)) throw new Error(`${scenario.name}: no count (responses ${measured.responses})`);
     // A slow moment under valgrind can outlast wrk's timeout; what was answered still counts.
     if (measured.non2xx > 0 || measured.socketErrors > 0) throw new Error(`${scenario.name}: ${measured.errors} errors under load\n${server.output()}`);
