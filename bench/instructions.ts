@@ -27,7 +27,7 @@
  * twice the measured seconds; the start under valgrind about half a minute more.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -36,7 +36,12 @@ import { chooseGenerator, measure, warmUp, type LoadRun } from './load.js';
 import { DEFAULT_CSV } from './options.js';
 import { choosePinning, cleanUpOnInterrupt, killAll, stopChild } from './processes.js';
 import { SCENARIOS, createRotation, currentCurrencies, type Scenario } from './scenarios.js';
-import { ROOT, ensureBuilt, issueKeys, serviceEnvironment, serviceReady, startBaseline, startService, type Server, type ServiceSetup } from './servers.js';
+import { RESULTS_DIR, gitState, writeResult } from './report.js';
+import { ensureBuilt, issueKeys, loadHistory, serviceEnvironment, serviceReady, startBaseline, startService, type Server, type ServiceSetup } from './servers.js';
+
+/** The commit, and whether src/ differed from it: a count of a changed tree is not the commit's. */
+const gitLabel = (git: { commit: string; uncommittedSrcChanges: number }) =>
+  git.uncommittedSrcChanges > 0 ? `${git.commit} + ${git.uncommittedSrcChanges} uncommitted change(s) in src/` : git.commit;
 
 /** The service's periodic work, as far apart as its settings allow (see above). */
 const PERIODIC = { EXRATES_QUOTA_FLUSH_MS: '1000', EXRATES_KEY_CACHE_MS: '3600000', EXRATES_REVOCATION_POLL_MS: '60000' };
@@ -99,12 +104,8 @@ async function main(): Promise<void> {
   const pinning = choosePinning(true);
 
   ensureBuilt();
-  let commit = 'unknown';
-  try {
-    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-  } catch {
-    // not a git checkout
-  }
+  const startedAt = new Date().toISOString();
+  const git = gitState(undefined);
   const dir = mkdtempSync(join(tmpdir(), 'exrates-instructions-'));
   cleanUpOnInterrupt(() => rmSync(dir, { recursive: true, force: true }));
   // callgrind_control finds a process by a file named after the user and host in its environment: both sides get the same.
@@ -161,16 +162,8 @@ async function main(): Promise<void> {
 
   const rows: Row[] = [];
   try {
-    let sampleBody: string;
-    {
-      const server = await startService(setup);
-      try {
-        sampleBody = await serviceReady(server, keys[0]!, 120_000);
-      } finally {
-        await stopChild(server.child);
-      }
-    }
-    console.log(`instructions: node ${process.version}, git ${commit}; starting the baseline under callgrind`);
+    const sampleBody = await loadHistory(setup, keys[0]!);
+    console.log(`instructions: node ${process.version}, git ${gitLabel(git)}; starting the baseline under callgrind`);
     const baseline = await startBaseline(sampleBody, pinning?.server, { wrap: callgrind('baseline.out'), nodeArgs: perfMap, env: identity, timeoutMs: START_TIMEOUT_MS });
     try {
       rows.push({ ...(await counted(baseline, baselineScenario, 'baseline.out', 1)), name: 'baseline' });
@@ -193,7 +186,7 @@ async function main(): Promise<void> {
 
   const base = rows[0]!.perRequest;
   for (const row of rows) row.ratio = Math.round((row.perRequest / base) * 1000) / 1000;
-  console.log(`\ninstructions per request, main thread (callgrind), node ${process.version}, git ${commit}, ${connections} connections, ${seconds} s measured after ${warmup} s`);
+  console.log(`\ninstructions per request, main thread (callgrind), node ${process.version}, git ${gitLabel(git)}, ${connections} connections, ${seconds} s measured after ${warmup} s`);
   console.log(`${'scenario'.padEnd(22)}${'per request'.padStart(12)}${'× baseline'.padStart(12)}${'responses'.padStart(11)}`);
   for (const row of rows) console.log(`${row.name.padEnd(22)}${String(row.perRequest).padStart(12)}${row.ratio!.toFixed(3).padStart(12)}${String(row.responses).padStart(11)}`);
   for (const row of rows) {
@@ -201,10 +194,16 @@ async function main(): Promise<void> {
     console.log(`\n${row.name}: instructions per request by function (self)`);
     for (const [name, cost] of row.functions) console.log(`${String(cost).padStart(8)}  ${name.length > 110 ? `${name.slice(0, 107)}...` : name}`);
   }
-  const resultsDir = join(ROOT, 'bench', 'results');
-  mkdirSync(resultsDir, { recursive: true });
-  const file = join(resultsDir, `instructions-${new Date().toISOString().replace(/[:.]/g, '-').replace(/-\d{3}Z$/, 'Z')}-${commit}.json`);
-  writeFileSync(file, `${JSON.stringify({ node: process.version, commit, connections, warmupSeconds: warmup, seconds, periodic: PERIODIC, rows }, null, 2)}\n`);
+  const file = writeResult(RESULTS_DIR, 'instructions-', startedAt, git.commit, {
+    node: process.version,
+    ...git,
+    connections,
+    warmupSeconds: warmup,
+    seconds,
+    keys: KEY_COUNT,
+    periodic: PERIODIC,
+    rows,
+  });
   console.log(`instructions: written to ${file}`);
 }
 

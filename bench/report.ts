@@ -3,10 +3,12 @@
  * target, printed as a Markdown table with the lines that judge memory and start-up, and written
  * as JSON to bench/results/<UTC time>-<commit>.json.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Measurement } from './load.js';
 import { formatProfile, type ProfileSummary } from './profile.js';
+import { ROOT } from './servers.js';
 import { COLD_START_MS, PEAK_RSS_MB, SCENARIO_TARGETS, STORE_RATIO, TARGET_CONNECTIONS, missedBecause, targetText, type ScenarioTarget } from './targets.js';
 
 /** CPU used by neither server nor load generator, in % of one core, above which a row is marked noisy (the kernel's loopback work alone stays under it). */
@@ -232,8 +234,28 @@ export function judgeRun(peak: { hwmMb: number; maxSampledMb?: number; afterRuns
 
 /** Writes the run to bench/results/<UTC time>-<commit>.json; returns the file's path. */
 export function writeRun(dir: string, run: Run): string {
+  return writeResult(dir, '', run.startedAt, run.commit, run);
+}
+
+/** Where runs are kept. */
+export const RESULTS_DIR = join(ROOT, 'bench', 'results');
+
+/** Writes a result as `<prefix><UTC time>-<commit>.json` in `dir`; returns its path. */
+export function writeResult(dir: string, prefix: string, startedAt: string, commit: string, value: unknown): string {
   mkdirSync(dir, { recursive: true });
-  const file = join(dir, `${run.startedAt.replace(/\.\d+Z$/, 'Z').replace(/:/g, '-')}-${run.commit}.json`);
-  writeFileSync(file, `${JSON.stringify(run, null, 2)}\n`);
+  const file = join(dir, `${prefix}${startedAt.replace(/\.\d+Z$/, 'Z').replace(/:/g, '-')}-${commit}.json`);
+  writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
   return file;
+}
+
+/** The commit a run measures (`label` when given, for a tree without .git) and how many files in src/ differ from it. */
+export function gitState(label: string | undefined): { commit: string; uncommittedSrcChanges: number } {
+  if (label) return { commit: label, uncommittedSrcChanges: 0 };
+  try {
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' });
+    return { commit, uncommittedSrcChanges: dirty.split('\n').filter((line) => line.trim()).length };
+  } catch {
+    return { commit: 'unknown', uncommittedSrcChanges: -1 };
+  }
 }

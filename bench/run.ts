@@ -2,7 +2,6 @@
  * `npm run bench`: the service against a bare Fastify baseline, in one run, on the runtime that
  * runs the bench. Options: `npm run bench -- --help` (options.ts). What a run does: README.md.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, totalmem, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -10,7 +9,7 @@ import { chooseGenerator, measure, warmUp, type LoadRun, type Measurement } from
 import { parseOptions } from './options.js';
 import { choosePinning, cleanUpOnInterrupt, killAll, pinProcess, stopChild } from './processes.js';
 import { summariseProfile, type ProfileSummary } from './profile.js';
-import { judge, judgeRun, printRun, writeRun, type Round, type Row, type Run } from './report.js';
+import { RESULTS_DIR, gitState, judge, judgeRun, printRun, writeRun, type Round, type Row, type Run } from './report.js';
 import { processMemory, machineBusyFor } from './sampling.js';
 import { SCENARIOS, WORKER_SCENARIOS, createRotation, currentCurrencies, selectScenarios, type Scenario } from './scenarios.js';
 import {
@@ -18,6 +17,7 @@ import {
   coldStart,
   ensureBuilt,
   issueKeys,
+  loadHistory,
   postgresSchema,
   redisCommandsSent,
   redisNamespace,
@@ -29,20 +29,8 @@ import {
   type ServiceSetup,
 } from './servers.js';
 
-const RESULTS_DIR = join(ROOT, 'bench', 'results');
 const KEY_COUNT = 1000;
 const COLD_STARTS = 3;
-
-function gitState(label: string | undefined): { commit: string; uncommittedSrcChanges: number } {
-  if (label) return { commit: label, uncommittedSrcChanges: 0 };
-  try {
-    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' });
-    return { commit, uncommittedSrcChanges: dirty.split('\n').filter((line) => line.trim()).length };
-  } catch {
-    return { commit: 'unknown', uncommittedSrcChanges: -1 };
-  }
-}
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
@@ -182,15 +170,7 @@ async function main(): Promise<void> {
     // The keys, then the whole history loaded by a real start of the service.
     keys.push(...(await issueKeys(setup, KEY_COUNT)));
     const t = performance.now();
-    let sampleBody: string;
-    {
-      const server = await startService(setup);
-      try {
-        sampleBody = await serviceReady(server, keys[0]!, 120_000);
-      } finally {
-        await stopChild(server.child);
-      }
-    }
+    const sampleBody = await loadHistory(setup, keys[0]!);
     console.log(`bench: ${keys.length} keys issued, ECB history loaded in ${Math.round(performance.now() - t)} ms`);
 
     // The baseline answers a real rate body, so that the sizes match; it keeps running, measured

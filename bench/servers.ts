@@ -189,6 +189,16 @@ export async function startService(setup: ServiceSetup, nodeArgs: readonly strin
   return { child, port, output: tail(child, 'service') };
 }
 
+/** Starts the service once, so that it loads the history into its store, and stops it; returns its answer to a rate. */
+export async function loadHistory(setup: ServiceSetup, key: string): Promise<string> {
+  const server = await startService(setup);
+  try {
+    return await serviceReady(server, key, 120_000);
+  } finally {
+    await stopChild(server.child);
+  }
+}
+
 /** Commands the service has sent to Redis so far, from its own /metrics (every worker's, summed). */
 export async function redisCommandsSent(server: Server): Promise<number> {
   const response = await fetch(`http://127.0.0.1:${server.port}/metrics`);
