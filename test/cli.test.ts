@@ -148,7 +148,10 @@ test('npm start and the Docker image run the exrates command itself, so node get
   // flag it does not know (exit 9) rather than ignoring it.
   const built = join(root, 'dist', 'cli', 'main.js');
   const assignments = Object.entries(startEnv).map(([name, value]) => ` ${name}=${value}`).join('');
-  assert.equal(readFileSync(built, 'utf8').split('\n', 1)[0], `#!/usr/bin/env -S${assignments} node ${flags.join(' ')}`);
+  const firstLine = readFileSync(built, 'utf8').split('\n', 1)[0]!;
+  assert.equal(firstLine, `#!/usr/bin/env -S${assignments} node ${flags.join(' ')}`);
+  // Linux kernels before 5.1 read 127 bytes of it and cut the rest, flag or not.
+  assert.ok(Buffer.byteLength(firstLine) <= 127, `the first line is ${Buffer.byteLength(firstLine)} bytes`);
   const { stdout } = await exec(built, ['--help'], { env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` } });
   assert.match(stdout, /Usage: exrates/);
 });

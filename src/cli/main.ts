@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=4 --heap-growing-percent=20 --no-maglev
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=4 --heap-growing-percent=20 --no-allocation-site-pretenuring
 /**
  * The `exrates` command. Node's compile cache (in the system's temporary folder, or
  * NODE_COMPILE_CACHE) is turned on before the rest loads: a start compiles the command's bundle
