@@ -28,6 +28,9 @@ export interface Row extends Measurement {
   redisCommandsPerRequest?: number;
   /** Rows written to PostgreSQL's quota table per second during the measured run (its statistics before and after). */
   postgresQuotaWritesPerSecond?: number;
+  /** The service's full (mark-compact) collections during the measured run, and its collections' pauses in % of the run (its /metrics before and after). */
+  fullCollections?: number;
+  collectionPct?: number;
   /** The rounds of this row's server and the baseline measured in turn (run.ts). */
   rounds?: Round[];
   /** The baseline this row is compared with: the median of its rounds' (else the first baseline run). */
@@ -126,7 +129,7 @@ export function resultsTable(rows: Row[]): string {
   const fixed = (value: number | undefined, digits: number) => (value === undefined || Number.isNaN(value) ? '–' : value.toFixed(digits));
   const pct = (value: number | undefined, noisyAbove?: number) => (value === undefined ? '–' : `${value}%${noisyAbove !== undefined && value > noisyAbove ? '*' : ''}`);
   const lines = [
-    ['scenario', 'req/s', '× baseline', 'baseline req/s', 'CPU µs/req', 'baseline µs/req', 'p50 ms', 'p99 ms', 'p99.9 ms', 'errors', 'Redis cmd/req', 'PG writes/s', 'srv CPU', 'gen CPU', 'other CPU', 'steal', 'B/resp', 'target', 'result'],
+    ['scenario', 'req/s', '× baseline', 'baseline req/s', 'CPU µs/req', 'baseline µs/req', 'p50 ms', 'p99 ms', 'p99.9 ms', 'errors', 'Redis cmd/req', 'PG writes/s', 'full GCs', 'GC %', 'srv CPU', 'gen CPU', 'other CPU', 'steal', 'B/resp', 'target', 'result'],
   ];
   for (const row of rows) {
     const baseline = row.server === 'baseline';
@@ -143,6 +146,8 @@ export function resultsTable(rows: Row[]): string {
       String(row.errors),
       fixed(row.redisCommandsPerRequest, 3),
       fixed(row.postgresQuotaWritesPerSecond, 0),
+      fixed(row.fullCollections, 0),
+      fixed(row.collectionPct, 1),
       pct(row.serverCpuPct),
       pct(row.loadGeneratorCpuPct),
       pct(row.otherCpuPct, NOISY_OTHER_CPU),
@@ -152,7 +157,7 @@ export function resultsTable(rows: Row[]): string {
       row.pass === undefined ? '' : row.pass ? 'PASS' : 'FAIL',
     ]);
   }
-  return table(lines, 'lrrrrrrrrrrrrrrrrll');
+  return table(lines, `l${'r'.repeat(lines[0]!.length - 3)}ll`);
 }
 
 export function printRun(run: Run): void {

@@ -19,8 +19,8 @@ import {
   issueKeys,
   loadHistory,
   postgresSchema,
-  redisCommandsSent,
   redisNamespace,
+  serviceCounters,
   serviceEnvironment,
   serviceReady,
   startBaseline,
@@ -106,10 +106,15 @@ async function main(): Promise<void> {
     await warmUp(loadRun(scenario, server, options.warmup, row.workers));
     const onRedis = redis !== undefined && row.server === 'service' && !row.sqlite;
     const onPostgres = postgres !== undefined && row.server === 'service' && !row.sqlite;
-    const commandsBefore = onRedis ? await redisCommandsSent(server) : 0;
+    const countersBefore = row.server === 'service' ? await serviceCounters(server) : undefined;
     const writesBefore = onPostgres ? await postgres.quotaWrites() : 0;
     const measured: Row = { ...row, ...(await measure(loadRun(scenario, server, options.duration, row.workers))) };
-    if (onRedis) measured.redisCommandsPerRequest = Math.round(((await redisCommandsSent(server)) - commandsBefore) / measured.responses * 1000) / 1000;
+    if (countersBefore) {
+      const after = await serviceCounters(server);
+      if (onRedis) measured.redisCommandsPerRequest = Math.round(((after.redisCommands - countersBefore.redisCommands) / measured.responses) * 1000) / 1000;
+      measured.fullCollections = after.fullCollections - countersBefore.fullCollections;
+      measured.collectionPct = Math.round(((after.collectionSeconds - countersBefore.collectionSeconds) / options.duration) * 1000) / 10;
+    }
     if (onPostgres) {
       // PostgreSQL publishes its table statistics about once a second, and the service flushes quota counts once a second.
       await new Promise((resolve) => setTimeout(resolve, 1_500));
@@ -117,7 +122,8 @@ async function main(): Promise<void> {
     }
     console.log(
       `bench:   ${measured.requestsPerSecond} req/s, ${measured.cpuPerRequestUs ?? '?'} µs CPU/req, p99 ${measured.latencyMs.p99} ms, errors ${measured.errors}` +
-        `${measured.redisCommandsPerRequest !== undefined ? `, ${measured.redisCommandsPerRequest} Redis commands/req` : ''}`,
+        `${measured.redisCommandsPerRequest !== undefined ? `, ${measured.redisCommandsPerRequest} Redis commands/req` : ''}` +
+        `${measured.fullCollections !== undefined ? `, ${measured.fullCollections} full collections, ${measured.collectionPct}% of the time in collections` : ''}`,
     );
     if (server.child.exitCode !== null || server.child.signalCode !== null) throw new Error(`the server died during ${row.name}\n${server.output()}`);
     return measured;

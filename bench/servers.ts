@@ -199,13 +199,28 @@ export async function loadHistory(setup: ServiceSetup, key: string): Promise<str
   }
 }
 
-/** Commands the service has sent to Redis so far, from its own /metrics (every worker's, summed). */
-export async function redisCommandsSent(server: Server): Promise<number> {
+/** What the service's own /metrics have counted so far, every worker's summed. */
+export interface ServiceCounters {
+  /** Commands sent to Redis. */
+  redisCommands: number;
+  /** V8's full (mark-compact) collections, and the seconds of every collection's pauses. */
+  fullCollections: number;
+  collectionSeconds: number;
+}
+
+export async function serviceCounters(server: Server): Promise<ServiceCounters> {
   const response = await fetch(`http://127.0.0.1:${server.port}/metrics`);
   const text = await response.text();
-  let total = 0;
-  for (const match of text.matchAll(/^exrates_redis_commands_total\{[^}]*\} (\S+)$/gm)) total += Number(match[1]);
-  return total;
+  const sum = (line: RegExp) => {
+    let total = 0;
+    for (const match of text.matchAll(line)) total += Number(match[1]);
+    return total;
+  };
+  return {
+    redisCommands: sum(/^exrates_redis_commands_total\{[^}]*\} (\S+)$/gm),
+    fullCollections: sum(/^exrates_nodejs_gc_duration_seconds_count\{[^}]*kind="major"[^}]*\} (\S+)$/gm),
+    collectionSeconds: sum(/^exrates_nodejs_gc_duration_seconds_sum\{[^}]*\} (\S+)$/gm),
+  };
 }
 
 /** Waits until the service answers a rate: its rates are loaded. */
