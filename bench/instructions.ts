@@ -36,12 +36,8 @@ import { chooseGenerator, measure, warmUp, type LoadRun } from './load.js';
 import { DEFAULT_CSV } from './options.js';
 import { choosePinning, cleanUpOnInterrupt, killAll, stopChild } from './processes.js';
 import { SCENARIOS, createRotation, currentCurrencies, type Scenario } from './scenarios.js';
-import { RESULTS_DIR, gitState, writeResult } from './report.js';
+import { RESULTS_DIR, gitLabel, gitState, writeResult } from './report.js';
 import { ensureBuilt, issueKeys, loadHistory, serviceEnvironment, serviceReady, startBaseline, startService, type Server, type ServiceSetup } from './servers.js';
-
-/** The commit, and whether src/ differed from it: a count of a changed tree is not the commit's. */
-const gitLabel = (git: { commit: string; uncommittedSrcChanges: number }) =>
-  git.uncommittedSrcChanges > 0 ? `${git.commit} + ${git.uncommittedSrcChanges} uncommitted change(s) in src/` : git.commit;
 
 /** The service's periodic work, as far apart as its settings allow (see above). */
 const PERIODIC = { EXRATES_QUOTA_FLUSH_MS: '1000', EXRATES_KEY_CACHE_MS: '3600000', EXRATES_REVOCATION_POLL_MS: '60000' };

@@ -164,8 +164,7 @@ export function printRun(run: Run): void {
   const { setup } = run;
   const env = Object.entries(setup.serviceEnv).map(([name, value]) => `${name}=${value}`);
   console.log(
-    `exrates bench ${run.startedAt} — node ${run.runtime}, git ${run.commit}` +
-      `${run.uncommittedSrcChanges > 0 ? ` + ${run.uncommittedSrcChanges} uncommitted change(s) in src/` : ''}, ` +
+    `exrates bench ${run.startedAt} — node ${run.runtime}, git ${gitLabel(run)}, ` +
       `${run.machine.cpus} CPUs (${run.machine.cpu}), ${setup.connections} connections, load generator ${setup.generator}, pinned: ${setup.pinned ?? 'no'}, ` +
       `${setup.durationSeconds} s per scenario after ${setup.warmupSeconds} s warm-up, store ${setup.store}` +
       `${env.length ? `, env ${env.join(' ')}` : ''}${setup.nodeFlags.length ? `, node flags + ${setup.nodeFlags.join(' ')}` : ''}`,
@@ -251,6 +250,11 @@ export function writeResult(dir: string, prefix: string, startedAt: string, comm
   const file = join(dir, `${prefix}${startedAt.replace(/\.\d+Z$/, 'Z').replace(/:/g, '-')}-${commit}.json`);
   writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
   return file;
+}
+
+/** The commit, and whether src/ differed from it: a measurement of a changed tree is not the commit's. */
+export function gitLabel(git: { commit: string; uncommittedSrcChanges: number }): string {
+  return git.uncommittedSrcChanges > 0 ? `${git.commit} + ${git.uncommittedSrcChanges} uncommitted change(s) in src/` : git.commit;
 }
 
 /** The commit a run measures (`label` when given, for a tree without .git) and how many files in src/ differ from it. */
