@@ -7,6 +7,7 @@
  *
  *   npm run bench:instructions                                  # rate and convert
  *   npm run bench:instructions -- --only rate,history-1y-json --seconds 30
+ *   npm run bench:instructions -- --database-url postgres://… --redis-url redis://…
  *
  * Each server runs under callgrind with counting off. After a warm-up under load (V8 optimises
  * the hot path), counting is switched on for a measured run of wrk and off again, and the main
@@ -19,6 +20,10 @@
  * does per second rather than per request (the quota journal and its fold, renewing cached keys,
  * the revocation poll) would weigh 50–100 times more per request than at full speed: the service
  * runs with those as far apart as its settings allow (PERIODIC below), on 10 keys (KEY_COUNT).
+ *
+ * `--database-url` and `--redis-url` run the service on PostgreSQL and Redis, in a schema and under a
+ * key prefix of the run's own (as the load bench does); the row then also gives the Redis
+ * commands per request, which under valgrind's slowness batch differently than at full speed.
  *
  * `--functions N` also prints, per row, the N functions that ran the most instructions themselves
  * (callgrind's self cost; the JIT's code named from the map node writes with --perf-basic-prof).
@@ -37,7 +42,20 @@ import { DEFAULT_CSV } from './options.js';
 import { choosePinning, cleanUpOnInterrupt, killAll, stopChild } from './processes.js';
 import { SCENARIOS, createRotation, currentCurrencies, type Scenario } from './scenarios.js';
 import { RESULTS_DIR, gitLabel, gitState, writeResult } from './report.js';
-import { ensureBuilt, issueKeys, loadHistory, serviceEnvironment, serviceReady, startBaseline, startService, type Server, type ServiceSetup } from './servers.js';
+import {
+  ensureBuilt,
+  issueKeys,
+  loadHistory,
+  postgresSchema,
+  redisNamespace,
+  serviceCounters,
+  serviceEnvironment,
+  serviceReady,
+  startBaseline,
+  startService,
+  type Server,
+  type ServiceSetup,
+} from './servers.js';
 
 /** The service's periodic work, as far apart as its settings allow (see above). */
 const PERIODIC = { EXRATES_QUOTA_FLUSH_MS: '1000', EXRATES_KEY_CACHE_MS: '3600000', EXRATES_REVOCATION_POLL_MS: '60000' };
@@ -57,6 +75,8 @@ interface Row {
   instructions: number;
   perRequest: number;
   ratio?: number;
+  /** Commands the service sent to Redis per request during the measured run (with --redis-url). */
+  redisPerRequest?: number;
   /** Instructions per request by function, the most first (with --functions). */
   functions?: Array<[string, number]>;
 }
@@ -83,6 +103,8 @@ async function main(): Promise<void> {
       connections: { type: 'string', default: '50' },
       csv: { type: 'string', default: DEFAULT_CSV },
       functions: { type: 'string', default: '0' },
+      'database-url': { type: 'string', default: process.env.BENCH_DATABASE_URL },
+      'redis-url': { type: 'string', default: process.env.BENCH_REDIS_URL },
       help: { type: 'boolean', default: false },
     },
   });
@@ -95,6 +117,8 @@ async function main(): Promise<void> {
   const [warmup, seconds, connections, functions] = [values.warmup, values.seconds, values.connections, values.functions].map(Number) as [number, number, number, number];
   if (![warmup, seconds, connections].every((n) => Number.isFinite(n) && n > 0)) throw new Error('--warmup, --seconds and --connections take positive numbers');
   if (!Number.isInteger(functions) || functions < 0) throw new Error('--functions takes a whole number');
+  const databaseUrl = values['database-url'];
+  if (databaseUrl !== undefined && !databaseUrl.startsWith('postgres')) throw new Error('--database-url takes a postgres:// URL (SQLite is the default)');
   needCommand('valgrind', ['--version'], 'apt-get install valgrind');
   if (chooseGenerator(undefined) !== 'wrk') throw new Error('wrk is not installed (apt-get install wrk)');
   const pinning = choosePinning(true);
@@ -103,12 +127,30 @@ async function main(): Promise<void> {
   const startedAt = new Date().toISOString();
   const git = gitState(undefined);
   const dir = mkdtempSync(join(tmpdir(), 'exrates-instructions-'));
-  cleanUpOnInterrupt(() => rmSync(dir, { recursive: true, force: true }));
+  const postgres = databaseUrl ? await postgresSchema(databaseUrl) : undefined;
+  const redisUrl = values['redis-url'];
+  const redis = redisUrl ? redisNamespace(redisUrl) : undefined;
+  const store = `${postgres ? 'PostgreSQL' : 'SQLite'}${redis ? ' + Redis' : ''}`;
+  const cleanUp = async () => {
+    rmSync(dir, { recursive: true, force: true });
+    await postgres?.drop().catch((error: unknown) => console.error(`instructions: could not drop the PostgreSQL schema: ${String(error)}`));
+    await redis?.drop().catch((error: unknown) => console.error(`instructions: could not delete the Redis keys under ${redis.prefix}: ${String(error)}`));
+  };
+  cleanUpOnInterrupt(cleanUp);
   // callgrind_control finds a process by a file named after the user and host in its environment: both sides get the same.
   const identity = { USER: process.env.USER || 'bench', HOST: '127.0.0.1' };
   const setup: ServiceSetup = {
     dir,
-    env: { ...serviceEnvironment({ dir, databaseUrl: `sqlite:${join(dir, 'bench.db')}`, csv: values.csv, extra: PERIODIC }), ...identity },
+    env: {
+      ...serviceEnvironment({
+        dir,
+        databaseUrl: postgres?.url ?? `sqlite:${join(dir, 'bench.db')}`,
+        csv: values.csv,
+        ...(redis ? { redisUrl, redisPrefix: redis.prefix } : {}),
+        extra: PERIODIC,
+      }),
+      ...identity,
+    },
     nodeFlags: [],
     cpus: pinning?.server,
   };
@@ -132,11 +174,14 @@ async function main(): Promise<void> {
   async function counted(server: Server, scenario: Scenario, out: string, dump: number): Promise<Row> {
     console.log(`instructions: ${scenario.name}: warm-up ${warmup} s, measure ${seconds} s`);
     await warmUp(run(server, scenario, warmup));
+    // The service's own count of its Redis commands, read outside the counted run.
+    const before = redis && !scenario.baseline ? await serviceCounters(server) : undefined;
     control(server, '--zero');
     control(server, '--instr=on');
     const measured = await measure(run(server, scenario, seconds));
     control(server, '--instr=off');
     control(server, '--dump');
+    const after = before ? await serviceCounters(server) : undefined;
     // With --separate-threads, dump n of the main thread (thread 1) is <out>.<n>-01.
     const text = readFileSync(join(dir, `${out}.${dump}-01`), 'utf8');
     const instructions = Number(/^totals: (\d+)/m.exec(text)?.[1]);
@@ -145,7 +190,9 @@ async function main(): Promise<void> {
     if (measured.non2xx > 0 || measured.socketErrors > 0) throw new Error(`${scenario.name}: ${measured.errors} errors under load\n${server.output()}`);
     if (measured.timeouts > 0) console.log(`instructions:   ${measured.timeouts} requests timed out (not counted)`);
     const row: Row = { name: scenario.name, responses: measured.responses, instructions, perRequest: Math.round(instructions / measured.responses) };
-    console.log(`instructions:   ${row.perRequest} per request (${measured.responses} responses)`);
+    if (before && after) row.redisPerRequest = Math.round(((after.redisCommands - before.redisCommands) / measured.responses) * 1000) / 1000;
+    const redisNote = row.redisPerRequest === undefined ? '' : `, ${row.redisPerRequest} Redis commands per request`;
+    console.log(`instructions:   ${row.perRequest} per request (${measured.responses} responses${redisNote})`);
     if (functions > 0) {
       const costs = selfCosts(text, readPerfMap(`/tmp/perf-${server.child.pid}.map`));
       row.functions = [...costs]
@@ -159,7 +206,7 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   try {
     const sampleBody = await loadHistory(setup, keys[0]!);
-    console.log(`instructions: node ${process.version}, git ${gitLabel(git)}; starting the baseline under callgrind`);
+    console.log(`instructions: node ${process.version}, git ${gitLabel(git)}, store ${store}; starting the baseline under callgrind`);
     const baseline = await startBaseline(sampleBody, pinning?.server, { wrap: callgrind('baseline.out'), nodeArgs: perfMap, env: identity, timeoutMs: START_TIMEOUT_MS });
     try {
       rows.push({ ...(await counted(baseline, baselineScenario, 'baseline.out', 1)), name: 'baseline' });
@@ -177,14 +224,20 @@ async function main(): Promise<void> {
       rmSync(`/tmp/perf-${service.child.pid}.map`, { force: true });
     }
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    await cleanUp();
   }
 
   const base = rows[0]!.perRequest;
   for (const row of rows) row.ratio = Math.round((row.perRequest / base) * 1000) / 1000;
-  console.log(`\ninstructions per request, main thread (callgrind), node ${process.version}, git ${gitLabel(git)}, ${connections} connections, ${seconds} s measured after ${warmup} s`);
-  console.log(`${'scenario'.padEnd(22)}${'per request'.padStart(12)}${'× baseline'.padStart(12)}${'responses'.padStart(11)}`);
-  for (const row of rows) console.log(`${row.name.padEnd(22)}${String(row.perRequest).padStart(12)}${row.ratio!.toFixed(3).padStart(12)}${String(row.responses).padStart(11)}`);
+  console.log(
+    `\ninstructions per request, main thread (callgrind), node ${process.version}, git ${gitLabel(git)}, store ${store}, ${connections} connections, ${seconds} s measured after ${warmup} s`,
+  );
+  const redisColumn = (text: string) => (redis ? text.padStart(14) : '');
+  console.log(`${'scenario'.padEnd(22)}${'per request'.padStart(12)}${'× baseline'.padStart(12)}${'responses'.padStart(11)}${redisColumn('Redis cmd/req')}`);
+  for (const row of rows) {
+    const redisCell = redisColumn(row.redisPerRequest === undefined ? '–' : String(row.redisPerRequest));
+    console.log(`${row.name.padEnd(22)}${String(row.perRequest).padStart(12)}${row.ratio!.toFixed(3).padStart(12)}${String(row.responses).padStart(11)}${redisCell}`);
+  }
   for (const row of rows) {
     if (!row.functions) continue;
     console.log(`\n${row.name}: instructions per request by function (self)`);
@@ -193,6 +246,7 @@ async function main(): Promise<void> {
   const file = writeResult(RESULTS_DIR, 'instructions-', startedAt, git.commit, {
     node: process.version,
     ...git,
+    store,
     connections,
     warmupSeconds: warmup,
     seconds,
