@@ -31,6 +31,8 @@ export interface Row extends Measurement {
   /** The service's full (mark-compact) collections during the measured run, and its collections' pauses in % of the run (its /metrics before and after). */
   fullCollections?: number;
   collectionPct?: number;
+  /** p99 of the service's own time per API request during the measured run, from its latency histogram (its /metrics before and after). */
+  inServiceP99Ms?: number;
   /** The rounds of this row's server and the baseline measured in turn (run.ts). */
   rounds?: Round[];
   /** The baseline this row is compared with: the median of its rounds' (else the first baseline run). */
@@ -129,7 +131,7 @@ export function resultsTable(rows: Row[]): string {
   const fixed = (value: number | undefined, digits: number) => (value === undefined || Number.isNaN(value) ? '–' : value.toFixed(digits));
   const pct = (value: number | undefined, noisyAbove?: number) => (value === undefined ? '–' : `${value}%${noisyAbove !== undefined && value > noisyAbove ? '*' : ''}`);
   const lines = [
-    ['scenario', 'req/s', '× baseline', 'baseline req/s', 'CPU µs/req', 'baseline µs/req', 'p50 ms', 'p99 ms', 'p99.9 ms', 'errors', 'Redis cmd/req', 'PG writes/s', 'full GCs', 'GC %', 'srv CPU', 'gen CPU', 'other CPU', 'steal', 'B/resp', 'target', 'result'],
+    ['scenario', 'req/s', '× baseline', 'baseline req/s', 'CPU µs/req', 'baseline µs/req', 'p50 ms', 'p99 ms', 'p99.9 ms', 'srv p99 ms', 'errors', 'Redis cmd/req', 'PG writes/s', 'full GCs', 'GC %', 'srv CPU', 'gen CPU', 'other CPU', 'steal', 'B/resp', 'target', 'result'],
   ];
   for (const row of rows) {
     const baseline = row.server === 'baseline';
@@ -143,6 +145,7 @@ export function resultsTable(rows: Row[]): string {
       fixed(row.latencyMs.p50, 2),
       fixed(row.latencyMs.p99, 2),
       fixed(row.latencyMs.p999, 2),
+      fixed(row.inServiceP99Ms, 2),
       String(row.errors),
       fixed(row.redisCommandsPerRequest, 3),
       fixed(row.postgresQuotaWritesPerSecond, 0),

@@ -20,6 +20,7 @@ import {
   loadHistory,
   postgresSchema,
   redisNamespace,
+  latencyQuantile,
   serviceCounters,
   serviceEnvironment,
   serviceReady,
@@ -114,6 +115,8 @@ async function main(): Promise<void> {
       if (onRedis) measured.redisCommandsPerRequest = Math.round(((after.redisCommands - countersBefore.redisCommands) / measured.responses) * 1000) / 1000;
       measured.fullCollections = after.fullCollections - countersBefore.fullCollections;
       measured.collectionPct = Math.round(((after.collectionSeconds - countersBefore.collectionSeconds) / options.duration) * 1000) / 10;
+      const inService = latencyQuantile(0.99, countersBefore.apiLatency, after.apiLatency);
+      if (inService !== undefined) measured.inServiceP99Ms = Math.round(inService * 100_000) / 100;
     }
     if (onPostgres) {
       // PostgreSQL publishes its table statistics about once a second, and the service flushes quota counts once a second.

@@ -206,11 +206,53 @@ export interface ServiceCounters {
   /** V8's full (mark-compact) collections, and the seconds of every collection's pauses. */
   fullCollections: number;
   collectionSeconds: number;
+  /** The API's requests so far by the upper bound (seconds) of exrates_http_request_duration_seconds' buckets, cumulative; +Inf last. */
+  apiLatency: Map<number, number>;
+}
+
+/**
+ * A quantile of the requests counted between two readings, from the histogram's buckets, as
+ * Prometheus's histogram_quantile works it out: linearly within the bucket it falls in (the highest
+ * finite bound when it falls above them all). In seconds; undefined without requests.
+ */
+export function latencyQuantile(q: number, before: Map<number, number>, after: Map<number, number>): number | undefined {
+  const bounds = [...after.keys()].sort((a, b) => a - b);
+  const counted = (le: number) => (after.get(le) ?? 0) - (before.get(le) ?? 0);
+  const total = counted(Infinity);
+  if (!(total > 0)) return undefined;
+  const rank = q * total;
+  let lower = 0;
+  let below = 0;
+  for (const le of bounds) {
+    const upTo = counted(le);
+    if (upTo >= rank) return le === Infinity ? lower : lower + ((le - lower) * (rank - below)) / (upTo - below || 1);
+    lower = le;
+    below = upTo;
+  }
+  return lower;
+}
+
+/** exrates_http_request_duration_seconds' cumulative buckets, summed over the API's routes (not /metrics and the other routes'). */
+function buckets(text: string): Map<number, number> {
+  const counts = new Map<number, number>();
+  for (const match of text.matchAll(/^exrates_http_request_duration_seconds_bucket\{([^}]*)\} (\S+)$/gm)) {
+    const labels = match[1]!;
+    if (!/route="\/api\//.test(labels)) continue;
+    const le = /le="([^"]+)"/.exec(labels)?.[1];
+    if (le === undefined) continue;
+    const bound = le === '+Inf' ? Infinity : Number(le);
+    counts.set(bound, (counts.get(bound) ?? 0) + Number(match[2]));
+  }
+  return counts;
 }
 
 export async function serviceCounters(server: Server): Promise<ServiceCounters> {
   const response = await fetch(`http://127.0.0.1:${server.port}/metrics`);
-  const text = await response.text();
+  return readServiceCounters(await response.text());
+}
+
+/** The counters in a /metrics text. */
+export function readServiceCounters(text: string): ServiceCounters {
   const sum = (line: RegExp) => {
     let total = 0;
     for (const match of text.matchAll(line)) total += Number(match[1]);
@@ -220,6 +262,7 @@ export async function serviceCounters(server: Server): Promise<ServiceCounters> 
     redisCommands: sum(/^exrates_redis_commands_total\{[^}]*\} (\S+)$/gm),
     fullCollections: sum(/^exrates_nodejs_gc_duration_seconds_count\{[^}]*kind="major"[^}]*\} (\S+)$/gm),
     collectionSeconds: sum(/^exrates_nodejs_gc_duration_seconds_sum\{[^}]*\} (\S+)$/gm),
+    apiLatency: buckets(text),
   };
 }
 
