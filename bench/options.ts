@@ -14,6 +14,12 @@ function positive(value: string): number {
   return number;
 }
 
+function nonNegative(value: string): number {
+  const number = Number(value);
+  if (!Number.isFinite(number) || number < 0 || value.trim() === '') throw new InvalidArgumentError('a number of 0 or more is needed.');
+  return number;
+}
+
 function positiveInteger(value: string): number {
   const number = positive(value);
   if (!Number.isInteger(number)) throw new InvalidArgumentError('a positive integer is needed.');
@@ -33,6 +39,13 @@ function nameValue(value: string, previous: Record<string, string> | undefined):
 const OPTIONS: Option[] = [
   new Option('--duration <seconds>', 'measured seconds per scenario').env('BENCH_DURATION').argParser(positive).default(10),
   new Option('--warmup <seconds>', 'warm-up seconds per scenario, not measured').env('BENCH_WARMUP').argParser(positive).default(3),
+  new Option(
+    '--settle <seconds>',
+    "load after each server's start, before its first scenario, not measured: V8 sizes its heap in a process's first seconds under load, and the full collections of those seconds belong to the start, not to a scenario (0: none)",
+  )
+    .env('BENCH_SETTLE')
+    .argParser(nonNegative)
+    .default(20),
   new Option('--rounds <n>', "rounds that give each row's ratio to the baseline: the median of theirs, each round the baseline and the service measured in turn")
     .env('BENCH_ROUNDS')
     .argParser(positiveInteger)
@@ -68,6 +81,7 @@ const OPTIONS: Option[] = [
 export interface BenchOptions {
   duration: number;
   warmup: number;
+  settle: number;
   rounds: number;
   roundSeconds: number;
   connections: number;

@@ -69,6 +69,8 @@ export interface Run {
     pinned?: string;
     durationSeconds: number;
     warmupSeconds: number;
+    /** Seconds of load after each server's start, before its first scenario (absent in runs made before it). */
+    settleSeconds?: number;
     /** Rounds per row against the baseline, and each server's seconds in a round (absent in runs made before rounds). */
     rounds?: number;
     roundSeconds?: number;
@@ -169,7 +171,7 @@ export function printRun(run: Run): void {
   console.log(
     `exrates bench ${run.startedAt} — node ${run.runtime}, git ${gitLabel(run)}, ` +
       `${run.machine.cpus} CPUs (${run.machine.cpu}), ${setup.connections} connections, load generator ${setup.generator}, pinned: ${setup.pinned ?? 'no'}, ` +
-      `${setup.durationSeconds} s per scenario after ${setup.warmupSeconds} s warm-up, store ${setup.store}` +
+      `${setup.durationSeconds} s per scenario after ${setup.warmupSeconds} s warm-up${setup.settleSeconds ? ` (and ${setup.settleSeconds} s of load after each server's start)` : ''}, store ${setup.store}` +
       `${env.length ? `, env ${env.join(' ')}` : ''}${setup.nodeFlags.length ? `, node flags + ${setup.nodeFlags.join(' ')}` : ''}`,
   );
   console.log(`\n${resultsTable(run.rows)}\n`);

@@ -54,7 +54,9 @@ async function main(): Promise<void> {
   const rotation = createRotation(currencies, keys);
 
   const scenarioCount = serviceScenarios.length + workerScenarios.length;
-  const minutes = ((1 + scenarioCount) * (options.warmup + options.duration) + scenarioCount * options.rounds * 2 * (options.roundSeconds + 0.3)) / 60;
+  const servers = 1 + (serviceScenarios.length > 0 ? 1 : 0) + (workerScenarios.length > 0 ? 1 : 0) + (options.compareSqlite && serviceScenarios.length > 0 ? 1 : 0);
+  const minutes =
+    (servers * options.settle + (1 + scenarioCount) * (options.warmup + options.duration) + scenarioCount * options.rounds * 2 * (options.roundSeconds + 0.3)) / 60;
   console.log(
     `bench: node ${process.version}, git ${git.commit}; ${scenarioCount} service runs, each compared with the baseline in ${options.rounds} rounds, ${options.connections} connections, about ${Math.ceil(minutes + 0.5)} min`,
   );
@@ -101,6 +103,12 @@ async function main(): Promise<void> {
     pid: server.child.pid,
     request: (n) => scenario.request(n, rotation),
   });
+  /** Load after a server's start (--settle), before its first scenario's own warm-up. */
+  async function settle(scenario: Scenario, server: Server, workers?: number): Promise<void> {
+    if (options.settle <= 0) return;
+    console.log(`bench: ${scenario.name}: ${options.settle} s of load to settle the process after its start`);
+    await warmUp(loadRun(scenario, server, options.settle, workers));
+  }
   /** Warm-up, then the measured run; on Redis and PostgreSQL, what the run cost them. */
   async function run(scenario: Scenario, server: Server, row: Pick<Row, 'name' | 'description' | 'server' | 'workers' | 'sqlite'>): Promise<Row> {
     console.log(`bench: ${row.name}: warm-up ${options.warmup} s, measure ${options.duration} s`);
@@ -166,6 +174,7 @@ async function main(): Promise<void> {
   }
   async function serviceRows(server: Server, scenarios: Scenario[], workers?: number, sqlite?: true): Promise<void> {
     await serviceReady(server, keys[0]!);
+    if (scenarios[0]) await settle(scenarios[0], server, workers);
     for (const scenario of scenarios) {
       const name = workers ? `${scenario.name}@${workers}w` : sqlite ? `${scenario.name}@sqlite` : scenario.name;
       const description = workers ? `${scenario.description}, EXRATES_WORKERS=${workers}` : sqlite ? `${scenario.description}, SQLite alone` : scenario.description;
@@ -186,6 +195,7 @@ async function main(): Promise<void> {
     // again in turn with every service row (rounds).
     if (baselineScenario) {
       baseline = await startBaseline(sampleBody, pinning?.server);
+      await settle(baselineScenario, baseline);
       rows.push(await run(baselineScenario, baseline, { name: baselineScenario.name, description: baselineScenario.description, server: 'baseline' }));
     }
 
@@ -265,6 +275,7 @@ async function main(): Promise<void> {
       pinned: pinning ? `server on CPU ${pinning.server}, load generator on CPU ${pinning.generator}; rows with workers on CPUs ${pinning.all}` : 'no',
       durationSeconds: options.duration,
       warmupSeconds: options.warmup,
+      settleSeconds: options.settle,
       rounds: options.rounds,
       roundSeconds: options.roundSeconds,
       store: `${options.databaseUrl ? 'PostgreSQL (own schema)' : 'SQLite (temporary file)'}${options.redisUrl ? ' + Redis' : ''}`,
