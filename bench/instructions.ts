@@ -43,10 +43,12 @@ import { choosePinning, cleanUpOnInterrupt, killAll, stopChild } from './process
 import { SCENARIOS, createRotation, currentCurrencies, type Scenario } from './scenarios.js';
 import { RESULTS_DIR, gitLabel, gitState, writeResult } from './report.js';
 import {
+  dropNamespaces,
   ensureBuilt,
   issueKeys,
   loadHistory,
   postgresSchema,
+  redisCommandsPerRequest,
   redisNamespace,
   serviceCounters,
   serviceEnvironment,
@@ -133,8 +135,7 @@ async function main(): Promise<void> {
   const store = `${postgres ? 'PostgreSQL' : 'SQLite'}${redis ? ' + Redis' : ''}`;
   const cleanUp = async () => {
     rmSync(dir, { recursive: true, force: true });
-    await postgres?.drop().catch((error: unknown) => console.error(`instructions: could not drop the PostgreSQL schema: ${String(error)}`));
-    await redis?.drop().catch((error: unknown) => console.error(`instructions: could not delete the Redis keys under ${redis.prefix}: ${String(error)}`));
+    await dropNamespaces('instructions', postgres, redis);
   };
   cleanUpOnInterrupt(cleanUp);
   // callgrind_control finds a process by a file named after the user and host in its environment: both sides get the same.
@@ -190,7 +191,7 @@ async function main(): Promise<void> {
     if (measured.non2xx > 0 || measured.socketErrors > 0) throw new Error(`${scenario.name}: ${measured.errors} errors under load\n${server.output()}`);
     if (measured.timeouts > 0) console.log(`instructions:   ${measured.timeouts} requests timed out (not counted)`);
     const row: Row = { name: scenario.name, responses: measured.responses, instructions, perRequest: Math.round(instructions / measured.responses) };
-    if (before && after) row.redisPerRequest = Math.round(((after.redisCommands - before.redisCommands) / measured.responses) * 1000) / 1000;
+    if (before && after) row.redisPerRequest = redisCommandsPerRequest(before, after, measured.responses);
     const redisNote = row.redisPerRequest === undefined ? '' : `, ${row.redisPerRequest} Redis commands per request`;
     console.log(`instructions:   ${row.perRequest} per request (${measured.responses} responses${redisNote})`);
     if (functions > 0) {

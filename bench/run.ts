@@ -15,11 +15,13 @@ import { SCENARIOS, WORKER_SCENARIOS, createRotation, currentCurrencies, selectS
 import {
   ROOT,
   coldStart,
+  dropNamespaces,
   ensureBuilt,
   issueKeys,
   latencyQuantile,
   loadHistory,
   postgresSchema,
+  redisCommandsPerRequest,
   redisNamespace,
   serviceCounters,
   serviceEnvironment,
@@ -120,7 +122,7 @@ async function main(): Promise<void> {
     const measured: Row = { ...row, ...(await measure(loadRun(scenario, server, options.duration, row.workers))) };
     if (countersBefore) {
       const after = await serviceCounters(server);
-      if (onRedis) measured.redisCommandsPerRequest = Math.round(((after.redisCommands - countersBefore.redisCommands) / measured.responses) * 1000) / 1000;
+      if (onRedis) measured.redisCommandsPerRequest = redisCommandsPerRequest(countersBefore, after, measured.responses);
       measured.fullCollections = after.fullCollections - countersBefore.fullCollections;
       measured.collectionPct = Math.round(((after.collectionSeconds - countersBefore.collectionSeconds) / options.duration) * 1000) / 10;
       const inService = latencyQuantile(0.99, countersBefore.apiLatency, after.apiLatency);
@@ -257,8 +259,7 @@ async function main(): Promise<void> {
     }
   } finally {
     killAll();
-    await postgres?.drop().catch((error: unknown) => console.error(`bench: could not drop the PostgreSQL schema: ${String(error)}`));
-    await redis?.drop().catch((error: unknown) => console.error(`bench: could not delete the Redis keys under ${redis.prefix}: ${String(error)}`));
+    await dropNamespaces('bench', postgres, redis);
     removeDir();
   }
 

@@ -120,6 +120,12 @@ export function redisNamespace(url: string): { prefix: string; drop(): Promise<v
   };
 }
 
+/** Drops a run's PostgreSQL schema and Redis keys, saying what could not be dropped (`tool`: the command's name, for the message). Never throws. */
+export async function dropNamespaces(tool: string, postgres: { drop(): Promise<void> } | undefined, redis: { prefix: string; drop(): Promise<void> } | undefined): Promise<void> {
+  await postgres?.drop().catch((error: unknown) => console.error(`${tool}: could not drop the PostgreSQL schema: ${String(error)}`));
+  await redis?.drop().catch((error: unknown) => console.error(`${tool}: could not delete the Redis keys under ${redis.prefix}: ${String(error)}`));
+}
+
 export interface ServiceSetup {
   /** The run's temporary folder: the service's working directory, so that no .env of the tree applies. */
   dir: string;
@@ -230,6 +236,11 @@ export function latencyQuantile(q: number, before: Map<number, number>, after: M
     below = upTo;
   }
   return lower;
+}
+
+/** Commands sent to Redis per response between two readings, to three decimals. */
+export function redisCommandsPerRequest(before: ServiceCounters, after: ServiceCounters, responses: number): number {
+  return Math.round(((after.redisCommands - before.redisCommands) / responses) * 1000) / 1000;
 }
 
 /** exrates_http_request_duration_seconds' cumulative buckets, summed over the API's routes (not /metrics and the other routes'). */
