@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Measurement } from './load.js';
 import { formatProfile, type ProfileSummary } from './profile.js';
 import { ROOT } from './servers.js';
-import { COLD_START_MS, PEAK_RSS_MB, SCENARIO_TARGETS, STORE_RATIO, TARGET_CONNECTIONS, missedBecause, targetText, type ScenarioTarget } from './targets.js';
+import { COLD_START_MS, PEAK_RSS_MB, SCENARIO_TARGETS, STORE_RATIO, TARGET_CONNECTIONS, missedBecause, storeRatio, targetText, type ScenarioTarget } from './targets.js';
 
 /** CPU used by neither server nor load generator, in % of one core, above which a row is marked noisy (the kernel's loopback work alone stays under it). */
 const NOISY_OTHER_CPU = 50;
@@ -33,6 +33,11 @@ export interface Row extends Measurement {
   collectionPct?: number;
   /** p99 of the service's own time per API request during the measured run, from its latency histogram (its /metrics before and after). */
   inServiceP99Ms?: number;
+  /**
+   * With --compare-sqlite, on the row of the run's own store: its requests/s as a share of the
+   * same scenario's on SQLite alone (storeRatio in targets.ts), held to STORE_RATIO.
+   */
+  vsSqlite?: { ratio: number; byRounds: boolean };
   /** The rounds of this row's server and the baseline measured in turn (run.ts). */
   rounds?: Round[];
   /** The baseline this row is compared with: the median of its rounds' (else the first baseline run). */
@@ -111,6 +116,10 @@ export function judge(rows: Row[], connections: number): void {
     if (first) row.p99RatioToBaseline = Math.round((row.latencyMs.p99 / first.latencyMs.p99) * 100) / 100;
   }
   // Once every row has its ratio: a target may compare one row with another.
+  for (const sqlite of rows.filter((r) => r.sqlite)) {
+    const store = rows.find((r) => r.name === sqlite.name.replace(/@sqlite$/, '') && !r.sqlite);
+    if (store) store.vsSqlite = storeRatio(store, sqlite);
+  }
   for (const row of rows) {
     if (row.server === 'baseline') continue;
     row.target = row.workers === undefined && !row.sqlite ? SCENARIO_TARGETS[row.name] : undefined;
@@ -207,13 +216,14 @@ export function printRun(run: Run): void {
     );
   }
   for (const row of run.rows.filter((r) => r.sqlite)) {
-    const other = run.rows.find((one) => one.name === row.name.replace(/@sqlite$/, ''));
-    if (!other) continue;
-    const ratio = Math.round((other.requestsPerSecond / row.requestsPerSecond) * 1000) / 1000;
+    const other = run.rows.find((one) => one.name === row.name.replace(/@sqlite$/, '') && !one.sqlite);
+    if (other?.vsSqlite === undefined) continue;
+    const { ratio, byRounds } = other.vsSqlite;
+    const how = byRounds ? `× baseline ${other.ratioToBaseline} vs ${row.ratioToBaseline}` : `${other.requestsPerSecond} vs ${row.requestsPerSecond} req/s`;
     console.log(
-      `${run.setup.store} vs SQLite alone: ${other.name} ${other.requestsPerSecond} vs ${row.requestsPerSecond} req/s (×${ratio}, target ≥ ${STORE_RATIO} × at ${TARGET_CONNECTIONS} connections: ` +
-        `${ratio >= STORE_RATIO ? 'PASS' : 'FAIL'}), p99 ${other.latencyMs.p99} vs ${row.latencyMs.p99} ms, CPU ${other.cpuPerRequestUs ?? '?'} vs ${row.cpuPerRequestUs ?? '?'} µs/req, ` +
-        `Redis ${other.redisCommandsPerRequest ?? '–'} commands/req`,
+      `${run.setup.store} vs SQLite alone: ${other.name} ×${ratio} (${how}; target ≥ ${STORE_RATIO} × at ${TARGET_CONNECTIONS} connections: ` +
+        `${ratio >= STORE_RATIO ? 'PASS' : 'FAIL'}); measured runs ${other.requestsPerSecond} vs ${row.requestsPerSecond} req/s, p99 ${other.latencyMs.p99} vs ${row.latencyMs.p99} ms, ` +
+        `CPU ${other.cpuPerRequestUs ?? '?'} vs ${row.cpuPerRequestUs ?? '?'} µs/req, Redis ${other.redisCommandsPerRequest ?? '–'} commands/req`,
     );
   }
   for (const row of run.rows.filter((r) => r.pass === false)) console.log(`  ${row.name}: ${row.failedBecause!.join('; ')}`);

@@ -29,6 +29,24 @@ export const SCENARIO_TARGETS: Readonly<Record<string, ScenarioTarget>> = {
 /** Several instances' store (PostgreSQL + Redis): requests/s of one instance as a share of SQLite alone's, in one run (--compare-sqlite). */
 export const STORE_RATIO = 0.85;
 
+interface StoreRow {
+  requestsPerSecond: number;
+  ratioToBaseline?: number;
+  rounds?: readonly unknown[];
+}
+
+/**
+ * A store's requests/s as a share of SQLite alone's, for one scenario. The two services run
+ * minutes apart, so their own req/s carry the host's drift between them; each is also measured
+ * in rounds against the one baseline, so the ratio of their two × baseline figures cancels it, as
+ * for a target with `versus`. Without rounds (no baseline in the run), their req/s.
+ */
+export function storeRatio(store: StoreRow, sqlite: StoreRow): { ratio: number; byRounds: boolean } {
+  const byRounds = Boolean(store.rounds?.length && sqlite.rounds?.length && store.ratioToBaseline !== undefined && sqlite.ratioToBaseline !== undefined);
+  const ratio = byRounds ? store.ratioToBaseline! / sqlite.ratioToBaseline! : store.requestsPerSecond / sqlite.requestsPerSecond;
+  return { ratio: Math.round(ratio * 1000) / 1000, byRounds };
+}
+
 /** Peak resident memory of the service (VmHWM) with the full ECB history stored and 1,000 keys. */
 export const PEAK_RSS_MB = 200;
 

@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { judge, type Round, type Row } from '../../bench/report.js';
+
+function row(name: string, requestsPerSecond: number, rounds?: Round[]): Row {
+  return {
+    name,
+    description: name,
+    server: name === 'baseline' ? 'baseline' : 'service',
+    ...(name.endsWith('@sqlite') ? { sqlite: true as const } : {}),
+    requestsPerSecond,
+    latencyMs: { p50: 1, p90: 2, p99: 3, p999: 4, max: 5, mean: 1 },
+    responses: requestsPerSecond * 10,
+    errors: 0,
+    non2xx: 0,
+    socketErrors: 0,
+    timeouts: 0,
+    statusCodes: {},
+    bytesPerResponse: 400,
+    serverCpuPct: undefined,
+    cpuPerRequestUs: undefined,
+    loadGeneratorCpuPct: 50,
+    serverRssMaxMb: undefined,
+    machineBusyPct: undefined,
+    otherCpuPct: undefined,
+    stealPct: undefined,
+    ...(rounds ? { rounds } : {}),
+  };
+}
+
+/** Rounds in which the service makes `ratio` × the baseline's requests/s, whatever the host's speed. */
+const roundsAt = (ratio: number, baselines: number[]): Round[] => baselines.map((b) => ({ requestsPerSecond: b * ratio, baselineRequestsPerSecond: b }));
+
+test('the store is held to SQLite alone by the two rows\' ratios to the baseline, so that the host slowing down between them does not count', () => {
+  // The host ran the SQLite row 40 % faster than the store's: their own req/s say 0.64 ×.
+  const rows = [row('baseline', 30_000), row('rate', 16_000, roundsAt(0.72, [22_000, 23_000, 21_000])), row('rate@sqlite', 25_000, roundsAt(0.8, [31_000, 32_000, 30_000]))];
+  judge(rows, 50);
+  assert.deepEqual(rows[1]!.vsSqlite, { ratio: 0.9, byRounds: true });
+  assert.equal(rows[2]!.vsSqlite, undefined);
+});
+
+test('without rounds against the baseline, the store is held to SQLite alone by the two rows\' requests/s', () => {
+  const rows = [row('rate', 16_000), row('rate@sqlite', 20_000)];
+  judge(rows, 50);
+  assert.deepEqual(rows[0]!.vsSqlite, { ratio: 0.8, byRounds: false });
+});
