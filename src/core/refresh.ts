@@ -97,7 +97,12 @@ export async function syncProvider(provider: Provider, store: RateStore, clock: 
     } else if (newest >= addDays(todayDay, -LATEST_ONLY_WITHIN_DAYS)) {
       document = await provider.latest({ currencies });
     } else {
-      document = await provider.series({ from: addDays(newest, 1), to: todayDay }, { currencies });
+      // The days since the newest stored one. None means the provider has published nothing since
+      // (Easter's four days without a fixing, a file that has not changed): its latest document
+      // then, checked and stored as on any refresh, rather than a failure that marks every rate
+      // of the provider stale.
+      const since = await provider.series({ from: addDays(newest, 1), to: todayDay }, { currencies });
+      document = since.days.length > 0 ? since : await provider.latest({ currencies });
     }
     const outcome = await storeDocument(document, store, clock, log, { expectedCurrencies: currencies });
     await store.recordAttempt(provider.id, { at, ok: true });

@@ -449,4 +449,24 @@ describe('syncProvider catching up through the 90-day file', () => {
     );
     assert.equal(await store.countQuotes(), 360);
   });
+
+  it('takes the latest document when nothing was published since the newest stored day, not a failure', async () => {
+    // Easter 2025: no fixing from Friday 18 to Monday 21 April. Here, a week after 2025-02-25 with
+    // no newer day in the 90-day file: the daily file still holds 2025-02-25.
+    const newest = NINETY_DAYS.slice(0, NINETY_DAYS.indexOf('</Cube>', NINETY_DAYS.indexOf('<Cube time=')) + '</Cube>'.length) + '</Cube></gesmes:Envelope>';
+    assert.equal([...newest.matchAll(/<Cube time="/g)].length, 1);
+    upstream.routes.set('/eurofxref-daily.xml', serve(newest));
+    upstream.requests.length = 0;
+    const before = await allRows(database);
+    const at = '2025-03-04T12:00:00Z';
+    const log = recordingLogger();
+    const outcome = await syncProvider(createEcbProvider({ baseUrl: upstream.baseUrl, timeoutMs: 5_000, clock: clockAt(at) }), store, clockAt(at), log);
+    const { stored, ...summary } = outcome;
+    assert.deepEqual(summary, { provider: 'ecb', ok: true, days: 1, quotes: 30, latestDay: '2025-02-25' });
+    assert.deepEqual(upstream.requests, ['/eurofxref-hist-90d.xml', '/eurofxref-daily.xml']);
+    assert.equal(stored?.days[0]?.day, '2025-02-25');
+    assert.deepEqual(await allRows(database), before);
+    assert.equal((await store.providerState('ecb'))?.failing, false);
+    assert.deepEqual(log.entries.filter((e) => e.level !== 'info'), []);
+  });
 });
