@@ -220,20 +220,27 @@ export function environmentWithDotenv(env: NodeJS.ProcessEnv = process.env, path
 
 /**
  * EXRATES_* names that are not settings of the service but belong to the same family: the key a
- * client reads (README, /docs), the port compose.yaml publishes, and the test suite's own.
+ * client reads (README, /docs) and the test suite's own.
  */
-const NOT_SETTINGS = new Set(['EXRATES_KEY', 'EXRATES_PORT', 'EXRATES_REQUIRE_SERVICES']);
+const NOT_SETTINGS = new Set(['EXRATES_KEY', 'EXRATES_REQUIRE_SERVICES']);
 
 /**
- * One warning for each EXRATES_* variable the service does not read, naming the nearest one it
- * does: a typo (EXRATES_PROVIDER) would otherwise leave the default in force without a word.
+ * One warning for each EXRATES_* variable the service does not read, naming the one it does: a
+ * typo (EXRATES_PROVIDER) would otherwise leave the default in force without a word, and so would
+ * a setting with the prefix it does not take (EXRATES_HOST for HOST) or compose.yaml's published
+ * port taken for the service's own.
  */
 export function unknownVariables(env: Record<string, string | undefined>): string[] {
-  const settings = Object.keys(ConfigSchema.properties).filter((name) => name.startsWith('EXRATES_'));
+  const names = Object.keys(ConfigSchema.properties);
+  const settings = names.filter((name) => name.startsWith('EXRATES_'));
   return Object.keys(env)
     .filter((name) => name.startsWith('EXRATES_') && !settings.includes(name) && !NOT_SETTINGS.has(name) && !name.startsWith('EXRATES_TEST_'))
     .sort()
-    .map((name) => `${name} is not a setting of exrates (did you mean ${closest(name, settings)}?); it is ignored`);
+    .map((name) => {
+      if (name === 'EXRATES_PORT') return 'EXRATES_PORT is only the port compose.yaml publishes on the host; the service listens on PORT, and ignores EXRATES_PORT';
+      const unprefixed = name.slice('EXRATES_'.length);
+      return `${name} is not a setting of exrates (did you mean ${names.includes(unprefixed) ? unprefixed : closest(name, settings)}?); it is ignored`;
+    });
 }
 
 /** Environment → validated, frozen Config; throws ConfigError with one line per bad variable. */

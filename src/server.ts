@@ -26,7 +26,9 @@ export async function startServer(config: Config, options: DepsOptions = {}): Pr
   try {
     deps = await createDeps(config, options);
     app = await buildApp(deps, { logRequests: config.logRequests });
-    await app.listen({ port: config.port, host: config.host });
+    await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
+      throw listenFailure(error, config);
+    });
   } catch (error) {
     await deps?.close();
     throw error;
@@ -49,4 +51,19 @@ export async function startServer(config: Config, options: DepsOptions = {}): Pr
     await ready.close();
   }
   return { app, deps: ready, initialLoad, close };
+}
+
+/** Node's listen errors name neither the setting nor the way out: these do. */
+function listenFailure(error: unknown, config: Config): unknown {
+  const where = `${config.host}:${config.port}`;
+  switch ((error as NodeJS.ErrnoException).code) {
+    case 'EADDRINUSE':
+      return new Error(`cannot listen on ${where}: another process listens there; stop it, or set PORT (and HOST) to listen elsewhere`, { cause: error });
+    case 'EACCES':
+      return new Error(`cannot listen on ${where}: not permitted (ports below 1024 need privileges); set PORT to a free port of 1024 or more`, { cause: error });
+    case 'EADDRNOTAVAIL':
+      return new Error(`cannot listen on ${where}: HOST is not an address of this machine; set HOST to one of its addresses, or 0.0.0.0 for all`, { cause: error });
+    default:
+      return error;
+  }
 }

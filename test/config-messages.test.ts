@@ -46,6 +46,13 @@ test('an EXRATES_ variable the service does not read is named with the nearest o
     'EXRATES_LOG_LEVELS is not a setting of exrates (did you mean EXRATES_LOG_LEVEL?); it is ignored',
     'EXRATES_PROVIDER is not a setting of exrates (did you mean EXRATES_PROVIDERS?); it is ignored',
   ]);
-  // The key a client reads, compose's published port and the test suite's own settings are not typos.
-  assert.deepEqual(unknownVariables({ EXRATES_KEY: 'x', EXRATES_PORT: '8080', EXRATES_TEST_POSTGRES_URL: 'x', EXRATES_REQUIRE_SERVICES: '1' }), []);
+  // The key a client reads and the test suite's own settings are not typos.
+  assert.deepEqual(unknownVariables({ EXRATES_KEY: 'x', EXRATES_TEST_POSTGRES_URL: 'x', EXRATES_REQUIRE_SERVICES: '1' }), []);
+});
+
+test('a setting given the prefix it does not take, or compose\'s published port, is named with the setting the service reads', () => {
+  assert.deepEqual(unknownVariables({ EXRATES_HOST: '127.0.0.1', EXRATES_PORT: '8081' }), [
+    'EXRATES_HOST is not a setting of exrates (did you mean HOST?); it is ignored',
+    'EXRATES_PORT is only the port compose.yaml publishes on the host; the service listens on PORT, and ignores EXRATES_PORT',
+  ]);
 });

@@ -1,9 +1,10 @@
 /** What the `exrates` command tells a person who asks it: its version, its help, its warnings. */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { tempDir } from '../helper.js';
+import { ECB_CSV, FIXED_NOW, tempDir } from '../helper.js';
 import { ensureBuilt, lines, records, ROOT, runCommand } from '../support/processes.js';
 import { processEnv } from '../support/env.js';
 
@@ -55,5 +56,21 @@ describe('exrates --version, --help and warnings', () => {
       [[40, 'EXRATES_PROVIDER is not a setting of exrates (did you mean EXRATES_PROVIDERS?); it is ignored']],
     );
     assert.equal(lines(run.stdout)[0], 'prefix\ttier\towner\tcreated\trevoked');
+  });
+
+  test('serve on a port another process listens on says so, names PORT and exits', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const run = await runCommand(['serve'], {
+        env: { ...env, HOST: '127.0.0.1', PORT: String(port), EXRATES_PROVIDERS: 'file', EXRATES_FILE_URL: ECB_CSV, EXRATES_NOW: FIXED_NOW },
+        cwd: dir.path,
+      });
+      assert.notEqual(run.code, 0);
+      assert.match(run.stderr, new RegExp(`^exrates: cannot listen on 127\\.0\\.0\\.1:${port}: another process listens there; stop it, or set PORT \\(and HOST\\) to listen elsewhere$`, 'm'), run.stderr);
+    } finally {
+      taken.close();
+    }
   });
 });
