@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -8,6 +8,10 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { serviceStart } from '../scripts/node-flags.js';
 import { ECB_CSV, ECB_XML_DIR, FIXED_NOW, tempDir } from './helper.js';
+import { processEnv } from './support/env.js';
+import { send } from './support/http.js';
+import { freePort } from './support/ports.js';
+import { waitFor } from './support/wait.js';
 
 const exec = promisify(execFile);
 const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
@@ -140,7 +144,7 @@ test('npm start and the Docker image run the exrates command itself, so node get
   assert.ok(flags.length > 0 && flags.every((flag) => flag.startsWith('--')), `flags: ${flags.join(' ')}`);
   assert.ok(Object.entries(startEnv).every(([name, value]) => /^[A-Z_]+$/.test(name) && value.length > 0), `env: ${JSON.stringify(startEnv)}`);
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string>; bin: Record<string, string> };
-  assert.equal(pkg.scripts.start, 'dist/cli/main.js serve');
+  assert.equal(pkg.scripts.start, 'exec dist/cli/main.js serve');
   assert.equal(pkg.bin.exrates, 'dist/cli/main.js');
   const entrypoint = /^ENTRYPOINT (.*)$/m.exec(readFileSync(join(root, 'Dockerfile'), 'utf8'))?.[1];
   assert.deepEqual(JSON.parse(entrypoint ?? 'null'), ['/app/dist/cli/main.js']);
@@ -154,4 +158,41 @@ test('npm start and the Docker image run the exrates command itself, so node get
   assert.ok(Buffer.byteLength(firstLine) <= 127, `the first line is ${Buffer.byteLength(firstLine)} bytes`);
   const { stdout } = await exec(built, ['--help'], { env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` } });
   assert.match(stdout, /Usage: exrates/);
+});
+
+test('a SIGTERM to npm start reaches the service, which drains and exits, leaving nothing behind', async () => {
+  // npm passes the signal to its child, the shell of the script; the script execs the command, so
+  // that child is node itself. Without the exec, the shell died and node ran on, orphaned.
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const dir = tempDir('exrates-npm-start-');
+  const port = await freePort();
+  const env = processEnv({
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    EXRATES_DATABASE_URL: `sqlite:${join(dir.path, 'start.db')}`,
+    EXRATES_PROVIDERS: 'file',
+    EXRATES_FILE_URL: ECB_CSV,
+    EXRATES_NOW: FIXED_NOW,
+  });
+  // A process group of its own, so that the finally below also ends a node left behind.
+  const npm = spawn('npm', ['start', '--silent'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let output = '';
+  npm.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  npm.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<void>((resolve) => npm.once('exit', () => resolve()));
+  try {
+    await waitFor(async () => (await send(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.status === 200, 60_000, 'npm start listening', 100);
+    npm.kill('SIGTERM');
+    await exited;
+    await waitFor(() => output.includes('shutting down: draining in-flight requests'), 10_000, 'the service draining', 50);
+    // Nothing listens any more: node exited, not only npm.
+    await waitFor(async () => (await send(`http://127.0.0.1:${port}/healthz`, { timeoutMs: 1_000 }).then(() => false, () => true)), 15_000, 'the port closed', 100);
+  } finally {
+    try {
+      process.kill(-npm.pid!, 'SIGKILL');
+    } catch {
+      // The group is gone: nothing was left behind.
+    }
+    dir.remove();
+  }
 });
