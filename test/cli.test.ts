@@ -118,6 +118,19 @@ describe('exrates CLI', () => {
     assert.equal(count(), before);
   });
 
+  test('keys revoke refuses what is not the start of a key, and a start too short, each saying why, revoking nothing', async () => {
+    for (const [prefix, why] of [
+      ['abcdefghij', /^exrates: 'abcdefghij' is not the start of a key: every key starts with exr_ \(as shown by 'keys list'\), e\.g\. exr_AbC1$/m],
+      ['exr_Ab', /^exrates: give at least the first 8 characters of the key \(as shown by 'keys list'\), e\.g\. exr_AbC1$/m],
+    ] as const) {
+      const result = await cli(['keys', 'revoke', prefix], env);
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, why);
+    }
+    const listed = await cli(['keys', 'list'], env);
+    assert.doesNotMatch(listed.stdout, /\d{4}-\d{2}-\d{2}T[^\t]*\t\d{4}-/);
+  });
+
   test('keys revoke by prefix', async () => {
     const result = await cli(['keys', 'revoke', key.slice(0, 12)], env);
     assert.equal(result.code, 0, result.stderr);

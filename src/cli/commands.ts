@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { ConfigError, environmentWithDotenv, loadConfig, unknownVariables, type Config, type ProviderId } from '../config.js';
 import { issueApiKey, revokeApiKeys } from '../core/api-keys.js';
-import { storeDocument } from '../core/refresh.js';
-import { grouped } from '../core/text.js';
+import { retentionStart, storeDocument } from '../core/refresh.js';
+import { counted, grouped } from '../core/text.js';
 import { createDeps, type Deps } from '../deps.js';
 import { createLogger } from '../log.js';
 import { parseEcbDocument } from '../providers/ecb-format.js';
@@ -144,7 +144,11 @@ export function buildCli(): Command {
         const last = document.days.at(-1)?.day;
         console.error(`storing ${grouped(document.days.length)} days (${first} to ${last}) as '${provider}'…`);
         const outcome = await storeDocument(document, deps.rates, deps.clock, deps.log, { onlyAdd: true });
-        console.log(`imported ${outcome.quotes} rates over ${outcome.days} days as '${provider}' (newest day ${outcome.latestDay ?? 'none'})`);
+        console.log(`imported ${counted(outcome.quotes, 'rate')} over ${counted(outcome.days, 'day')} as '${provider}' (newest day ${outcome.latestDay ?? 'none'})`);
+        // Stored all the same: a server whose clock is set back (EXRATES_NOW) serves them.
+        const start = retentionStart(deps.clock);
+        const older = document.days.filter((d) => d.day < start).length;
+        if (older > 0) console.error(`note: the service serves the last 5 years (from ${start}); ${counted(older, 'day')} of this file ${older === 1 ? 'is' : 'are'} older: stored, not served`);
       }, { config: cfg });
     });
 
@@ -155,7 +159,7 @@ export function buildCli(): Command {
       await withDeps(async (deps) => {
         const outcomes = await deps.refresher.refreshAll();
         for (const outcome of outcomes) {
-          if (outcome.ok) console.log(`${outcome.provider}: stored ${outcome.quotes} rates over ${outcome.days} days (newest day ${outcome.latestDay ?? 'none'})`);
+          if (outcome.ok) console.log(`${outcome.provider}: stored ${counted(outcome.quotes, 'rate')} over ${counted(outcome.days, 'day')} (newest day ${outcome.latestDay ?? 'none'})`);
           else console.error(`${outcome.provider}: failed: ${outcome.error}`);
         }
         if (outcomes.some((o) => !o.ok)) process.exitCode = 1;

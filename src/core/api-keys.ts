@@ -91,8 +91,11 @@ export function authenticateApiKey(keys: KeyStore, presented: string | undefined
 }
 
 export async function revokeApiKeys(keys: KeyStore, prefix: string, clock: Clock): Promise<ApiKeyRecord[]> {
-  if (!prefix.startsWith(KEY_PREFIX) || prefix.length < KEY_PREFIX.length + 4) {
-    throw new Error(`give at least the first ${KEY_PREFIX.length + 4} characters of the key (as shown by 'keys list'), e.g. exr_AbC1`);
+  if (!prefix.startsWith(KEY_PREFIX)) {
+    throw new Error(`'${prefix}' is not the start of a key: every key starts with ${KEY_PREFIX} (as shown by 'keys list'), e.g. ${KEY_PREFIX}AbC1`);
+  }
+  if (prefix.length < KEY_PREFIX.length + 4) {
+    throw new Error(`give at least the first ${KEY_PREFIX.length + 4} characters of the key (as shown by 'keys list'), e.g. ${KEY_PREFIX}AbC1`);
   }
   return keys.revokeByPrefix(prefix, clock.now().toISOString());
 }

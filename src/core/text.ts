@@ -5,3 +5,8 @@
 export function grouped(value: number): string {
   return String(value).replace(/\B(?=(\d{3})+$)/g, ',');
 }
+
+/** A count with its unit, singular for one (1 day, 2 days, 0 rates). */
+export function counted(value: number, unit: string): string {
+  return `${value} ${unit}${value === 1 ? '' : 's'}`;
+}
