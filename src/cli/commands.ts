@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { ConfigError, environmentWithDotenv, loadConfig, unknownVariables, type Config, type ProviderId } from '../config.js';
 import { issueApiKey, revokeApiKeys } from '../core/api-keys.js';
@@ -46,6 +47,11 @@ function config(logTo: NodeJS.WriteStream = process.stderr): Config {
 async function withDeps<T>(run: (deps: Deps) => Promise<T>, options: { quiet?: boolean; config?: Config } = {}): Promise<T> {
   const cfg = options.config ?? config();
   const level = options.quiet && ['info', 'warn'].includes(cfg.logLevel) ? 'error' : cfg.logLevel === 'info' ? 'warn' : cfg.logLevel;
+  // A command run from another folder would otherwise work on a new, empty store without a word.
+  const file = cfg.databaseUrl.startsWith('sqlite:') && cfg.databaseUrl !== 'sqlite::memory:' ? resolve(cfg.databaseUrl.slice('sqlite:'.length)) : undefined;
+  if (file !== undefined && !existsSync(file)) {
+    console.error(`note: no store at ${file}; this command creates a new, empty one (EXRATES_DATABASE_URL names the store, relative to the working directory)`);
+  }
   const deps = await createDeps(cfg, { log: createLogger(level, process.stderr as never, cfg.logFormat), replayQuotaJournal: false });
   try {
     return await run(deps);

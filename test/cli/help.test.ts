@@ -58,6 +58,17 @@ describe('exrates --version, --help and warnings', () => {
     assert.equal(lines(run.stdout)[0], 'prefix\ttier\towner\tcreated\trevoked');
   });
 
+  test('a command that finds no store says it creates a new, empty one, and where; once there, nothing', async () => {
+    const fresh = { ...env, EXRATES_DATABASE_URL: 'sqlite:./elsewhere/new.db' };
+    const note = `note: no store at ${join(dir.path, 'elsewhere', 'new.db')}; this command creates a new, empty one (EXRATES_DATABASE_URL names the store, relative to the working directory)`;
+    const first = await runCommand(['keys', 'list'], { env: fresh, cwd: dir.path });
+    assert.equal(first.code, 0, first.stderr);
+    assert.ok(lines(first.stderr).includes(note), first.stderr);
+    const again = await runCommand(['keys', 'list'], { env: fresh, cwd: dir.path });
+    assert.equal(again.code, 0, again.stderr);
+    assert.doesNotMatch(again.stderr, /no store at/);
+  });
+
   test('serve on a port another process listens on says so, names PORT and exits', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
