@@ -150,7 +150,7 @@ export async function storeDocument(
   options: { expectedCurrencies?: readonly string[]; onlyAdd?: boolean } = {},
 ): Promise<{ days: number; quotes: number; latestDay: Day | null; stored: RateDocument }> {
   const { document: valid, dropped } = validateDocument(document, clock);
-  if (dropped.length > 0) log.info({ provider: document.provider, dropped }, 'skipped codes that are not ISO 4217');
+  if (dropped.length > 0) log.info({ provider: document.provider, dropped }, 'skipped codes that are not current ISO 4217 codes');
   const start = retentionStart(clock);
   const kept = options.onlyAdd ? valid.days : valid.days.filter((d) => d.day >= start);
   const newestStored = await store.latestDay(valid.provider);

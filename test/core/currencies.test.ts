@@ -43,6 +43,10 @@ describe('parseCurrency', () => {
     assertInvalidCurrency('840', 'from');
   });
 
+  it('says a withdrawn code is not a current one, as typed', () => {
+    assert.throws(() => parseCurrency('hrk', 'to'), { message: "'hrk' is not a current ISO 4217 currency code." });
+  });
+
   it('keeps the echoed input short in the message', () => {
     const long = 'Q'.repeat(200);
     assert.throws(
