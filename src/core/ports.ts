@@ -40,6 +40,11 @@ export interface Provider {
   /** Every published day within the range, inclusive. */
   series(range: DayRange, options?: FetchOptions): Promise<RateDocument>;
   /**
+   * True when its documents change only when the operator replaces them (the file provider): no
+   * new day, for however long, is then no sign of a failing feed.
+   */
+  readonly operatorSupplied?: boolean;
+  /**
    * Only on wide-coverage providers, which fetch just the currencies they are asked for: every
    * currency they can quote, so a currency nobody stores yet can be backfilled on first request.
    */

@@ -10,6 +10,8 @@ export const RETENTION_MONTHS = 61;
 const PARTIAL_SHARE = 0.5;
 /** Past this gap since the newest stored day, a refresh asks for a series instead of the latest day. */
 const LATEST_ONLY_WITHIN_DAYS = 4;
+/** The longest a provider that publishes every working day may publish nothing (Easter's four days, with room) before that counts as a failure. */
+const QUIET_DAYS = 7;
 
 export interface Logger {
   info(obj: object, msg?: string): void;
@@ -97,12 +99,8 @@ export async function syncProvider(provider: Provider, store: RateStore, clock: 
     } else if (newest >= addDays(todayDay, -LATEST_ONLY_WITHIN_DAYS)) {
       document = await provider.latest({ currencies });
     } else {
-      // The days since the newest stored one. None means the provider has published nothing since
-      // (Easter's four days without a fixing, a file that has not changed): its latest document
-      // then, checked and stored as on any refresh, rather than a failure that marks every rate
-      // of the provider stale.
       const since = await provider.series({ from: addDays(newest, 1), to: todayDay }, { currencies });
-      document = since.days.length > 0 ? since : await provider.latest({ currencies });
+      document = since.days.length > 0 ? since : await nothingNewSince(provider, newest, todayDay, currencies);
     }
     const outcome = await storeDocument(document, store, clock, log, { expectedCurrencies: currencies });
     await store.recordAttempt(provider.id, { at, ok: true });
@@ -117,6 +115,22 @@ export async function syncProvider(provider: Provider, store: RateStore, clock: 
     }
     return { provider: provider.id, ok: false, days: 0, quotes: 0, latestDay: null, error: message };
   }
+}
+
+/**
+ * A catch-up series with no day after the newest stored one: the provider has published nothing
+ * since. Within QUIET_DAYS (Easter's four days without a fixing) or for a file the operator
+ * supplies, that is no failure that should mark every rate of the provider stale: its latest
+ * document is checked and stored as on any refresh, provided it is that same newest day (a later
+ * one would leave the days between missing for good, an earlier one would go backwards). Past
+ * QUIET_DAYS, a feed that publishes nothing has stopped.
+ */
+async function nothingNewSince(provider: Provider, newest: Day, todayDay: Day, currencies: readonly string[] | undefined): Promise<RateDocument> {
+  if (!provider.operatorSupplied && newest < addDays(todayDay, -QUIET_DAYS)) throw new FeedError(`${provider.id}: nothing published since ${newest}`);
+  const latest = await provider.latest({ currencies });
+  const day = latest.days.at(-1)?.day;
+  if (day !== newest) throw new FeedError(`${provider.id}: its series has no day after ${newest}, but its latest document is dated ${day ?? 'no day'}`);
+  return latest;
 }
 
 /** How often a first history load (a download of years of rates) says it is still at work. */

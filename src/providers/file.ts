@@ -22,6 +22,7 @@ export function createFileProvider(options: FileProviderOptions): Provider {
   return {
     id: 'file',
     base: 'EUR',
+    operatorSupplied: true,
 
     async latest(fetchOptions) {
       const document = await load(fetchOptions?.signal);

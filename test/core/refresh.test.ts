@@ -8,6 +8,7 @@ import { FeedError } from '../../src/core/errors.js';
 import type { Clock, RateDocument, RateStore } from '../../src/core/ports.js';
 import { RETENTION_MONTHS, retentionStart, syncProvider, validateDocument, type Logger } from '../../src/core/refresh.js';
 import { createEcbProvider } from '../../src/providers/ecb.js';
+import { createFileProvider } from '../../src/providers/file.js';
 import { migrateToLatest, openDatabase, type OpenDatabase } from '../../src/storage/database.js';
 import { createRateStore } from '../../src/storage/rate-store.js';
 import type { RatesTable } from '../../src/storage/schema.js';
@@ -467,6 +468,57 @@ describe('syncProvider catching up through the 90-day file', () => {
     assert.equal(stored?.days[0]?.day, '2025-02-25');
     assert.deepEqual(await allRows(database), before);
     assert.equal((await store.providerState('ecb'))?.failing, false);
+    assert.deepEqual(log.entries.filter((e) => e.level !== 'info'), []);
+  });
+
+  /** A refresh at `at` that fails with `error` and stores nothing. */
+  async function failsWith(at: string, error: string): Promise<void> {
+    const before = await allRows(database);
+    const outcome = await syncProvider(createEcbProvider({ baseUrl: upstream.baseUrl, timeoutMs: 5_000, clock: clockAt(at) }), store, clockAt(at), recordingLogger());
+    assert.deepEqual(outcome, { provider: 'ecb', ok: false, days: 0, quotes: 0, latestDay: null, error });
+    assert.deepEqual(await allRows(database), before);
+    assert.equal((await store.providerState('ecb'))?.failing, true);
+  }
+
+  it('refuses a latest document dated after the newest stored day when the series has none: the days between would be missing for good', async () => {
+    const first = NINETY_DAYS.indexOf('<Cube time=');
+    const later = NINETY_DAYS.slice(0, NINETY_DAYS.indexOf('</Cube>', first) + '</Cube>'.length).replace('<Cube time="2025-02-25">', '<Cube time="2025-02-27">') + '</Cube></gesmes:Envelope>';
+    upstream.routes.set('/eurofxref-daily.xml', serve(later));
+    await failsWith('2025-03-04T12:00:00Z', 'ecb: its series has no day after 2025-02-25, but its latest document is dated 2025-02-27');
+  });
+
+  it('takes a feed that has published nothing for more than a week for a stopped one: a failure, its rates stale', async () => {
+    upstream.requests.length = 0;
+    await failsWith('2025-03-05T12:00:00Z', 'ecb: nothing published since 2025-02-25');
+    // Nothing more is asked once the series came back empty.
+    assert.deepEqual(upstream.requests, ['/eurofxref-hist-90d.xml']);
+  });
+});
+
+describe('syncProvider on a file that stays as it is', () => {
+  const dir = tempDir();
+  let database: OpenDatabase;
+  let store: RateStore;
+  before(async () => {
+    ({ database, store } = await openStore(dir.path, 'file.db'));
+  });
+  after(async () => {
+    await database.close();
+    dir.remove();
+  });
+
+  it('refreshes without failure months after its newest day: the operator decides when it changes', async () => {
+    const provider = createFileProvider({ location: join(ECB_XML_DIR, 'eurofxref-hist-90d_2025-02-25.xml'), timeoutMs: 5_000 });
+    const loaded = await syncProvider(provider, store, clockAt('2025-02-26T12:00:00Z'), recordingLogger());
+    assert.equal(loaded.ok, true, loaded.error);
+    assert.equal(loaded.latestDay, '2025-02-25');
+    const before = await allRows(database);
+    const log = recordingLogger();
+    const { stored, ...later } = await syncProvider(provider, store, clockAt('2025-11-03T12:00:00Z'), log);
+    assert.deepEqual(later, { provider: 'file', ok: true, days: 1, quotes: 30, latestDay: '2025-02-25' });
+    assert.equal(stored?.days[0]?.day, '2025-02-25');
+    assert.deepEqual(await allRows(database), before);
+    assert.equal((await store.providerState('file'))?.failing, false);
     assert.deepEqual(log.entries.filter((e) => e.level !== 'info'), []);
   });
 });
