@@ -38,8 +38,8 @@ interface StoreRow {
 /**
  * A store's requests/s as a share of SQLite alone's, for one scenario. The two services run
  * minutes apart, so their own req/s carry the host's drift between them; each is also measured
- * in rounds against the one baseline, so the ratio of their two × baseline figures cancels it, as
- * for a target with `versus`. Without rounds (no baseline in the run), their req/s.
+ * in rounds against the one baseline, so the ratio of their two × baseline figures leaves it out
+ * (as far as the host slows the baseline as much as each service), as for a target with `versus`. Without rounds (no baseline in the run), their req/s.
  */
 export function storeRatio(store: StoreRow, sqlite: StoreRow): { ratio: number; byRounds: boolean } {
   const byRounds = Boolean(store.rounds?.length && sqlite.rounds?.length && store.ratioToBaseline !== undefined && sqlite.ratioToBaseline !== undefined);

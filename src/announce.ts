@@ -7,6 +7,7 @@ import type { RateSnapshot } from './core/rates.js';
 import type { ProviderState } from './core/ports.js';
 import { grouped } from './core/text.js';
 import { redactedUrl, type Deps } from './deps.js';
+import { sqliteFile } from './storage/database.js';
 
 /**
  * The lines a person reads in the terminal when the service starts: where it listens and what
@@ -25,7 +26,8 @@ export function publicBase(host: string, port: number): string {
 /** The store as it may be shown: a SQLite file's absolute path, or the database URL without its password. */
 export function describeStore(databaseUrl: string): string {
   if (databaseUrl === 'sqlite::memory:') return 'SQLite in memory (nothing is kept)';
-  if (databaseUrl.startsWith('sqlite:')) return `SQLite ${resolve(databaseUrl.slice('sqlite:'.length))}`;
+  const file = sqliteFile(databaseUrl);
+  if (file !== undefined) return `SQLite ${file}`;
   return `PostgreSQL ${redactedUrl(databaseUrl)}`;
 }
 

@@ -237,7 +237,7 @@ export function unknownVariables(env: Record<string, string | undefined>): strin
     .filter((name) => name.startsWith('EXRATES_') && !settings.includes(name) && !NOT_SETTINGS.has(name) && !name.startsWith('EXRATES_TEST_'))
     .sort()
     .map((name) => {
-      if (name === 'EXRATES_PORT') return 'EXRATES_PORT is only the port compose.yaml publishes on the host; the service listens on PORT, and ignores EXRATES_PORT';
+      if (name === 'EXRATES_PORT') return 'EXRATES_PORT is the port compose.yaml publishes on the host, which the service itself does not read: it listens on PORT';
       const unprefixed = name.slice('EXRATES_'.length);
       return `${name} is not a setting of exrates (did you mean ${names.includes(unprefixed) ? unprefixed : closest(name, settings)}?); it is ignored`;
     });

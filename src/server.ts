@@ -55,12 +55,17 @@ export async function startServer(config: Config, options: DepsOptions = {}): Pr
 
 /** Node's listen errors name neither the setting nor the way out: these do. */
 function listenFailure(error: unknown, config: Config): unknown {
-  const where = `${config.host}:${config.port}`;
+  const where = config.host.includes(':') ? `[${config.host}]:${config.port}` : `${config.host}:${config.port}`;
   switch ((error as NodeJS.ErrnoException).code) {
     case 'EADDRINUSE':
       return new Error(`cannot listen on ${where}: another process listens there; stop it, or set PORT (and HOST) to listen elsewhere`, { cause: error });
     case 'EACCES':
-      return new Error(`cannot listen on ${where}: not permitted (ports below 1024 need privileges); set PORT to a free port of 1024 or more`, { cause: error });
+      return new Error(
+        config.port > 0 && config.port < 1024
+          ? `cannot listen on ${where}: ports below 1024 need privileges; set PORT to a free port of 1024 or more`
+          : `cannot listen on ${where}: not permitted on this machine; set PORT (and HOST) to listen elsewhere`,
+        { cause: error },
+      );
     case 'EADDRNOTAVAIL':
       return new Error(`cannot listen on ${where}: HOST is not an address of this machine; set HOST to one of its addresses, or 0.0.0.0 for all`, { cause: error });
     default:

@@ -11,7 +11,8 @@ import { ECB_CSV, ECB_XML_DIR, FIXED_NOW, tempDir } from './helper.js';
 import { processEnv } from './support/env.js';
 import { send } from './support/http.js';
 import { freePort } from './support/ports.js';
-import { waitFor } from './support/wait.js';
+import { ensureBuilt } from './support/processes.js';
+import { sleep, waitFor } from './support/wait.js';
 
 const exec = promisify(execFile);
 const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
@@ -173,9 +174,21 @@ test('npm start and the Docker image run the exrates command itself, so node get
   assert.match(stdout, /Usage: exrates/);
 });
 
+/** Whether any process of a process group still runs. */
+function groupAlive(group: number): boolean {
+  try {
+    process.kill(-group, 0);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw error;
+  }
+}
+
 test('a SIGTERM to npm start reaches the service, which drains and exits, leaving nothing behind', async () => {
   // npm passes the signal to its child, the shell of the script; the script execs the command, so
   // that child is node itself. Without the exec, the shell died and node ran on, orphaned.
+  await ensureBuilt();
   const root = fileURLToPath(new URL('..', import.meta.url));
   const dir = tempDir('exrates-npm-start-');
   const port = await freePort();
@@ -196,10 +209,10 @@ test('a SIGTERM to npm start reaches the service, which drains and exits, leavin
   try {
     await waitFor(async () => (await send(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.status === 200, 60_000, 'npm start listening', 100);
     npm.kill('SIGTERM');
-    await exited;
+    await Promise.race([exited, sleep(15_000).then(() => Promise.reject(new Error(`npm did not exit on SIGTERM:\n${output}`)))]);
     await waitFor(() => output.includes('shutting down: draining in-flight requests'), 10_000, 'the service draining', 50);
-    // Nothing listens any more: node exited, not only npm.
-    await waitFor(async () => (await send(`http://127.0.0.1:${port}/healthz`, { timeoutMs: 1_000 }).then(() => false, () => true)), 15_000, 'the port closed', 100);
+    // Node exited too, not only npm: nothing of the process group is left.
+    await waitFor(() => !groupAlive(npm.pid!), 15_000, 'every process of npm start gone', 100);
   } finally {
     try {
       process.kill(-npm.pid!, 'SIGKILL');

@@ -53,6 +53,6 @@ test('an EXRATES_ variable the service does not read is named with the nearest o
 test('a setting given the prefix it does not take, or compose\'s published port, is named with the setting the service reads', () => {
   assert.deepEqual(unknownVariables({ EXRATES_HOST: '127.0.0.1', EXRATES_PORT: '8081' }), [
     'EXRATES_HOST is not a setting of exrates (did you mean HOST?); it is ignored',
-    'EXRATES_PORT is only the port compose.yaml publishes on the host; the service listens on PORT, and ignores EXRATES_PORT',
+    'EXRATES_PORT is the port compose.yaml publishes on the host, which the service itself does not read: it listens on PORT',
   ]);
 });

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { isAbsolute } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { ConfigError, environmentWithDotenv, loadConfig, unknownVariables, type Config, type ProviderId } from '../config.js';
 import { issueApiKey, revokeApiKeys } from '../core/api-keys.js';
@@ -9,7 +9,7 @@ import { createDeps, type Deps } from '../deps.js';
 import { createLogger } from '../log.js';
 import { parseEcbDocument } from '../providers/ecb-format.js';
 import { readSource } from '../providers/fetch-bytes.js';
-import { migrateToLatest, openDatabase } from '../storage/database.js';
+import { migrateToLatest, openDatabase, sqliteFile } from '../storage/database.js';
 import { startServer } from '../server.js';
 import { isClusterWorker, runPrimary, workerPorts } from '../cluster.js';
 
@@ -48,9 +48,10 @@ async function withDeps<T>(run: (deps: Deps) => Promise<T>, options: { quiet?: b
   const cfg = options.config ?? config();
   const level = options.quiet && ['info', 'warn'].includes(cfg.logLevel) ? 'error' : cfg.logLevel === 'info' ? 'warn' : cfg.logLevel;
   // A command run from another folder would otherwise work on a new, empty store without a word.
-  const file = cfg.databaseUrl.startsWith('sqlite:') && cfg.databaseUrl !== 'sqlite::memory:' ? resolve(cfg.databaseUrl.slice('sqlite:'.length)) : undefined;
+  const file = sqliteFile(cfg.databaseUrl);
   if (file !== undefined && !existsSync(file)) {
-    console.error(`note: no store at ${file}; this command creates a new, empty one (EXRATES_DATABASE_URL names the store, relative to the working directory)`);
+    const relative = !isAbsolute(cfg.databaseUrl.slice('sqlite:'.length));
+    console.error(`note: no store at ${file}; this command creates a new, empty one (EXRATES_DATABASE_URL names the store${relative ? ', relative to the working directory' : ''})`);
   }
   const deps = await createDeps(cfg, { log: createLogger(level, process.stderr as never, cfg.logFormat), replayQuotaJournal: false });
   try {
@@ -151,10 +152,16 @@ export function buildCli(): Command {
         console.error(`storing ${grouped(document.days.length)} days (${first} to ${last}) as '${provider}'…`);
         const outcome = await storeDocument(document, deps.rates, deps.clock, deps.log, { onlyAdd: true });
         console.log(`imported ${counted(outcome.quotes, 'rate')} over ${counted(outcome.days, 'day')} as '${provider}' (newest day ${outcome.latestDay ?? 'none'})`);
-        // Stored all the same: a server whose clock is set back (EXRATES_NOW) serves them.
+        // Stored all the same, for a server whose clock is set back (EXRATES_NOW); a server on
+        // today's clock prunes them at its next refresh.
         const start = retentionStart(deps.clock);
         const older = document.days.filter((d) => d.day < start).length;
-        if (older > 0) console.error(`note: the service serves the last 5 years (from ${start}); ${counted(older, 'day')} of this file ${older === 1 ? 'is' : 'are'} older: stored, not served`);
+        if (older > 0) {
+          console.error(
+            `note: the service serves 5 years and a month (from ${start}); ${counted(older, 'day')} of this file ${older === 1 ? 'is' : 'are'} older: ` +
+              'not served, and removed at its next refresh unless EXRATES_NOW sets its clock back',
+          );
+        }
       }, { config: cfg });
     });
 

@@ -54,7 +54,7 @@ export function resultDecimals(code: string): number {
 export function parseCurrency(input: string, param: string): string {
   const code = input.toUpperCase();
   if (!/^[A-Z]{3}$/.test(code) || !isIsoCurrency(code)) {
-    throw new DomainError('invalid_currency', `'${input.slice(0, 16)}' is not a current ISO 4217 currency code.`, { param });
+    throw new DomainError('invalid_currency', `'${input.slice(0, 16)}' is not an ISO 4217 currency code this service serves.`, { param });
   }
   return code;
 }

@@ -164,7 +164,7 @@ export async function storeDocument(
   options: { expectedCurrencies?: readonly string[]; onlyAdd?: boolean } = {},
 ): Promise<{ days: number; quotes: number; latestDay: Day | null; stored: RateDocument }> {
   const { document: valid, dropped } = validateDocument(document, clock);
-  if (dropped.length > 0) log.info({ provider: document.provider, dropped }, 'skipped codes that are not current ISO 4217 codes');
+  if (dropped.length > 0) log.info({ provider: document.provider, dropped }, 'skipped codes that are not in the ISO 4217 list the service serves');
   const start = retentionStart(clock);
   const kept = options.onlyAdd ? valid.days : valid.days.filter((d) => d.day >= start);
   const newestStored = await store.latestDay(valid.provider);

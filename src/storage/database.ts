@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { Kysely, Migrator, PostgresAdapter, SqliteDialect, PostgresDialect, sql, type Migration, type MigrationResultSet, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import * as initial from './migrations/001-initial.js';
 import * as dataVersion from './migrations/002-data-version.js';
@@ -22,6 +22,12 @@ const MIGRATIONS: Record<string, Migration> = {
   '002-data-version': dataVersion,
   '003-quota-journal': quotaJournal,
 };
+
+/** The file a `sqlite:` URL names, resolved against the working directory; none for `sqlite::memory:` or PostgreSQL. */
+export function sqliteFile(url: string): string | undefined {
+  if (!url.startsWith('sqlite:') || url === 'sqlite::memory:') return undefined;
+  return resolve(url.slice('sqlite:'.length));
+}
 
 /**
  * Opens the store named by a URL: `sqlite:<path>`, `sqlite::memory:`, or `postgres://…`.

@@ -43,8 +43,8 @@ describe('parseCurrency', () => {
     assertInvalidCurrency('840', 'from');
   });
 
-  it('says a withdrawn code is not a current one, as typed', () => {
-    assert.throws(() => parseCurrency('hrk', 'to'), { message: "'hrk' is not a current ISO 4217 currency code." });
+  it('says of a withdrawn code, as typed, that the service does not serve it, not that it is no ISO 4217 code', () => {
+    assert.throws(() => parseCurrency('hrk', 'to'), { message: "'hrk' is not an ISO 4217 currency code this service serves." });
   });
 
   it('keeps the echoed input short in the message', () => {
