@@ -4,7 +4,8 @@
  * on its own core like the service does.
  *
  * Environment: BASELINE_PORT, BASELINE_HOST (127.0.0.1), BASELINE_BODY (a JSON text; the bench
- * passes a real /api/v1/rate response). Prints one JSON line `{"listening":<port>}` when ready and
+ * passes a real /api/v1/rate response), BASELINE_HEADERS (a JSON object of headers to send with
+ * every answer as well; bench:instructions' --baseline-headers passes the service's). Prints one JSON line `{"listening":<port>}` when ready and
  * exits when its standard input closes, so that it never outlives the bench.
  */
 import Fastify from 'fastify';
@@ -15,9 +16,16 @@ const body: unknown = JSON.parse(process.env.BASELINE_BODY ?? DEFAULT_BODY);
 const port = Number(process.env.BASELINE_PORT ?? 0);
 const host = process.env.BASELINE_HOST ?? '127.0.0.1';
 
+const headers: Record<string, string> | undefined = process.env.BASELINE_HEADERS ? JSON.parse(process.env.BASELINE_HEADERS) : undefined;
+
 const app = Fastify({ logger: false });
 // One route for every path the bench sends, returning the same object (serialised by Fastify).
-app.get('/*', async () => body);
+if (headers) {
+  app.get('/*', async (_request, reply) => {
+    reply.headers(headers);
+    return body;
+  });
+} else app.get('/*', async () => body);
 
 await app.listen({ port, host });
 const address = app.server.address();

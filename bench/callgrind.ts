@@ -5,7 +5,12 @@
  */
 import { readFileSync } from 'node:fs';
 
-/** The JIT's code, by address: node's --perf-basic-prof map (`<start> <size> <name>` in hex). */
+/**
+ * The JIT's code, by address: node's --perf-basic-prof map (`<start> <size> <name>` in hex). The map
+ * only grows: code that V8 freed keeps its line, and its addresses are used again by later code,
+ * so the last line that covers an address names what ran there at the end (the measured run comes
+ * after the warm-up).
+ */
 export function readPerfMap(path: string): (address: number) => string | undefined {
   const entries = readFileSync(path, 'utf8')
     .split('\n')
@@ -13,19 +18,20 @@ export function readPerfMap(path: string): (address: number) => string | undefin
     .map((line) => {
       const [start, size, ...name] = line.split(' ');
       return { start: parseInt(start!, 16), end: parseInt(start!, 16) + parseInt(size!, 16), name: name.join(' ') };
-    })
-    .sort((a, b) => a.start - b.start);
+    });
+  const named = new Map<number, string | undefined>();
   return (address) => {
-    let low = 0;
-    let high = entries.length - 1;
-    while (low <= high) {
-      const mid = (low + high) >> 1;
-      const entry = entries[mid]!;
-      if (address < entry.start) high = mid - 1;
-      else if (address >= entry.end) low = mid + 1;
-      else return entry.name;
+    if (named.has(address)) return named.get(address);
+    let name: string | undefined;
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const entry = entries[i]!;
+      if (address >= entry.start && address < entry.end) {
+        name = entry.name;
+        break;
+      }
     }
-    return undefined;
+    named.set(address, name);
+    return name;
   };
 }
 

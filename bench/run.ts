@@ -190,7 +190,7 @@ async function main(): Promise<void> {
     // The keys, then the whole history loaded by a real start of the service.
     keys.push(...(await issueKeys(setup, KEY_COUNT)));
     const t = performance.now();
-    const sampleBody = await loadHistory(setup, keys[0]!);
+    const { body: sampleBody } = await loadHistory(setup, keys[0]!);
     console.log(`bench: ${keys.length} keys issued, ECB history loaded in ${Math.round(performance.now() - t)} ms`);
 
     // The baseline answers a real rate body, so that the sizes match; it keeps running, measured

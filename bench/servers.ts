@@ -195,11 +195,21 @@ export async function startService(setup: ServiceSetup, nodeArgs: readonly strin
   return { child, port, output: tail(child, 'service') };
 }
 
-/** Starts the service once, so that it loads the history into its store, and stops it; returns its answer to a rate. */
-export async function loadHistory(setup: ServiceSetup, key: string): Promise<string> {
+/** The headers Node.js or Fastify write themselves on every answer, which a baseline told to send a service's headers leaves to them. */
+const WRITTEN_BY_THE_SERVER = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding', 'content-type']);
+
+/**
+ * Starts the service once, so that it loads the history into its store, and stops it; returns its
+ * answer to a rate, and that answer's headers but those the server writes itself.
+ */
+export async function loadHistory(setup: ServiceSetup, key: string): Promise<{ body: string; headers: Record<string, string> }> {
   const server = await startService(setup);
   try {
-    return await serviceReady(server, key, 120_000);
+    const body = await serviceReady(server, key, 120_000);
+    const response = await fetch(`http://127.0.0.1:${server.port}/api/v1/rate?from=EUR&to=USD`, { headers: { 'x-api-key': key } });
+    await response.arrayBuffer();
+    const headers = Object.fromEntries([...response.headers].filter(([name]) => !WRITTEN_BY_THE_SERVER.has(name)));
+    return { body, headers };
   } finally {
     await stopChild(server.child);
   }
@@ -288,20 +298,21 @@ function wrapped(cpus: string | undefined, wrap: readonly string[], args: readon
 }
 
 /**
- * The baseline in its own process, answering `body`; it also exits when the bench's end of its
- * standard input closes. `wrap` and `env` as for the service (startService).
+ * The baseline in its own process, answering `body`, with `headers` as well when given; it also
+ * exits when the bench's end of its standard input closes. `wrap` and `env` as for the service
+ * (startService).
  */
 export async function startBaseline(
   body: string,
   cpus?: string,
-  options: { wrap?: readonly string[]; nodeArgs?: readonly string[]; env?: Record<string, string>; timeoutMs?: number } = {},
+  options: { wrap?: readonly string[]; nodeArgs?: readonly string[]; env?: Record<string, string>; timeoutMs?: number; headers?: Record<string, string> } = {},
 ): Promise<Server> {
   const port = await freePort();
   const [command, args] = wrapped(cpus, options.wrap ?? [], [...(options.nodeArgs ?? []), '--import', 'tsx', join(ROOT, 'bench', 'baseline.ts')]);
   const child = track(
     spawn(command, args, {
       cwd: ROOT,
-      env: { ...process.env, ...options.env, BASELINE_PORT: String(port), BASELINE_HOST: '127.0.0.1', BASELINE_BODY: body },
+      env: { ...process.env, ...options.env, BASELINE_PORT: String(port), BASELINE_HOST: '127.0.0.1', BASELINE_BODY: body, ...(options.headers ? { BASELINE_HEADERS: JSON.stringify(options.headers) } : {}) },
       stdio: ['pipe', 'pipe', 'pipe'],
     }),
   );

@@ -44,6 +44,12 @@ test('self cost per function, the JIT code named from the perf map, calls counte
     assert.equal(nameOf(0x300f), "JS:*'send file:///x/commands.js:9:1", 'sizes are hex too');
     assert.equal(nameOf(0x3010), undefined, 'past the end of the last entry');
     assert.equal(nameOf(0x0fff), undefined, 'before the first');
+    // Code freed and its addresses used again: the later line names what runs there now.
+    writeFileSync(map, "2000 40 JS:*'old file:///x/a.js:1:1\n1000 10 JS:*'other file:///x/a.js:2:1\n2010 8 JS:*'new file:///x/a.js:3:1\n");
+    const reused = readPerfMap(map);
+    assert.equal(reused(0x2012), "JS:*'new file:///x/a.js:3:1");
+    assert.equal(reused(0x2008), "JS:*'old file:///x/a.js:1:1", 'what the later code does not cover');
+    assert.equal(reused(0x2020), "JS:*'old file:///x/a.js:1:1");
     const costs = selfCosts(CALLGRIND, nameOf);
     assert.deepEqual(Object.fromEntries(costs), {
       Builtins_RegExpPrototypeTestFast: 12,
