@@ -63,6 +63,10 @@ const OPTIONS: Option[] = [
     .default(2),
   new Option('--generator <name>', 'load generator (default: wrk when installed, else autocannon)').env('BENCH_GENERATOR').choices(['wrk', 'autocannon']),
   new Option('--no-cold-start', 'skip the cold-start measurement'),
+  new Option(
+    '--no-baseline-headers',
+    "skip the row baseline+headers: the baseline sending a rate answer's header lines as well (12 against 2), compared with the baseline in rounds like a service row, never judged",
+  ),
   new Option('--no-pin', 'let the kernel place the processes (by default, with 2 CPUs or more and taskset: the server on CPU 0, the load generator on CPU 1; the runs with several workers on every CPU)'),
   new Option('--cpu-prof', 'profile the service under load (node --cpu-prof) and print where its time went'),
   new Option('--node-flag <flag>', 'an extra node flag for the service, after its own (repeatable; --node-flag=--trace-gc)').argParser(collect),
@@ -90,6 +94,7 @@ export interface BenchOptions {
   workers: number;
   generator?: 'wrk' | 'autocannon';
   coldStart: boolean;
+  baselineHeaders: boolean;
   pin: boolean;
   cpuProf?: boolean;
   nodeFlag?: string[];

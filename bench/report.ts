@@ -19,7 +19,11 @@ const NOISY_STEAL = 10;
 export interface Row extends Measurement {
   name: string;
   description: string;
-  server: 'baseline' | 'service';
+  /**
+   * The service, the baseline, or a reference: another bare route (the baseline sending the
+   * service's header lines too), compared with the baseline like a service row and never judged.
+   */
+  server: 'baseline' | 'reference' | 'service';
   /** EXRATES_WORKERS of the service, when more than one. */
   workers?: number;
   /** Rows of --compare-sqlite: the service on a temporary SQLite file without Redis. */

@@ -56,9 +56,11 @@ async function main(): Promise<void> {
   const rotation = createRotation(currencies, keys);
 
   const scenarioCount = serviceScenarios.length + workerScenarios.length;
-  const servers = 1 + (serviceScenarios.length > 0 ? 1 : 0) + (workerScenarios.length > 0 ? 1 : 0) + (options.compareSqlite && serviceScenarios.length > 0 ? 1 : 0);
+  // The baseline+headers row: a server of its own, compared in rounds like a service row.
+  const references = options.baselineHeaders ? 1 : 0;
+  const servers = 1 + references + (serviceScenarios.length > 0 ? 1 : 0) + (workerScenarios.length > 0 ? 1 : 0) + (options.compareSqlite && serviceScenarios.length > 0 ? 1 : 0);
   const minutes =
-    (servers * options.settle + (1 + scenarioCount) * (options.warmup + options.duration) + scenarioCount * options.rounds * 2 * (options.roundSeconds + 0.3)) / 60;
+    (servers * options.settle + (1 + references + scenarioCount) * (options.warmup + options.duration) + (references + scenarioCount) * options.rounds * 2 * (options.roundSeconds + 0.3)) / 60;
   console.log(
     `bench: node ${process.version}, git ${git.commit}; ${scenarioCount} service runs, each compared with the baseline in ${options.rounds} rounds, ${options.connections} connections, about ${Math.ceil(minutes + 0.5)} min`,
   );
@@ -190,15 +192,28 @@ async function main(): Promise<void> {
     // The keys, then the whole history loaded by a real start of the service.
     keys.push(...(await issueKeys(setup, KEY_COUNT)));
     const t = performance.now();
-    const { body: sampleBody } = await loadHistory(setup, keys[0]!);
+    const sample = await loadHistory(setup, keys[0]!);
     console.log(`bench: ${keys.length} keys issued, ECB history loaded in ${Math.round(performance.now() - t)} ms`);
 
     // The baseline answers a real rate body, so that the sizes match; it keeps running, measured
     // again in turn with every service row (rounds).
     if (baselineScenario) {
-      baseline = await startBaseline(sampleBody, pinning?.server);
+      baseline = await startBaseline(sample.body, pinning?.server);
       await settle(baselineScenario, baseline);
       rows.push(await run(baselineScenario, baseline, { name: baselineScenario.name, description: baselineScenario.description, server: 'baseline' }));
+      if (options.baselineHeaders) {
+        // What the wire format's header lines cost a bare route: the same route sending them too.
+        const reference = await startBaseline(sample.body, pinning?.server, { headers: sample.headers });
+        try {
+          await settle(baselineScenario, reference);
+          const row = await run(baselineScenario, reference, { name: 'baseline+headers', description: "the baseline sending a rate answer's header lines too", server: 'reference' });
+          const compared = await rounds(baselineScenario, reference);
+          rows.push(compared ? { ...row, rounds: compared } : row);
+        } finally {
+          reference.child.stdin?.end();
+          await stopChild(reference.child);
+        }
+      }
     }
 
     if (options.coldStart) {
