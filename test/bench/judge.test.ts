@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { judge, type Round, type Row } from '../../bench/report.js';
+import { judge, resultsTable, type Round, type Row } from '../../bench/report.js';
 
 function row(name: string, requestsPerSecond: number, rounds?: Round[]): Row {
   return {
     name,
     description: name,
-    server: name === 'baseline' ? 'baseline' : 'service',
+    server: name === 'baseline' ? 'baseline' : name === 'baseline+headers' ? 'reference' : 'service',
     ...(name.endsWith('@sqlite') ? { sqlite: true as const } : {}),
     requestsPerSecond,
     latencyMs: { p50: 1, p90: 2, p99: 3, p999: 4, max: 5, mean: 1 },
@@ -43,4 +43,18 @@ test('without rounds against the baseline, the store is held to SQLite alone by 
   const rows = [row('rate', 16_000), row('rate@sqlite', 20_000)];
   judge(rows, 50);
   assert.deepEqual(rows[0]!.vsSqlite, { ratio: 0.8, byRounds: false });
+});
+
+test('the baseline+headers row gets its ratio from its rounds like a service row, and no target or verdict', () => {
+  const rows = [row('baseline', 30_000), row('baseline+headers', 21_000, roundsAt(0.7, [30_000, 29_000, 31_000])), row('rate', 20_000, roundsAt(0.75, [27_000, 26_000, 28_000]))];
+  judge(rows, 50);
+  const [, reference, rate] = rows;
+  assert.equal(reference!.ratioToBaseline, 0.7);
+  assert.equal(reference!.baselineRequestsPerSecond, 30_000);
+  assert.equal(reference!.target, undefined);
+  assert.equal(reference!.pass, undefined);
+  assert.equal(rate!.pass, false, 'the service row is still judged');
+  const line = resultsTable(rows).split('\n').find((l) => l.startsWith('| baseline+headers'))!;
+  assert.match(line, /\| +0\.700 \| +30000 \|/);
+  assert.doesNotMatch(line, /PASS|FAIL/);
 });
