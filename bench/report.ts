@@ -15,6 +15,22 @@ import { COLD_START_MS, PEAK_RSS_MB, SCENARIO_TARGETS, STORE_RATIO, TARGET_CONNE
 const NOISY_OTHER_CPU = 50;
 /** CPU time the hypervisor gave to other machines, in % of one core, above which a row is marked noisy. */
 const NOISY_STEAL = 10;
+/**
+ * How far the baseline's CPU time per request may move between a row's rounds (highest over
+ * lowest) before the row is marked noisy. The baseline does the same work for every request, so
+ * what moves it is the host's speed, which neither steal nor other CPU shows (another machine on
+ * the same physical core, the clock).
+ */
+const NOISY_BASELINE_CPU = 1.25;
+
+/** The highest over the lowest of the baseline's CPU time per request in a row's rounds, when they recorded it. */
+export function baselineCpuSpread(row: Pick<Row, 'rounds'>): { low: number; high: number; ratio: number } | undefined {
+  const cpu = (row.rounds ?? []).map((r) => r.baselineCpuPerRequestUs).filter((us): us is number => us !== undefined && us > 0);
+  if (cpu.length < 2) return undefined;
+  const low = Math.min(...cpu);
+  const high = Math.max(...cpu);
+  return { low, high, ratio: high / low };
+}
 
 export interface Row extends Measurement {
   name: string;
@@ -237,6 +253,15 @@ export function printRun(run: Run): void {
   if (busy.length) console.log(`note: * other processes used more than ${NOISY_OTHER_CPU}% of a core during ${busy.join(', ')}: those rows are low and noisy.`);
   const stolen = noisy((row) => row.stealPct, NOISY_STEAL);
   if (stolen.length) console.log(`note: * the host took more than ${NOISY_STEAL}% of a core from this machine (steal) during ${stolen.join(', ')}: those rows are low and noisy.`);
+  const drifted = run.rows.flatMap((row) => {
+    const spread = baselineCpuSpread(row);
+    return spread && spread.ratio > NOISY_BASELINE_CPU ? [`${row.name} ${spread.low}–${spread.high}`] : [];
+  });
+  if (drifted.length) {
+    console.log(
+      `note: the host's speed moved during these rows' rounds (the baseline's CPU µs per request, the same work each time, moved by more than ${Math.round((NOISY_BASELINE_CPU - 1) * 100)} %: ${drifted.join('; ')}): their ratios carry that noise.`,
+    );
+  }
   const generatorMax = Math.max(...run.rows.map((row) => row.loadGeneratorCpuPct));
   if (generatorMax >= 90) console.log(`note: the load generator reached ${generatorMax}% of one core: rows near that are limited by it, not only by the server.`);
   if (run.profile) console.log(`\n${formatProfile(run.profile)}`);

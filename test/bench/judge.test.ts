@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { judge, resultsTable, type Round, type Row } from '../../bench/report.js';
+import { baselineCpuSpread, judge, resultsTable, type Round, type Row } from '../../bench/report.js';
 
 function row(name: string, requestsPerSecond: number, rounds?: Round[]): Row {
   return {
@@ -57,4 +57,11 @@ test('the baseline+headers row gets its ratio from its rounds like a service row
   const line = resultsTable(rows).split('\n').find((l) => l.startsWith('| baseline+headers'))!;
   assert.match(line, /\| +0\.700 \| +30000 \|/);
   assert.doesNotMatch(line, /PASS|FAIL/);
+});
+
+test("the host's speed during a row's rounds is read from the baseline's CPU time per request", () => {
+  const at = (...us: Array<number | undefined>): Round[] => us.map((baselineCpuPerRequestUs) => ({ requestsPerSecond: 1, baselineRequestsPerSecond: 1, ...(baselineCpuPerRequestUs === undefined ? {} : { baselineCpuPerRequestUs }) }));
+  assert.deepEqual(baselineCpuSpread({ rounds: at(16.6, 34.4, 20) }), { low: 16.6, high: 34.4, ratio: 34.4 / 16.6 });
+  assert.equal(baselineCpuSpread({ rounds: at(20, undefined) }), undefined, 'one reading is no spread');
+  assert.equal(baselineCpuSpread({}), undefined);
 });
