@@ -5,8 +5,9 @@
  *
  * Environment: BASELINE_PORT, BASELINE_HOST (127.0.0.1), BASELINE_BODY (a JSON text; the bench
  * passes a real /api/v1/rate response), BASELINE_HEADERS (a JSON object of headers to send with
- * every answer as well; bench:instructions' --baseline-headers passes the service's). Prints one JSON line `{"listening":<port>}` when ready and
- * exits when its standard input closes, so that it never outlives the bench.
+ * every answer as well: for the row baseline+headers, the service's rate headers). Prints one JSON
+ * line `{"listening":<port>}` when ready and exits when its standard input closes, so that it
+ * never outlives the bench.
  */
 import Fastify from 'fastify';
 

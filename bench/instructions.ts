@@ -46,7 +46,7 @@ import { chooseGenerator, measure, warmUp, type LoadRun } from './load.js';
 import { DEFAULT_CSV } from './options.js';
 import { choosePinning, cleanUpOnInterrupt, killAll, stopChild } from './processes.js';
 import { SCENARIOS, createRotation, currentCurrencies, type Scenario } from './scenarios.js';
-import { RESULTS_DIR, gitLabel, gitState, writeResult } from './report.js';
+import { REFERENCE_ROW, RESULTS_DIR, gitLabel, gitState, writeResult } from './report.js';
 import {
   dropNamespaces,
   ensureBuilt,
@@ -215,7 +215,7 @@ async function main(): Promise<void> {
     const sample = await loadHistory(setup, keys[0]!);
     console.log(`instructions: node ${process.version}, git ${gitLabel(git)}, store ${store}; starting the baseline under callgrind`);
     const baselines: Array<[string, Record<string, string> | undefined]> = [['baseline', undefined]];
-    if (values['baseline-headers']) baselines.push(['baseline+headers', sample.headers]);
+    if (values['baseline-headers']) baselines.push([REFERENCE_ROW, sample.headers]);
     for (const [name, headers] of baselines) {
       const out = `${name.replace(/\W/g, '-')}.out`;
       const baseline = await startBaseline(sample.body, pinning?.server, { wrap: callgrind(out), nodeArgs: perfMap, env: identity, timeoutMs: START_TIMEOUT_MS, ...(headers ? { headers } : {}) });

@@ -80,15 +80,15 @@ export function tail(child: ChildProcess, label: string): () => string {
 
 const POLL_MS = 10;
 
-/** Polls a URL every POLL_MS until it answers 200; returns the body. */
-export async function waitFor200(url: string, headers: Record<string, string>, child: ChildProcess, output: () => string, timeoutMs = 60_000): Promise<string> {
+/** Polls a URL every POLL_MS until it answers 200; returns that answer's body and headers. */
+export async function waitFor200(url: string, headers: Record<string, string>, child: ChildProcess, output: () => string, timeoutMs = 60_000): Promise<{ body: string; headers: Headers }> {
   const started = performance.now();
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the server exited (${child.exitCode ?? child.signalCode}) before answering ${url}\n${output()}`);
     try {
       const response = await fetch(url, { headers, signal: AbortSignal.timeout(2_000) });
       const body = await response.text();
-      if (response.status === 200) return body;
+      if (response.status === 200) return { body, headers: response.headers };
     } catch {
       // not listening yet
     }

@@ -32,6 +32,9 @@ export function baselineCpuSpread(row: Pick<Row, 'rounds'>): { low: number; high
   return { low, high, ratio: high / low };
 }
 
+/** The reference row: the baseline sending a rate answer's header lines as well (run.ts, instructions.ts). */
+export const REFERENCE_ROW = 'baseline+headers';
+
 export interface Row extends Measurement {
   name: string;
   description: string;

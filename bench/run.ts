@@ -9,7 +9,7 @@ import { chooseGenerator, measure, warmUp, type LoadRun, type Measurement } from
 import { parseOptions } from './options.js';
 import { choosePinning, cleanUpOnInterrupt, killAll, pinProcess, stopChild } from './processes.js';
 import { summariseProfile, type ProfileSummary } from './profile.js';
-import { RESULTS_DIR, gitState, judge, judgeRun, printRun, writeRun, type Round, type Row, type Run } from './report.js';
+import { REFERENCE_ROW, RESULTS_DIR, gitState, judge, judgeRun, printRun, writeRun, type Round, type Row, type Run } from './report.js';
 import { processMemory, machineBusyFor } from './sampling.js';
 import { SCENARIOS, WORKER_SCENARIOS, createRotation, currentCurrencies, selectScenarios, type Scenario } from './scenarios.js';
 import {
@@ -206,7 +206,7 @@ async function main(): Promise<void> {
         const reference = await startBaseline(sample.body, pinning?.server, { headers: sample.headers });
         try {
           await settle(baselineScenario, reference);
-          const row = await run(baselineScenario, reference, { name: 'baseline+headers', description: "the baseline sending a rate answer's header lines too", server: 'reference' });
+          const row = await run(baselineScenario, reference, { name: REFERENCE_ROW, description: "the baseline sending a rate answer's header lines too", server: 'reference' });
           const compared = await rounds(baselineScenario, reference);
           rows.push(compared ? { ...row, rounds: compared } : row);
         } finally {

@@ -205,11 +205,8 @@ const WRITTEN_BY_THE_SERVER = new Set(['date', 'connection', 'keep-alive', 'cont
 export async function loadHistory(setup: ServiceSetup, key: string): Promise<{ body: string; headers: Record<string, string> }> {
   const server = await startService(setup);
   try {
-    const body = await serviceReady(server, key, 120_000);
-    const response = await fetch(`http://127.0.0.1:${server.port}/api/v1/rate?from=EUR&to=USD`, { headers: { 'x-api-key': key } });
-    await response.arrayBuffer();
-    const headers = Object.fromEntries([...response.headers].filter(([name]) => !WRITTEN_BY_THE_SERVER.has(name)));
-    return { body, headers };
+    const answer = await serviceReady(server, key, 120_000);
+    return { body: answer.body, headers: Object.fromEntries([...answer.headers].filter(([name]) => !WRITTEN_BY_THE_SERVER.has(name))) };
   } finally {
     await stopChild(server.child);
   }
@@ -287,8 +284,8 @@ export function readServiceCounters(text: string): ServiceCounters {
   };
 }
 
-/** Waits until the service answers a rate: its rates are loaded. */
-export async function serviceReady(server: Server, key: string, timeoutMs?: number): Promise<string> {
+/** Waits until the service answers a rate: its rates are loaded. Returns that answer. */
+export async function serviceReady(server: Server, key: string, timeoutMs?: number): Promise<{ body: string; headers: Headers }> {
   return waitFor200(`http://127.0.0.1:${server.port}/api/v1/rate?from=EUR&to=USD`, { 'x-api-key': key }, server.child, server.output, timeoutMs);
 }
 
