@@ -22,6 +22,8 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     requests?: AutocannonRequest[];
     setupClient?: (client: AutocannonClient) => void;
+    /** Requests per second over all connections, paced. */
+    overallRate?: number;
     title?: string;
   }
 

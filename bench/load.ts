@@ -39,6 +39,12 @@ export interface LoadRun {
   request(n: number): LoadRequest;
   /** The CPUs wrk runs on (taskset's list), when the run is pinned. */
   cpus?: string;
+  /**
+   * Requests per second to send in all, paced, instead of as fast as the server answers. With
+   * wrk, each connection waits before each request for a random time of mean connections ÷ rate
+   * (pacing()): the rate reached is a little lower, by the responses' own latency.
+   */
+  rate?: number;
 }
 
 export interface Measurement extends ServerFigures {
@@ -141,6 +147,7 @@ function runAutocannon(run: LoadRun, onResponse: ((statusCode: number, bytes: nu
         duration: run.seconds,
         pipelining: 1,
         timeout: 10,
+        ...(run.rate ? { overallRate: run.rate } : {}),
         requests: [run.request(0)],
         setupClient,
       },
@@ -171,6 +178,18 @@ interface WrkSummary {
   cpuSeconds: number;
 }
 
+/**
+ * wrk's delay(): milliseconds before a connection's next request. Drawn from an exponential
+ * distribution of mean connections × 1000 ÷ rate, so that each connection sends as a Poisson
+ * process and all of them together too, as many independent clients do: a fixed delay would keep
+ * the connections in step, sending in bursts. wrk takes whole milliseconds: each draw is rounded
+ * down or up at random, so that the mean holds.
+ */
+export function pacing(connections: number, rate: number): string {
+  const mean = (connections * 1000) / rate;
+  return `delay = function() local x = -math.log(1 - math.random()) * ${mean.toFixed(6)}; local d = math.floor(x); if math.random() < x - d then d = d + 1 end; return d end`;
+}
+
 /** One wrk run, one thread: a generated Lua script cycles through prebuilt requests and prints its summary as JSON. */
 async function runWrk(run: LoadRun): Promise<WrkSummary> {
   const lua = (text: string) => `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
@@ -186,6 +205,7 @@ async function runWrk(run: LoadRun): Promise<WrkSummary> {
     'local counter = 0',
     'init = function(args) for i, r in ipairs(list) do prepared[i] = wrk.format("GET", r[1], r[2]) end end',
     'request = function() counter = counter + 1; return prepared[(counter % #prepared) + 1] end',
+    ...(run.rate ? [pacing(run.connections, run.rate)] : []),
     'done = function(summary, latency, requests)',
     '  local e = summary.errors',
     '  io.write(string.format("WRKJSON {\\"requests\\":%d,\\"durationUs\\":%d,\\"bytes\\":%d,\\"connect\\":%d,\\"read\\":%d,\\"write\\":%d,\\"status\\":%d,\\"timeout\\":%d,\\"p50\\":%d,\\"p90\\":%d,\\"p99\\":%d,\\"p999\\":%d,\\"max\\":%d,\\"mean\\":%f,\\"cpuSeconds\\":%f}\\n",',

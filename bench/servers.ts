@@ -120,6 +120,59 @@ export function redisNamespace(url: string): { prefix: string; drop(): Promise<v
   };
 }
 
+/** What a Redis (every master of a cluster) has done so far, by its INFO. */
+export interface RedisWork {
+  /** CPU seconds of the server process (user + system). */
+  cpuSeconds: number;
+  /** Commands run, INFO's own left out. */
+  commands: number;
+  /** Script calls (EVALSHA and EVAL) and the microseconds Redis spent running them. */
+  scriptCalls: number;
+  scriptUsec: number;
+}
+
+/** The figures of one INFO text (sections `cpu` and `commandstats`). */
+export function readRedisInfo(text: string): RedisWork {
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(text)?.[1] ?? NaN);
+  const work: RedisWork = { cpuSeconds: field('used_cpu_user') + field('used_cpu_sys'), commands: 0, scriptCalls: 0, scriptUsec: 0 };
+  for (const [, command, calls, usec] of text.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
+    if (command === 'info') continue;
+    work.commands += Number(calls);
+    if (command === 'evalsha' || command === 'eval') {
+      work.scriptCalls += Number(calls);
+      work.scriptUsec += Number(usec);
+    }
+  }
+  if (!Number.isFinite(work.cpuSeconds)) throw new Error('INFO gave no used_cpu_user/used_cpu_sys');
+  return work;
+}
+
+const addWork = (a: RedisWork, b: RedisWork): RedisWork => ({
+  cpuSeconds: a.cpuSeconds + b.cpuSeconds,
+  commands: a.commands + b.commands,
+  scriptCalls: a.scriptCalls + b.scriptCalls,
+  scriptUsec: a.scriptUsec + b.scriptUsec,
+});
+
+/** Reads a Redis's INFO on demand: one server, or every master of a cluster. */
+export async function redisWatcher(url: string): Promise<{ read(): Promise<RedisWork>; close(): void }> {
+  const { Cluster, Redis } = await import('ioredis');
+  const target = parseRedisUrl(url);
+  const options = { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2_000 };
+  const client = target.cluster ? new Cluster(target.nodes, { lazyConnect: true, redisOptions: options }) : new Redis(url, options);
+  await client.connect();
+  return {
+    async read() {
+      let total: RedisWork = { cpuSeconds: 0, commands: 0, scriptCalls: 0, scriptUsec: 0 };
+      for (const server of client instanceof Cluster ? client.nodes('master') : [client]) {
+        total = addWork(total, readRedisInfo(`${await server.info('cpu')}\n${await server.info('commandstats')}`));
+      }
+      return total;
+    },
+    close: () => client.disconnect(),
+  };
+}
+
 /** Drops a run's PostgreSQL schema and Redis keys, saying what could not be dropped (`tool`: the command's name, for the message). Never throws. */
 export async function dropNamespaces(tool: string, postgres: { drop(): Promise<void> } | undefined, redis: { prefix: string; drop(): Promise<void> } | undefined): Promise<void> {
   await postgres?.drop().catch((error: unknown) => console.error(`${tool}: could not drop the PostgreSQL schema: ${String(error)}`));
