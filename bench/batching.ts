@@ -14,7 +14,8 @@
  * before and after each measured run, so it counts every client of that Redis: give the bench a
  * Redis nothing else is using. Options: --rates (requests/s, comma-separated; default
  * 1000,2000,4000,8000), --seconds (10), --warmup (3), --settle (20), --connections (50),
- * --redis-url (needed), --database-url (default a temporary SQLite file), --csv.
+ * --redis-url (needed), --database-url (default a temporary SQLite file), --csv, --env NAME=VALUE
+ * (repeatable: a variable for the service).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -78,6 +79,7 @@ async function main(): Promise<void> {
       csv: { type: 'string', default: DEFAULT_CSV },
       'database-url': { type: 'string', default: process.env.BENCH_DATABASE_URL },
       'redis-url': { type: 'string', default: process.env.BENCH_REDIS_URL },
+      env: { type: 'string', multiple: true, default: [] },
       help: { type: 'boolean', default: false },
     },
   });
@@ -92,6 +94,12 @@ async function main(): Promise<void> {
   if (!redisUrl) throw new Error('--redis-url is needed (or BENCH_REDIS_URL): the bench measures what quota counting costs Redis');
   const databaseUrl = values['database-url'];
   if (databaseUrl !== undefined && !databaseUrl.startsWith('postgres')) throw new Error('--database-url takes a postgres:// URL (a temporary SQLite file is the default)');
+  const extra: Record<string, string> = {};
+  for (const pair of values.env) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new Error(`--env takes NAME=VALUE: ${pair}`);
+    extra[pair.slice(0, at)] = pair.slice(at + 1);
+  }
   const generator = chooseGenerator(undefined);
   const pinning = choosePinning(true);
 
@@ -109,7 +117,7 @@ async function main(): Promise<void> {
   cleanUpOnInterrupt(cleanUp);
   const setup: ServiceSetup = {
     dir,
-    env: serviceEnvironment({ dir, databaseUrl: postgres?.url ?? `sqlite:${join(dir, 'bench.db')}`, csv: values.csv, redisUrl, redisPrefix: redis.prefix, extra: {} }),
+    env: serviceEnvironment({ dir, databaseUrl: postgres?.url ?? `sqlite:${join(dir, 'bench.db')}`, csv: values.csv, redisUrl, redisPrefix: redis.prefix, extra }),
     nodeFlags: [],
     cpus: pinning?.server,
   };
@@ -120,7 +128,7 @@ async function main(): Promise<void> {
     const keys = await issueKeys(setup, KEY_COUNT);
     const rotation = createRotation(currentCurrencies(values.csv), keys);
     await loadHistory(setup, keys[0]!);
-    console.log(`batching: node ${process.version}, git ${gitLabel(git)}, store ${store}, load generator ${generator}, ${connections} connections, rates ${rates.join(', ')} requests/s then unpaced`);
+    console.log(`batching: node ${process.version}, git ${gitLabel(git)}, store ${store}${Object.keys(extra).length ? `, ${Object.entries(extra).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}, load generator ${generator}, ${connections} connections, rates ${rates.join(', ')} requests/s then unpaced`);
     const server = await startService(setup);
     try {
       await serviceReady(server, keys[0]!);
@@ -185,7 +193,7 @@ async function main(): Promise<void> {
     const cells = [r.rate ?? 'unpaced', r.requestsPerSecond, r.requestsPerScriptCall, r.serviceCommandsPerRequest, r.redisCpuPerRequestUs, r.scriptUsecPerCall, r.serviceCpuPerRequestUs ?? '–', r.p50Ms, r.p99Ms, r.inServiceP99Ms ?? '–'];
     console.log(`| ${cells.join(' | ')} |`);
   }
-  const file = writeResult(RESULTS_DIR, 'batching-', startedAt, git.commit, { node: process.version, ...git, store, connections, seconds, warmupSeconds: warmup, keys: KEY_COUNT, rows });
+  const file = writeResult(RESULTS_DIR, 'batching-', startedAt, git.commit, { node: process.version, ...git, store, serviceEnv: extra, connections, seconds, warmupSeconds: warmup, keys: KEY_COUNT, rows });
   console.log(`batching: written to ${file}`);
 }
 
