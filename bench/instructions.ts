@@ -174,7 +174,9 @@ async function main(): Promise<void> {
     pid: server.child.pid,
     request: (n) => scenario.request(n, rotation),
   });
-  const perfMap = functions > 0 ? ['--perf-basic-prof'] : [];
+  // --perf-basic-prof also turns on V8's log, written to the working directory (the baseline's is
+  // the project's): into the run's folder instead, removed at the end.
+  const perfMap = functions > 0 ? ['--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${join(dir, 'v8.log')}`] : [];
   const callgrind = (out: string) => ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${join(dir, out)}`];
 
   /** Warm-up, then a measured run counted; `dump` is the number of the dump this makes. */
