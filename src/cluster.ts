@@ -1,23 +1,28 @@
 import cluster, { type Worker } from 'node:cluster';
-import { AggregatorRegistry } from 'prom-client';
+import { AggregatorRegistry, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { Config } from './config.js';
 import { openQuotaCounters } from './core/caches.js';
 import { guardDependency } from './core/errors.js';
 import { createLocalLock } from './core/local-lock.js';
 import type { Lock, QuotaStore } from './core/ports.js';
-import { createClock } from './deps.js';
+import { createClock, redactedUrl } from './deps.js';
 import type { Logger } from './log.js';
+import { redisCommandCounter } from './metrics.js';
 import { migrateToLatest, openDatabase } from './storage/database.js';
 import { quotaJournals } from './storage/quota-journal.js';
 import { createQuotaStore } from './storage/quota-store.js';
+import { countRedisCommands, createRedisQuotaStore, openRedis } from './storage/redis.js';
 
 /**
  * EXRATES_WORKERS > 1: worker processes share one port (node:cluster), and the main process
- * holds what must be one for all of them when there is no Redis: the quota counters (so quotas
- * stay exact across workers) and the lock that lets one refresh or backfill run at a time.
- * Workers reach both through calls over the cluster's IPC channel, sent in batches: all the
- * calls a worker makes in one turn of its event loop travel in one message. With Redis, the
- * workers use Redis as separate instances do, and only metrics go through the main process.
+ * holds what must be one for all of them: the quota counters, and without Redis the lock that
+ * lets one refresh or backfill run at a time. Workers reach both through calls over the
+ * cluster's IPC channel, sent in batches: all the calls a worker makes in one turn of its event
+ * loop travel in one message. Without Redis the counters are the main process's own (so quotas
+ * stay exact across workers). With Redis they are Redis's, and the main process sends every
+ * worker's quota decisions there in one stream of batches: a script call carries the requests
+ * the whole machine receives per round trip rather than one worker's, and Redis's cost per
+ * request falls as batches grow (docs/capacity.md). The workers take Redis's lock themselves.
  */
 
 type Method = 'consume' | 'used' | 'acquire' | 'release' | 'isHeld' | 'metrics';
@@ -40,13 +45,29 @@ interface ResultsMessage {
   results: Result[];
 }
 
+/** The main process asks a worker for its metrics, which answers with them. */
+interface MetricsRequest {
+  exrates: 'metrics-request';
+  id: number;
+}
+interface MetricsMessage {
+  exrates: 'metrics';
+  id: number;
+  metrics?: Array<MetricObjectWithValues<MetricValue<string>>>;
+  error?: string;
+}
+
 const isCalls = (message: unknown): message is CallsMessage => (message as CallsMessage | null)?.exrates === 'calls';
 const isResults = (message: unknown): message is ResultsMessage => (message as ResultsMessage | null)?.exrates === 'results';
+const isMetricsRequest = (message: unknown): message is MetricsRequest => (message as MetricsRequest | null)?.exrates === 'metrics-request';
+const isMetrics = (message: unknown): message is MetricsMessage => (message as MetricsMessage | null)?.exrates === 'metrics';
 
 /** How long the main process waits for workers to drain on shutdown before it stops them. */
 const SHUTDOWN_GRACE_MS = 30_000;
 /** A worker that dies is started again after this long (not at once: it may die at start). */
 const RESTART_DELAY_MS = 1_000;
+/** How long the main process waits for a worker's metrics. */
+const METRICS_TIMEOUT_MS = 5_000;
 
 export function isClusterWorker(): boolean {
   return cluster.isWorker;
@@ -62,10 +83,27 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
     throw error;
   }
   const clock = createClock(config.now);
-  let quotas: QuotaStore | undefined;
+  const stored = guardDependency(createQuotaStore(database.db), 'the database');
+  /** The main process's own metrics, summed with the workers': its Redis commands. */
+  const own = new Registry();
+  let quotas: QuotaStore;
   let lock: Lock | undefined;
-  if (!config.redisUrl) {
-    const stored = guardDependency(createQuotaStore(database.db), 'the database');
+  let closeRedis = () => {};
+  if (config.redisUrl) {
+    let redis: Awaited<ReturnType<typeof openRedis>>;
+    try {
+      redis = await openRedis(config.redisUrl, log);
+    } catch (error) {
+      await database.close();
+      throw new Error(`cannot connect to Redis at ${redactedUrl(config.redisUrl)}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const stopCounting = countRedisCommands(redisCommandCounter(own));
+    closeRedis = () => {
+      stopCounting();
+      redis.disconnect();
+    };
+    quotas = guardDependency(createRedisQuotaStore({ redis, store: stored, log, clock, prefix: config.redisPrefix }), 'the database');
+  } else {
     try {
       quotas = await openQuotaCounters(stored, quotaJournals(database), { flushMs: config.quotaFlushMs, replayJournal: true, log, clock });
     } catch (error) {
@@ -74,7 +112,6 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
     }
     lock = createLocalLock();
   }
-  const aggregator = new AggregatorRegistry();
   const releases = new Map<number, () => Promise<void>>();
   let nextRelease = 1;
 
@@ -82,9 +119,9 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
     const args = call.args as [never, never, never];
     switch (call.method) {
       case 'consume':
-        return quotas!.consume(args[0], args[1], args[2]);
+        return quotas.consume(args[0], args[1], args[2]);
       case 'used':
-        return quotas!.used(args[0], args[1]);
+        return quotas.used(args[0], args[1]);
       case 'acquire': {
         const release = await lock!.tryAcquire(args[0], args[1]);
         if (!release) return null;
@@ -101,11 +138,44 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
       case 'isHeld':
         return lock!.isHeld(args[0]);
       case 'metrics':
-        return aggregator.clusterMetrics();
+        return allMetrics();
     }
   }
 
+  // Every worker's metrics and the main process's own, summed. Gathered here rather than by
+  // prom-client's AggregatorRegistry.clusterMetrics(), which sums the workers' only.
+  let nextMetricsId = 1;
+  const metricsWaiting = new Map<number, (answer: MetricsMessage) => void>();
+  async function allMetrics(): Promise<string> {
+    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected());
+    const answers = await Promise.all(
+      workers.map(
+        (worker) =>
+          new Promise<NonNullable<MetricsMessage['metrics']>>((resolve, reject) => {
+            const id = nextMetricsId++;
+            const timer = setTimeout(() => {
+              metricsWaiting.delete(id);
+              reject(new Error(`worker ${worker.process.pid} did not send its metrics within ${METRICS_TIMEOUT_MS} ms`));
+            }, METRICS_TIMEOUT_MS);
+            metricsWaiting.set(id, (answer) => {
+              clearTimeout(timer);
+              if (answer.metrics) resolve(answer.metrics);
+              else reject(new Error(`worker ${worker.process.pid} could not read its metrics: ${answer.error}`));
+            });
+            worker.send({ exrates: 'metrics-request', id } satisfies MetricsRequest);
+          }),
+      ),
+    );
+    return AggregatorRegistry.aggregate([...answers, await own.getMetricsAsJSON()]).metrics();
+  }
+
   function onMessage(worker: Worker, message: unknown): void {
+    if (isMetrics(message)) {
+      const resolve = metricsWaiting.get(message.id);
+      metricsWaiting.delete(message.id);
+      resolve?.(message);
+      return;
+    }
     if (!isCalls(message)) return;
     void Promise.all(
       message.calls.map((call) =>
@@ -132,7 +202,7 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
     }, RESTART_DELAY_MS).unref();
   });
   for (let i = 0; i < config.workers; i++) fork();
-  log.info({ workers: config.workers, port: config.port, quotas: config.redisUrl ? 'redis' : 'main process' }, 'started workers');
+  log.info({ workers: config.workers, port: config.port, quotas: config.redisUrl ? 'redis, through the main process' : 'main process' }, 'started workers');
 
   return {
     async stop(signal) {
@@ -153,7 +223,8 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
         ),
       );
       // Every worker is gone: nothing can count any more, so the counters are final.
-      await quotas?.close?.();
+      await quotas.close?.();
+      closeRedis();
       await database.close();
     },
   };
@@ -195,8 +266,8 @@ function createCaller(): (method: Method, args: unknown[]) => Promise<unknown> {
 }
 
 export interface WorkerPorts {
-  /** The main process's counters, when it holds them (no Redis). */
-  quotas?: QuotaStore;
+  /** The main process's counters (with Redis, its stream of batches to Redis). */
+  quotas: QuotaStore;
   /** The main process's lock, when it holds it (no Redis). */
   lock?: Lock;
   /** Metrics of every worker, summed by the main process. */
@@ -211,13 +282,13 @@ export function workerPorts(config: Config): WorkerPorts {
   // Without the main process there are no quotas to count against and no one to restart us.
   process.on('disconnect', () => process.exit(1));
   return {
+    quotas: {
+      consume: (keyId, day, limit) => call('consume', [keyId, day, limit]) as Promise<{ allowed: boolean; used: number }>,
+      used: (keyId, day) => call('used', [keyId, day]) as Promise<number>,
+    } satisfies QuotaStore,
     ...(config.redisUrl
       ? {}
       : {
-          quotas: {
-            consume: (keyId, day, limit) => call('consume', [keyId, day, limit]) as Promise<{ allowed: boolean; used: number }>,
-            used: (keyId, day) => call('used', [keyId, day]) as Promise<number>,
-          } satisfies QuotaStore,
           lock: {
             async tryAcquire(name, ttlMs) {
               const token = (await call('acquire', [name, ttlMs])) as number | null;
@@ -228,9 +299,13 @@ export function workerPorts(config: Config): WorkerPorts {
         }),
     clusterMetrics: () => call('metrics', []) as Promise<string>,
     reportMetrics(registry) {
-      // The constructor installs the listener that answers the main process's requests for metrics.
-      new AggregatorRegistry();
-      AggregatorRegistry.setRegistries([registry]);
+      process.on('message', (message: unknown) => {
+        if (!isMetricsRequest(message)) return;
+        void registry.getMetricsAsJSON().then(
+          (metrics) => process.send!({ exrates: 'metrics', id: message.id, metrics } satisfies MetricsMessage),
+          (error: unknown) => process.send!({ exrates: 'metrics', id: message.id, error: error instanceof Error ? error.message : String(error) } satisfies MetricsMessage),
+        );
+      });
     },
   };
 }

@@ -108,7 +108,7 @@ export const ConfigSchema = Type.Object({
     maximum: 64,
     default: 1,
     description:
-      'Worker processes serving one port (node:cluster). 1 serves from the main process. With more, the main process holds the quota counters (exact across workers; the workers ask it) and the refresh lock, unless EXRATES_REDIS_URL is set, in which case Redis does. Use about one per core left free by other work.',
+      'Worker processes serving one port (node:cluster). 1 serves from the main process. With more, the main process holds the quota counters (exact across workers; the workers ask it) and the refresh lock; with EXRATES_REDIS_URL set, Redis holds both and the main process sends every worker\'s quota decisions to it in one stream of batches. Use about one per core left free by other work.',
   }),
   EXRATES_LOG_REQUESTS: Type.Boolean({
     default: false,

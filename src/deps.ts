@@ -162,7 +162,8 @@ async function wire(
     const connected = redis;
     opened.push(() => connected.disconnect());
     opened.push(countRedisCommands((command) => metrics.redisCommand(command)));
-    quotas = guardDependency(createRedisQuotaStore({ redis, store: storedQuotas, log, clock, prefix: config.redisPrefix }), 'the database');
+    // A worker's decisions go to Redis through its main process (cluster.ts), in the machine's batches.
+    quotas = guardDependency(options.quotas ?? createRedisQuotaStore({ redis, store: storedQuotas, log, clock, prefix: config.redisPrefix }), 'the database');
     lock = guardDependency(createRedisLock(redis, config.redisPrefix), 'redis');
   } else if (options.quotas) {
     quotas = guardDependency(options.quotas, 'the database');

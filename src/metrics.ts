@@ -46,12 +46,7 @@ export function createMetrics(): ServiceMetrics {
   });
   const stale = new Counter({ name: 'exrates_stale_responses_total', help: 'Rates served with stale: true.', registers: [registry] });
   const quota = new Counter({ name: 'exrates_quota_rejections_total', help: 'Requests refused with 429.', registers: [registry] });
-  const redisCommands = new Counter({
-    name: 'exrates_redis_commands_total',
-    help: 'Commands this process sent to Redis, by command: against exrates_http_requests_total, the Redis round trips per request.',
-    labelNames: ['command'],
-    registers: [registry],
-  });
+  const redisCommand = redisCommandCounter(registry);
   const requests = createRequestMetrics(registry);
   return {
     registry,
@@ -74,10 +69,22 @@ export function createMetrics(): ServiceMetrics {
     quotaRejected() {
       quota.inc();
     },
-    redisCommand(command) {
-      redisCommands.inc({ command: command.toLowerCase() });
-    },
+    redisCommand,
   };
+}
+
+/**
+ * exrates_redis_commands_total on `registry`; returns what counts one command. Also the main
+ * process's own metric when it sends its workers' quota decisions to Redis (cluster.ts).
+ */
+export function redisCommandCounter(registry: Registry): (command: string) => void {
+  const redisCommands = new Counter({
+    name: 'exrates_redis_commands_total',
+    help: 'Commands sent to Redis, by command: against exrates_http_requests_total, the Redis round trips per request.',
+    labelNames: ['command'],
+    registers: [registry],
+  });
+  return (command) => redisCommands.inc({ command: command.toLowerCase() });
 }
 
 export const HTTP_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
