@@ -19,10 +19,12 @@ import { countRedisCommands, createRedisQuotaStore, openRedis } from './storage/
  * lets one refresh or backfill run at a time. Workers reach both through calls over the
  * cluster's IPC channel, sent in batches: all the calls a worker makes in one turn of its event
  * loop travel in one message. Without Redis the counters are the main process's own (so quotas
- * stay exact across workers). With Redis they are Redis's, and the main process sends every
- * worker's quota decisions there in one stream of batches: a script call carries the requests
- * the whole machine receives per round trip rather than one worker's, and Redis's cost per
- * request falls as batches grow (docs/capacity.md). The workers take Redis's lock themselves.
+ * stay exact across workers). With Redis they are Redis's and the workers take Redis's lock
+ * themselves; the quota decisions go to Redis from each worker, as from separate instances, or
+ * with EXRATES_REDIS_QUOTA_BATCHES=main from the main process for all of them, in one stream of
+ * batches: a script call then carries the requests the whole machine receives per round trip
+ * rather than one worker's, and Redis's cost per request falls as batches grow
+ * (docs/capacity.md).
  */
 
 type Method = 'consume' | 'used' | 'acquire' | 'release' | 'isHeld' | 'metrics';
@@ -86,23 +88,25 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
   const stored = guardDependency(createQuotaStore(database.db), 'the database');
   /** The main process's own metrics, summed with the workers': its Redis commands. */
   const own = new Registry();
-  let quotas: QuotaStore;
+  let quotas: QuotaStore | undefined;
   let lock: Lock | undefined;
   let closeRedis = () => {};
   if (config.redisUrl) {
-    let redis: Awaited<ReturnType<typeof openRedis>>;
-    try {
-      redis = await openRedis(config.redisUrl, log);
-    } catch (error) {
-      await database.close();
-      throw new Error(`cannot connect to Redis at ${redactedUrl(config.redisUrl)}: ${error instanceof Error ? error.message : String(error)}`);
+    if (config.redisQuotaBatches === 'main') {
+      let redis: Awaited<ReturnType<typeof openRedis>>;
+      try {
+        redis = await openRedis(config.redisUrl, log);
+      } catch (error) {
+        await database.close();
+        throw new Error(`cannot connect to Redis at ${redactedUrl(config.redisUrl)}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      const stopCounting = countRedisCommands(redisCommandCounter(own));
+      closeRedis = () => {
+        stopCounting();
+        redis.disconnect();
+      };
+      quotas = guardDependency(createRedisQuotaStore({ redis, store: stored, log, clock, prefix: config.redisPrefix }), 'the database');
     }
-    const stopCounting = countRedisCommands(redisCommandCounter(own));
-    closeRedis = () => {
-      stopCounting();
-      redis.disconnect();
-    };
-    quotas = guardDependency(createRedisQuotaStore({ redis, store: stored, log, clock, prefix: config.redisPrefix }), 'the database');
   } else {
     try {
       quotas = await openQuotaCounters(stored, quotaJournals(database), { flushMs: config.quotaFlushMs, replayJournal: true, log, clock });
@@ -119,9 +123,9 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
     const args = call.args as [never, never, never];
     switch (call.method) {
       case 'consume':
-        return quotas.consume(args[0], args[1], args[2]);
+        return quotas!.consume(args[0], args[1], args[2]);
       case 'used':
-        return quotas.used(args[0], args[1]);
+        return quotas!.used(args[0], args[1]);
       case 'acquire': {
         const release = await lock!.tryAcquire(args[0], args[1]);
         if (!release) return null;
@@ -202,7 +206,7 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
     }, RESTART_DELAY_MS).unref();
   });
   for (let i = 0; i < config.workers; i++) fork();
-  log.info({ workers: config.workers, port: config.port, quotas: config.redisUrl ? 'redis, through the main process' : 'main process' }, 'started workers');
+  log.info({ workers: config.workers, port: config.port, quotas: !config.redisUrl ? 'main process' : config.redisQuotaBatches === 'main' ? 'redis, through the main process' : 'redis, from each worker' }, 'started workers');
 
   return {
     async stop(signal) {
@@ -223,7 +227,7 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
         ),
       );
       // Every worker is gone: nothing can count any more, so the counters are final.
-      await quotas.close?.();
+      await quotas?.close?.();
       closeRedis();
       await database.close();
     },
@@ -266,8 +270,8 @@ function createCaller(): (method: Method, args: unknown[]) => Promise<unknown> {
 }
 
 export interface WorkerPorts {
-  /** The main process's counters (with Redis, its stream of batches to Redis). */
-  quotas: QuotaStore;
+  /** The main process's counters: without Redis, or with EXRATES_REDIS_QUOTA_BATCHES=main its batches to Redis. */
+  quotas?: QuotaStore;
   /** The main process's lock, when it holds it (no Redis). */
   lock?: Lock;
   /** Metrics of every worker, summed by the main process. */
@@ -282,10 +286,14 @@ export function workerPorts(config: Config): WorkerPorts {
   // Without the main process there are no quotas to count against and no one to restart us.
   process.on('disconnect', () => process.exit(1));
   return {
-    quotas: {
-      consume: (keyId, day, limit) => call('consume', [keyId, day, limit]) as Promise<{ allowed: boolean; used: number }>,
-      used: (keyId, day) => call('used', [keyId, day]) as Promise<number>,
-    } satisfies QuotaStore,
+    ...(config.redisUrl && config.redisQuotaBatches === 'worker'
+      ? {}
+      : {
+          quotas: {
+            consume: (keyId, day, limit) => call('consume', [keyId, day, limit]) as Promise<{ allowed: boolean; used: number }>,
+            used: (keyId, day) => call('used', [keyId, day]) as Promise<number>,
+          } satisfies QuotaStore,
+        }),
     ...(config.redisUrl
       ? {}
       : {

@@ -162,7 +162,7 @@ async function wire(
     const connected = redis;
     opened.push(() => connected.disconnect());
     opened.push(countRedisCommands((command) => metrics.redisCommand(command)));
-    // A worker's decisions go to Redis through its main process (cluster.ts), in the machine's batches.
+    // With EXRATES_REDIS_QUOTA_BATCHES=main a worker's decisions go to Redis through its main process (cluster.ts).
     quotas = guardDependency(options.quotas ?? createRedisQuotaStore({ redis, store: storedQuotas, log, clock, prefix: config.redisPrefix }), 'the database');
     lock = guardDependency(createRedisLock(redis, config.redisPrefix), 'redis');
   } else if (options.quotas) {

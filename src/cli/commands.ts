@@ -110,7 +110,7 @@ export function buildCli(): Command {
       const ports = isClusterWorker() ? workerPorts(cfg) : undefined;
       const server = await startServer(
         cfg,
-        ports ? { migrate: false, quotas: ports.quotas, ...(ports.lock ? { lock: ports.lock } : {}), metricsText: ports.clusterMetrics } : {},
+        ports ? { migrate: false, ...(ports.quotas ? { quotas: ports.quotas } : {}), ...(ports.lock ? { lock: ports.lock } : {}), metricsText: ports.clusterMetrics } : {},
       );
       ports?.reportMetrics(server.deps.metrics.registry);
       onSignals(() => server.close(), server.deps.log);

@@ -1,9 +1,11 @@
 /**
- * One `exrates serve` with EXRATES_WORKERS=2 on PostgreSQL and Redis: the main process sends both
- * workers' quota decisions to Redis in one stream of batches. Quotas stay exact across the
- * workers, Redis holds one instance's counting (one sequence hash), the main process's Redis
- * commands are in /metrics with the workers' requests, and a stop writes every count to
- * PostgreSQL. The upstream is the local fake ECB.
+ * One `exrates serve` with EXRATES_WORKERS=2 on PostgreSQL and Redis, once with each worker
+ * sending its own quota decisions to Redis (EXRATES_REDIS_QUOTA_BATCHES=worker, the default) and
+ * once with the main process sending both workers' in one stream of batches (`main`). Either way
+ * quotas stay exact across the workers, /metrics sums the Redis commands of whichever processes
+ * sent them with the workers' requests, and a stop writes every count to PostgreSQL; Redis holds
+ * one instance's counting (one sequence hash) per process that sends. The upstream is the local
+ * fake ECB.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -27,101 +29,107 @@ function sample(text: string, name: string, labels: Record<string, string>): num
   return 0;
 }
 
-describe('EXRATES_WORKERS=2 on PostgreSQL and Redis', () => {
-  let skip = '';
-  let fake: FakeUpstreams | undefined;
-  let schema: { url: string; drop(): Promise<void> } | undefined;
-  let db: pg.Client | undefined;
-  let redis: Redis | undefined;
-  let server: Instance | undefined;
-  let agent: http.Agent | undefined;
-  const dir = tempDir('exrates-workers-redis-');
-  // A namespace of this suite's own: its keys are found, counted and deleted by this prefix alone.
-  const prefix = `exrates-test-${randomUUID()}:`;
-  let key = '';
+for (const [batches, senders] of [
+  ['worker', 2],
+  ['main', 1],
+] as const) {
+  describe(`EXRATES_WORKERS=2 on PostgreSQL and Redis, EXRATES_REDIS_QUOTA_BATCHES=${batches}`, () => {
+    let skip = '';
+    let fake: FakeUpstreams | undefined;
+    let schema: { url: string; drop(): Promise<void> } | undefined;
+    let db: pg.Client | undefined;
+    let redis: Redis | undefined;
+    let server: Instance | undefined;
+    let agent: http.Agent | undefined;
+    const dir = tempDir('exrates-workers-redis-');
+    // A namespace of this suite's own: its keys are found, counted and deleted by this prefix alone.
+    const prefix = `exrates-test-${randomUUID()}:`;
+    let key = '';
 
-  const call = (path: string): Promise<Reply> => get(`${server!.base}${path}`, { headers: { 'X-Api-Key': key }, agent, timeoutMs: 15_000 });
-  const metrics = async () => (await get(`${server!.base}/metrics`, { agent, timeoutMs: 15_000 })).body;
+    const call = (path: string): Promise<Reply> => get(`${server!.base}${path}`, { headers: { 'X-Api-Key': key }, agent, timeoutMs: 15_000 });
+    const metrics = async () => (await get(`${server!.base}/metrics`, { agent, timeoutMs: 15_000 })).body;
 
-  async function redisKeys(pattern: string): Promise<string[]> {
-    const found: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis!.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-      found.push(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-    return found;
-  }
-
-  before(async () => {
-    skip = await missingEngines();
-    if (skip) return;
-    await ensureBuilt();
-    fake = await startFakeUpstreams();
-    schema = await createPostgresSchema();
-    db = new pg.Client({ connectionString: schema.url });
-    await db.connect();
-    redis = new Redis(REDIS_URL);
-    const setup: ProcessSetup = {
-      cwd: dir.path,
-      env: processEnv({
-        EXRATES_DATABASE_URL: schema.url,
-        EXRATES_REDIS_URL: REDIS_URL,
-        EXRATES_REDIS_PREFIX: prefix,
-        ...fakeUpstreamVars(fake),
-        EXRATES_PROVIDERS: 'ecb',
-        EXRATES_WORKERS: '2',
-      }),
-    };
-    server = await startInstance('cluster', setup);
-    agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
-    key = await createKey(setup, 'free');
-  });
-
-  after(async () => {
-    agent?.destroy();
-    if (server) await stopInstance(server);
-    await db?.end().catch(() => undefined);
-    await schema?.drop();
-    await fake?.close();
-    if (redis) {
-      redis.disconnect();
-      await deleteRedisKeys(`${prefix}*`);
+    async function redisKeys(pattern: string): Promise<string[]> {
+      const found: string[] = [];
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis!.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+        found.push(...keys);
+        cursor = next;
+      } while (cursor !== '0');
+      return found;
     }
-    dir.remove();
-  });
 
-  it('1,100 requests on one free key through both workers: exactly 1,000 answered and 100 refused, counted by the main process in shared batches', async (t) => {
-    if (skip) return t.skip(skip);
-    const before = await metrics();
-    const replies = await Promise.all(Array.from({ length: 1100 }, () => call('/api/v1/convert?from=EUR&to=USD&amount=10')));
-    const statuses = new Map<number, number>();
-    for (const r of replies) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
-    assert.deepEqual([...statuses].sort(), [
-      [200, 1000],
-      [429, 100],
-    ]);
-    const afterwards = await metrics();
-    // The quota script is the only command sent as EVALSHA, and only the main process sends it now.
-    const scripts = sample(afterwards, 'exrates_redis_commands_total', { command: 'evalsha' }) - sample(before, 'exrates_redis_commands_total', { command: 'evalsha' });
-    const answered = sample(afterwards, 'exrates_http_requests_total', { route: '/api/v1/convert', method: 'GET', status: '200' });
-    console.log(`workers on Redis: 1,100 requests -> ${scripts} quota script calls sent by the main process`);
-    assert.equal(answered, 1000, "both workers' requests are in the summed metrics");
-    assert.ok(scripts > 0 && scripts < 1100, `script calls: ${scripts}`);
-    // One instance counting, not one per worker: a single sequence hash.
-    assert.equal((await redisKeys(`${prefix}seq:*`)).length, 1);
-  });
+    before(async () => {
+      skip = await missingEngines();
+      if (skip) return;
+      await ensureBuilt();
+      fake = await startFakeUpstreams();
+      schema = await createPostgresSchema();
+      db = new pg.Client({ connectionString: schema.url });
+      await db.connect();
+      redis = new Redis(REDIS_URL);
+      const setup: ProcessSetup = {
+        cwd: dir.path,
+        env: processEnv({
+          EXRATES_DATABASE_URL: schema.url,
+          EXRATES_REDIS_URL: REDIS_URL,
+          EXRATES_REDIS_PREFIX: prefix,
+          ...fakeUpstreamVars(fake),
+          EXRATES_PROVIDERS: 'ecb',
+          EXRATES_WORKERS: '2',
+          EXRATES_REDIS_QUOTA_BATCHES: batches,
+        }),
+      };
+      server = await startInstance('cluster', setup);
+      agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
+      key = await createKey(setup, 'free');
+    });
 
-  it('a stop writes every count to PostgreSQL', async (t) => {
-    if (skip) return t.skip(skip);
-    const outcome = await stopInstance(server!);
-    server = undefined;
-    assert.equal(outcome.code, 0);
-    const { rows } = await db!.query<{ used: number | string }>(
-      'select q.used from quota_usage q join api_keys k on k.id = q.key_id where k.prefix = $1 and q.day = $2',
-      [keyPrefix(key), TODAY],
-    );
-    assert.equal(Number(rows[0]?.used), 1000);
+    after(async () => {
+      agent?.destroy();
+      if (server) await stopInstance(server);
+      await db?.end().catch(() => undefined);
+      await schema?.drop();
+      await fake?.close();
+      if (redis) {
+        redis.disconnect();
+        await deleteRedisKeys(`${prefix}*`);
+      }
+      dir.remove();
+    });
+
+    it(`1,100 requests on one free key through both workers: exactly 1,000 answered and 100 refused, in batches sent by ${senders} process(es)`, async (t) => {
+      if (skip) return t.skip(skip);
+      const before = await metrics();
+      const replies = await Promise.all(Array.from({ length: 1100 }, () => call('/api/v1/convert?from=EUR&to=USD&amount=10')));
+      const statuses = new Map<number, number>();
+      for (const r of replies) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+      assert.deepEqual([...statuses].sort(), [
+        [200, 1000],
+        [429, 100],
+      ]);
+      const afterwards = await metrics();
+      // The quota script is the only command sent as EVALSHA.
+      const scripts = sample(afterwards, 'exrates_redis_commands_total', { command: 'evalsha' }) - sample(before, 'exrates_redis_commands_total', { command: 'evalsha' });
+      const answered = sample(afterwards, 'exrates_http_requests_total', { route: '/api/v1/convert', method: 'GET', status: '200' });
+      console.log(`workers on Redis, batches from ${batches}: 1,100 requests -> ${scripts} quota script calls`);
+      assert.equal(answered, 1000, "both workers' requests are in the summed metrics");
+      assert.ok(scripts > 0 && scripts < 1100, `script calls: ${scripts}`);
+      // Each process that counts in Redis numbers its requests in a sequence hash of its own.
+      assert.equal((await redisKeys(`${prefix}seq:*`)).length, senders);
+    });
+
+    it('a stop writes every count to PostgreSQL', async (t) => {
+      if (skip) return t.skip(skip);
+      const outcome = await stopInstance(server!);
+      server = undefined;
+      assert.equal(outcome.code, 0);
+      const { rows } = await db!.query<{ used: number | string }>(
+        'select q.used from quota_usage q join api_keys k on k.id = q.key_id where k.prefix = $1 and q.day = $2',
+        [keyPrefix(key), TODAY],
+      );
+      assert.equal(Number(rows[0]?.used), 1000);
+    });
   });
-});
+}
