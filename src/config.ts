@@ -46,7 +46,7 @@ export const ConfigSchema = Type.Object({
     {
       default: 'worker',
       description:
-        "With Redis and EXRATES_WORKERS > 1: who sends the quota decisions to Redis, in batches (one script call carries the requests that arrive while the previous one is on its way). `worker`: each worker its own. `main`: the main process, for every worker, so calls carry the requests of the whole machine: 20–30 % less Redis CPU per request, for 10–30 % more of the service's own CPU per request and a hop through the main process (docs/capacity.md). Use `main` when Redis is what limits the fleet.",
+        "With Redis and EXRATES_WORKERS > 1: who sends the quota decisions to Redis, in batches (one script call carries the requests that arrive while the previous one is on its way). `worker`: each worker its own. `main`: the main process, for every worker, so calls carry the requests of the whole machine: 11–23 % less Redis CPU per request, for 13–36 % more of the service's own CPU per request, a hop through the main process and a higher p99 (docs/capacity.md). Use `main` when Redis is what limits the fleet.",
     },
   ),
   EXRATES_PROVIDERS: Type.String({
