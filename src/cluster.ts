@@ -15,16 +15,15 @@ import { countRedisCommands, createRedisQuotaStore, openRedis } from './storage/
 
 /**
  * EXRATES_WORKERS > 1: worker processes share one port (node:cluster), and the main process
- * holds what must be one for all of them: the quota counters, and without Redis the lock that
- * lets one refresh or backfill run at a time. Workers reach both through calls over the
- * cluster's IPC channel, sent in batches: all the calls a worker makes in one turn of its event
- * loop travel in one message. Without Redis the counters are the main process's own (so quotas
- * stay exact across workers). With Redis they are Redis's and the workers take Redis's lock
- * themselves; the quota decisions go to Redis from each worker, as from separate instances, or
- * with EXRATES_REDIS_QUOTA_BATCHES=main from the main process for all of them, in one stream of
- * batches: a script call then carries the requests the whole machine receives per round trip
- * rather than one worker's, and Redis's cost per request falls as batches grow
- * (docs/capacity.md).
+ * holds what must be one for all of them when there is no Redis: the quota counters (so quotas
+ * stay exact across workers) and the lock that lets one refresh or backfill run at a time.
+ * Workers reach both through calls over the cluster's IPC channel, sent in batches: all the
+ * calls a worker makes in one turn of its event loop travel in one message. With Redis, both are
+ * Redis's: the workers take its lock themselves, and send their quota decisions to it as
+ * separate instances do, or, with EXRATES_REDIS_QUOTA_BATCHES=main, through the same calls to the
+ * main process, which sends every worker's in one stream of batches (a script call then carries
+ * the requests the machine receives per round trip, not one worker's: docs/capacity.md).
+ * Metrics go through the main process in every case.
  */
 
 type Method = 'consume' | 'used' | 'acquire' | 'release' | 'isHeld' | 'metrics';
