@@ -17,23 +17,18 @@
  * --redis-url (needed), --database-url (default a temporary SQLite file), --csv, --env NAME=VALUE
  * (repeatable: a variable for the service).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chooseGenerator, measure, warmUp, type LoadRun } from './load.js';
 import { DEFAULT_CSV } from './options.js';
-import { choosePinning, cleanUpOnInterrupt, killAll, stopChild } from './processes.js';
+import { choosePinning, printUsage, runMain, stopChild } from './processes.js';
 import { RESULTS_DIR, gitLabel, gitState, writeResult } from './report.js';
 import { SCENARIOS, createRotation, currentCurrencies } from './scenarios.js';
 import {
-  dropNamespaces,
+  runWorkspace,
   ensureBuilt,
   issueKeys,
   latencyQuantile,
   loadHistory,
-  postgresSchema,
-  redisNamespace,
   redisWatcher,
   serviceCounters,
   serviceEnvironment,
@@ -63,11 +58,6 @@ interface Row {
   inServiceP99Ms?: number;
 }
 
-function usage(): never {
-  console.log(readFileSync(new URL(import.meta.url), 'utf8').split('*/')[0]!.replace(/^\/\*\*\n/, '').replace(/^ \* ?/gm, ''));
-  process.exit(0);
-}
-
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -83,7 +73,7 @@ async function main(): Promise<void> {
       help: { type: 'boolean', default: false },
     },
   });
-  if (values.help) usage();
+  if (values.help) printUsage(import.meta.url);
   const rates = values.rates.split(',').map((s) => Number(s.trim()));
   if (!rates.every((r) => Number.isFinite(r) && r > 0)) throw new Error(`--rates takes requests/s, comma-separated: ${values.rates}`);
   const [seconds, warmup, settleSeconds, connections] = [values.seconds, values.warmup, values.settle, values.connections].map(Number) as [number, number, number, number];
@@ -106,18 +96,11 @@ async function main(): Promise<void> {
   ensureBuilt();
   const startedAt = new Date().toISOString();
   const git = gitState(undefined);
-  const dir = mkdtempSync(join(tmpdir(), 'exrates-batching-'));
-  const postgres = databaseUrl ? await postgresSchema(databaseUrl) : undefined;
-  const redis = redisNamespace(redisUrl);
+  const { dir, postgres, redis, databaseUrl: serviceDatabase, cleanUp } = await runWorkspace('batching', databaseUrl, redisUrl);
   const store = `${postgres ? 'PostgreSQL' : 'SQLite'} + ${parseRedisUrl(redisUrl).cluster ? 'Redis Cluster' : 'Redis'}`;
-  const cleanUp = async () => {
-    rmSync(dir, { recursive: true, force: true });
-    await dropNamespaces('batching', postgres, redis);
-  };
-  cleanUpOnInterrupt(cleanUp);
   const setup: ServiceSetup = {
     dir,
-    env: serviceEnvironment({ dir, databaseUrl: postgres?.url ?? `sqlite:${join(dir, 'bench.db')}`, csv: values.csv, redisUrl, redisPrefix: redis.prefix, extra }),
+    env: serviceEnvironment({ dir, databaseUrl: serviceDatabase, csv: values.csv, redisUrl, redisPrefix: redis!.prefix, extra }),
     nodeFlags: [],
     cpus: pinning?.server,
   };
@@ -197,9 +180,4 @@ async function main(): Promise<void> {
   console.log(`batching: written to ${file}`);
 }
 
-main()
-  .catch((error: unknown) => {
-    console.error(`batching: ${error instanceof Error ? error.message : String(error)}`);
-    process.exitCode = 1;
-  })
-  .finally(killAll);
+runMain('batching', main);

@@ -37,24 +37,21 @@
  * twice the measured seconds; the start under valgrind about half a minute more.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readPerfMap, selfCosts } from './callgrind.js';
 import { chooseGenerator, measure, warmUp, type LoadRun } from './load.js';
 import { DEFAULT_CSV } from './options.js';
-import { choosePinning, cleanUpOnInterrupt, killAll, stopChild } from './processes.js';
+import { choosePinning, printUsage, runMain, stopChild } from './processes.js';
 import { SCENARIOS, createRotation, currentCurrencies, type Scenario } from './scenarios.js';
 import { REFERENCE_ROW, RESULTS_DIR, gitLabel, gitState, writeResult } from './report.js';
 import {
-  dropNamespaces,
+  runWorkspace,
   ensureBuilt,
   issueKeys,
   loadHistory,
-  postgresSchema,
   redisCommandsPerRequest,
-  redisNamespace,
   serviceCounters,
   serviceEnvironment,
   serviceReady,
@@ -88,11 +85,6 @@ interface Row {
   functions?: Array<[string, number]>;
 }
 
-function usage(): never {
-  console.log(readFileSync(new URL(import.meta.url), 'utf8').split('*/')[0]!.replace(/^\/\*\*\n/, '').replace(/^ \* ?/gm, ''));
-  process.exit(0);
-}
-
 function needCommand(command: string, args: string[], install: string): void {
   try {
     execFileSync(command, args, { stdio: 'ignore' });
@@ -116,7 +108,7 @@ async function main(): Promise<void> {
       help: { type: 'boolean', default: false },
     },
   });
-  if (values.help) usage();
+  if (values.help) printUsage(import.meta.url);
   const names = values.only.split(',').map((s) => s.trim()).filter(Boolean);
   const unknown = names.filter((name) => !SCENARIOS.some((s) => s.name === name && !s.baseline));
   if (unknown.length) throw new Error(`unknown scenario(s): ${unknown.join(', ')} (npm run bench -- --list)`);
@@ -134,16 +126,9 @@ async function main(): Promise<void> {
   ensureBuilt();
   const startedAt = new Date().toISOString();
   const git = gitState(undefined);
-  const dir = mkdtempSync(join(tmpdir(), 'exrates-instructions-'));
-  const postgres = databaseUrl ? await postgresSchema(databaseUrl) : undefined;
   const redisUrl = values['redis-url'];
-  const redis = redisUrl ? redisNamespace(redisUrl) : undefined;
+  const { dir, postgres, redis, databaseUrl: serviceDatabase, cleanUp } = await runWorkspace('instructions', databaseUrl, redisUrl);
   const store = `${postgres ? 'PostgreSQL' : 'SQLite'}${redis ? ' + Redis' : ''}`;
-  const cleanUp = async () => {
-    rmSync(dir, { recursive: true, force: true });
-    await dropNamespaces('instructions', postgres, redis);
-  };
-  cleanUpOnInterrupt(cleanUp);
   // callgrind_control finds a process by a file named after the user and host in its environment: both sides get the same.
   const identity = { USER: process.env.USER || 'bench', HOST: '127.0.0.1' };
   const setup: ServiceSetup = {
@@ -151,7 +136,7 @@ async function main(): Promise<void> {
     env: {
       ...serviceEnvironment({
         dir,
-        databaseUrl: postgres?.url ?? `sqlite:${join(dir, 'bench.db')}`,
+        databaseUrl: serviceDatabase,
         csv: values.csv,
         ...(redis ? { redisUrl, redisPrefix: redis.prefix } : {}),
         extra: PERIODIC,
@@ -271,9 +256,4 @@ async function main(): Promise<void> {
   console.log(`instructions: written to ${file}`);
 }
 
-main()
-  .catch((error: unknown) => {
-    console.error(`instructions: ${error instanceof Error ? error.message : String(error)}`);
-    process.exitCode = 1;
-  })
-  .finally(killAll);
+runMain('instructions', main);

@@ -4,7 +4,8 @@
  * a bare Fastify route (baseline.ts).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readdirSync, statSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serviceStart } from '../scripts/node-flags.js';
@@ -13,7 +14,7 @@ import { issueApiKey } from '../src/core/api-keys.js';
 import { createDeps } from '../src/deps.js';
 import { createLogger } from '../src/log.js';
 import { parseRedisUrl } from '../src/storage/redis-url.js';
-import { freePort, onCpu, stopChild, tail, track, waitFor200 } from './processes.js';
+import { cleanUpOnInterrupt, freePort, onCpu, stopChild, tail, track, waitFor200 } from './processes.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The clock of every run: the history's newest day is then current, whenever the bench runs. */
@@ -177,6 +178,23 @@ export async function redisWatcher(url: string): Promise<{ read(): Promise<Redis
 export async function dropNamespaces(tool: string, postgres: { drop(): Promise<void> } | undefined, redis: { prefix: string; drop(): Promise<void> } | undefined): Promise<void> {
   await postgres?.drop().catch((error: unknown) => console.error(`${tool}: could not drop the PostgreSQL schema: ${String(error)}`));
   await redis?.drop().catch((error: unknown) => console.error(`${tool}: could not delete the Redis keys under ${redis.prefix}: ${String(error)}`));
+}
+
+/**
+ * What a run of `tool` works in: a temporary folder, a PostgreSQL schema of its own (with a
+ * postgres:// URL, else a SQLite file in the folder) and a Redis key prefix of its own (with a
+ * Redis URL); cleanUp() removes all three, as does an interrupt.
+ */
+export async function runWorkspace(tool: string, databaseUrl: string | undefined, redisUrl: string | undefined) {
+  const postgres = databaseUrl ? await postgresSchema(databaseUrl) : undefined;
+  const redis = redisUrl ? redisNamespace(redisUrl) : undefined;
+  const dir = mkdtempSync(join(tmpdir(), `exrates-${tool}-`));
+  const cleanUp = async () => {
+    rmSync(dir, { recursive: true, force: true });
+    await dropNamespaces(tool, postgres, redis);
+  };
+  cleanUpOnInterrupt(cleanUp);
+  return { dir, postgres, redis, databaseUrl: postgres?.url ?? `sqlite:${join(dir, 'bench.db')}`, cleanUp };
 }
 
 export interface ServiceSetup {
