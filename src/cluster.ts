@@ -5,13 +5,13 @@ import { openQuotaCounters } from './core/caches.js';
 import { guardDependency } from './core/errors.js';
 import { createLocalLock } from './core/local-lock.js';
 import type { Lock, QuotaStore } from './core/ports.js';
-import { createClock, redactedUrl } from './deps.js';
+import { connectRedis, createClock, redisQuotas } from './deps.js';
 import type { Logger } from './log.js';
 import { redisCommandCounter } from './metrics.js';
 import { migrateToLatest, openDatabase } from './storage/database.js';
 import { quotaJournals } from './storage/quota-journal.js';
 import { createQuotaStore } from './storage/quota-store.js';
-import { countRedisCommands, createRedisQuotaStore, openRedis } from './storage/redis.js';
+import { countRedisCommands, type RedisClient } from './storage/redis.js';
 
 /**
  * EXRATES_WORKERS > 1: worker processes share one port (node:cluster), and the main process
@@ -92,19 +92,19 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
   let closeRedis = () => {};
   if (config.redisUrl) {
     if (config.redisQuotaBatches === 'main') {
-      let redis: Awaited<ReturnType<typeof openRedis>>;
+      let redis: RedisClient;
       try {
-        redis = await openRedis(config.redisUrl, log);
+        redis = await connectRedis(config.redisUrl, log);
       } catch (error) {
         await database.close();
-        throw new Error(`cannot connect to Redis at ${redactedUrl(config.redisUrl)}: ${error instanceof Error ? error.message : String(error)}`);
+        throw error;
       }
       const stopCounting = countRedisCommands(redisCommandCounter(own));
       closeRedis = () => {
         stopCounting();
         redis.disconnect();
       };
-      quotas = guardDependency(createRedisQuotaStore({ redis, store: stored, log, clock, prefix: config.redisPrefix }), 'the database');
+      quotas = redisQuotas(redis, stored, config, log, clock);
     }
   } else {
     try {

@@ -17,7 +17,7 @@ import { createKeyStore } from './storage/key-store.js';
 import { quotaJournals } from './storage/quota-journal.js';
 import { createQuotaStore } from './storage/quota-store.js';
 import { createRateStore } from './storage/rate-store.js';
-import { countRedisCommands, createRedisLock, createRedisQuotaStore, openRedis } from './storage/redis.js';
+import { countRedisCommands, createRedisLock, createRedisQuotaStore, openRedis, type RedisClient } from './storage/redis.js';
 
 export interface Deps {
   config: Config;
@@ -106,6 +106,20 @@ export interface DepsOptions {
   metricsText?: () => Promise<string>;
 }
 
+/** Redis at `url`, connected; a failure says where, without the password. */
+export async function connectRedis(url: string, log: Logger): Promise<RedisClient> {
+  try {
+    return await openRedis(url, log);
+  } catch (error) {
+    throw new Error(`cannot connect to Redis at ${redactedUrl(url)}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** The quota counters in Redis, over the store's quota table (`stored`). */
+export function redisQuotas(redis: RedisClient, stored: QuotaStore & Required<Pick<QuotaStore, 'addMany'>>, config: Config, log: Logger, clock: Clock): QuotaStore {
+  return guardDependency(createRedisQuotaStore({ redis, store: stored, log, clock, prefix: config.redisPrefix }), 'the database');
+}
+
 /** The one place that wires the service: store, providers, clock, logger, metrics. Nothing is created at import time. */
 export async function createDeps(config: Config, options: DepsOptions = {}): Promise<Deps> {
   const log = options.log ?? createLogger(config.logLevel, undefined, config.logFormat);
@@ -152,18 +166,13 @@ async function wire(
   const storedQuotas = guardDependency(createQuotaStore(database.db), 'the database');
   let quotas: QuotaStore = storedQuotas;
   let lock: Lock = createLocalLock();
-  let redis: Awaited<ReturnType<typeof openRedis>> | undefined;
+  let redis: RedisClient | undefined;
   if (config.redisUrl) {
-    try {
-      redis = await openRedis(config.redisUrl, log);
-    } catch (error) {
-      throw new Error(`cannot connect to Redis at ${redactedUrl(config.redisUrl)}: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    const connected = redis;
+    const connected = (redis = await connectRedis(config.redisUrl, log));
     opened.push(() => connected.disconnect());
     opened.push(countRedisCommands((command) => metrics.redisCommand(command)));
     // With EXRATES_REDIS_QUOTA_BATCHES=main a worker's decisions go to Redis through its main process (cluster.ts).
-    quotas = guardDependency(options.quotas ?? createRedisQuotaStore({ redis, store: storedQuotas, log, clock, prefix: config.redisPrefix }), 'the database');
+    quotas = options.quotas ? guardDependency(options.quotas, 'the database') : redisQuotas(redis, storedQuotas, config, log, clock);
     lock = guardDependency(createRedisLock(redis, config.redisPrefix), 'redis');
   } else if (options.quotas) {
     quotas = guardDependency(options.quotas, 'the database');
