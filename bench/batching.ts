@@ -19,7 +19,7 @@
  */
 import { parseArgs } from 'node:util';
 import { chooseGenerator, measure, warmUp, type LoadRun } from './load.js';
-import { DEFAULT_CSV } from './options.js';
+import { DEFAULT_CSV, nameValue } from './options.js';
 import { choosePinning, printUsage, runMain, stopChild } from './processes.js';
 import { RESULTS_DIR, gitLabel, gitState, writeResult } from './report.js';
 import { SCENARIOS, createRotation, currentCurrencies } from './scenarios.js';
@@ -84,11 +84,13 @@ async function main(): Promise<void> {
   if (!redisUrl) throw new Error('--redis-url is needed (or BENCH_REDIS_URL): the bench measures what quota counting costs Redis');
   const databaseUrl = values['database-url'];
   if (databaseUrl !== undefined && !databaseUrl.startsWith('postgres')) throw new Error('--database-url takes a postgres:// URL (a temporary SQLite file is the default)');
-  const extra: Record<string, string> = {};
+  let extra: Record<string, string> = {};
   for (const pair of values.env) {
-    const at = pair.indexOf('=');
-    if (at <= 0) throw new Error(`--env takes NAME=VALUE: ${pair}`);
-    extra[pair.slice(0, at)] = pair.slice(at + 1);
+    try {
+      extra = nameValue(pair, extra);
+    } catch (error) {
+      throw new Error(`--env ${pair}: ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
   const generator = chooseGenerator(undefined);
   const pinning = choosePinning(true);

@@ -30,7 +30,8 @@ function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
-function nameValue(value: string, previous: Record<string, string> | undefined): Record<string, string> {
+/** One NAME=VALUE added to those before it (`--env`). */
+export function nameValue(value: string, previous: Record<string, string> | undefined): Record<string, string> {
   const at = value.indexOf('=');
   if (at <= 0) throw new InvalidArgumentError('NAME=VALUE is needed.');
   return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
