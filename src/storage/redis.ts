@@ -87,73 +87,78 @@ export function countRedisCommands(count: (command: string) => void): () => void
   };
 }
 
-// KEYS[1] this instance's sequence hash, KEYS[2..] counters; ARGV[1] the hash's lifetime, ARGV[2]
-// the sequence number of the batch's first request (the others follow it one by one), ARGV[3] the
-// requests, each as "<index of its counter in KEYS> <limit> ". Returns one string, a word per
-// request: "c<used>" counted, "r<used>" refused, "m" counter missing (then nothing is counted on
-// it). Requests are decided in order, each as if alone, so a batch decides exactly what the same
-// requests sent one by one would have. The hash keeps, per counter, the sequence number of the
-// last request counted, which lets a later reconcile tell whether a batch whose answer was lost
-// ran after all: a counter's counted requests in a batch come before its refused ones (its count
-// only rises, its limit does not change within an instance), so every request numbered up to the
-// last counted one was counted.
-// The requests travel as one argument and the answers as one string, not as three arguments and
-// two integers per request: ioredis makes several objects of every argument and every element of
-// a reply, and at a few thousand batches a second they outlived young-generation collections and
-// brought on full ones.
+// KEYS[1] this instance's receipt, KEYS[2..] counters, one per entry; ARGV[1] the receipt's
+// lifetime, ARGV[2] the sequence number of the call's first request (the others follow it one by
+// one, entry after entry), ARGV[3] the entries in the order of KEYS, each "<requests> <limit> ":
+// requests of one counter with one limit. An entry's requests are decided in order, each as if
+// alone (as many counted as the limit leaves room for, the rest refused), so a call decides exactly
+// what the same requests sent one by one would have. Returns a word per entry: the counter's count
+// before it, from which the caller works out each request's answer, or "m": counter missing,
+// nothing counted. The receipt keeps the call and its answer ("<first>|<entries>|<answer>"), which
+// tells a later reconcile whether a call whose answer was lost ran after all, and what it counted.
+// Every value crosses as the digits it arrived in: a Lua number turned into a string costs a
+// printf (docs/capacity.md has what this form saves). The requests travel as one
+// argument and the answer as one string, not as arguments and integers per request: ioredis makes
+// several objects of every argument and every element of a reply, and at a few thousand calls a
+// second they outlived young-generation collections and brought on full ones.
 const CONSUME_BATCH = `
-local counts, initial, last, out = {}, {}, {}, {}
-local seq = tonumber(ARGV[2]) - 1
-for ks, ls in string.gmatch(ARGV[3], '(%d+) (%d+) ') do
-  seq = seq + 1
-  local k = tonumber(ks)
-  if counts[k] == nil then
-    local v = redis.call('GET', KEYS[k])
-    counts[k] = v and tonumber(v) or false
-    initial[k] = counts[k]
-  end
-  local c = counts[k]
-  if c == false then
-    out[#out + 1] = 'm'
-  elseif c >= tonumber(ls) then
-    out[#out + 1] = string.format('r%d', c)
+local out, k = {}, 1
+for ns, ls in string.gmatch(ARGV[3], '(%d+) (%d+) ') do
+  k = k + 1
+  local v = redis.call('GET', KEYS[k])
+  if v then
+    local room = tonumber(ls) - tonumber(v)
+    if room >= tonumber(ns) then
+      redis.call('INCRBY', KEYS[k], ns)
+    elseif room > 0 then
+      redis.call('INCRBY', KEYS[k], room)
+    end
+    out[k - 1] = v
   else
-    c = c + 1
-    counts[k] = c
-    last[k] = seq
-    out[#out + 1] = string.format('c%d', c)
+    out[k - 1] = 'm'
   end
 end
-local seen = {}
-for k, s in pairs(last) do
-  redis.call('INCRBY', KEYS[k], counts[k] - initial[k])
-  seen[#seen + 1] = KEYS[k]; seen[#seen + 1] = s
-end
-if #seen > 0 then
-  redis.call('HSET', KEYS[1], unpack(seen))
-  redis.call('EXPIRE', KEYS[1], ARGV[1])
-end
-return table.concat(out, ' ')
+local answer = table.concat(out, ' ')
+redis.call('SET', KEYS[1], ARGV[2] .. '|' .. ARGV[3] .. '|' .. answer, 'EX', ARGV[1])
+return answer
 `;
-// KEYS[1] counter, KEYS[2] sequence hash, KEYS[3] batch marker; ARGV[1] requests counted in the
-// store, ARGV[2] floor (the stored count), ARGV[3] lifetime, ARGV[4..] sequence numbers of
-// requests whose command timed out. Adds to Redis the requests counted in the store while it was
-// unreachable, less those whose timed-out command ran after all; a counter Redis lost is set to
-// the stored count instead, which holds them already. The batch marker makes a retry of a batch
-// that ran late a no-op.
+// KEYS[1] counter, KEYS[2] batch marker; ARGV[1] requests counted in the store while Redis was
+// away, less those of a lost call that ran after all, ARGV[2] floor (the stored count), ARGV[3]
+// lifetime. Adds those requests to Redis; a counter Redis lost is set to the stored count instead,
+// which holds them already. The batch marker makes a retry of a batch that ran late a no-op.
 const RECONCILE = `
-if not redis.call('SET', KEYS[3], 1, 'NX', 'EX', 86400) then return -1 end
+if not redis.call('SET', KEYS[2], 1, 'NX', 'EX', 86400) then return -1 end
 if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
   return 0
 end
-local last = tonumber(redis.call('HGET', KEYS[2], KEYS[1]) or '0')
-local ran = 0
-for i = 4, #ARGV do if tonumber(ARGV[i]) <= last then ran = ran + 1 end end
-local add = tonumber(ARGV[1]) - ran
-if add > 0 then redis.call('INCRBY', KEYS[1], add) end
-return ran
+if tonumber(ARGV[1]) > 0 then redis.call('INCRBY', KEYS[1], ARGV[1]) end
+return 1
 `;
+
+/**
+ * How many of `seqs` a call counted, by the receipt CONSUME_BATCH left ("<first>|<entries>|<answer>"):
+ * none when the receipt is of another call (the lost one never ran) or of none.
+ */
+export function countedByReceipt(receipt: string | null, seqs: readonly number[]): number {
+  if (receipt === null || seqs.length === 0) return 0;
+  const [firstText, entriesText, answerText] = receipt.split('|');
+  const words = (text: string | undefined) => (text ?? '').split(' ').filter((word) => word !== '');
+  const entries = words(entriesText);
+  const answer = words(answerText);
+  let seq = Number(firstText);
+  let counted = 0;
+  for (let i = 0; i < answer.length; i++) {
+    const requests = Number(entries[2 * i]);
+    const limit = Number(entries[2 * i + 1]);
+    const before = answer[i] === 'm' ? undefined : Number(answer[i]);
+    const taken = before === undefined ? 0 : Math.max(0, Math.min(requests, limit - before));
+    for (const s of seqs) if (s >= seq && s < seq + taken) counted += 1;
+    seq += requests;
+  }
+  return counted;
+}
+
 // KEYS[1] lock; ARGV[1] token. Deletes the lock only if we still hold it.
 const RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -174,15 +179,15 @@ function withScripts(redis: RedisClient): RedisClient & QuotaScripts {
 /**
  * The names of this service's keys. A script may touch only keys of one hash slot on a cluster,
  * so there every key of an API key's counting carries the key's id as hash tag (`{id}`), and the
- * sequence hash is one per API key and instance. On one server the names stay as they always
+ * receipt is one per API key and instance. On one server the names stay as they always
  * were, so instances of an earlier release keep counting in the same counters during a rolling
  * upgrade.
  */
 export function redisKeyspace(prefix: string, cluster: boolean, instance: string) {
   return {
     counter: (keyId: string, day: Day) => (cluster ? `${prefix}quota:{${keyId}}:${day}` : `${prefix}quota:${keyId}:${day}`),
-    /** One script call per distinct sequence hash: a batch is split along these. */
-    sequence: (keyId: string) => (cluster ? `${prefix}seq:{${keyId}}:${instance}` : `${prefix}seq:${instance}`),
+    /** Of the last script call, per instance (per API key and instance on a cluster); a batch is split along these. */
+    receipt: (keyId: string) => (cluster ? `${prefix}receipt:{${keyId}}:${instance}` : `${prefix}receipt:${instance}`),
     marker: (keyId: string) => (cluster ? `${prefix}reconciled:{${keyId}}:${randomUUID()}` : `${prefix}reconciled:${randomUUID()}`),
     lock: (name: string) => `${prefix}lock:${name}`,
   };
@@ -213,23 +218,23 @@ export interface RedisQuotaOptions {
   prefix?: string;
 }
 
+/** A reconcile's addition to one counter: the requests counted in the store, less those a lost call counted after all. */
 interface Batch {
   marker: string;
   count: number;
-  uncertain: number[];
 }
 
 interface Counter {
   keyId: string;
   day: Day;
-  /** Its key in Redis, and that of the sequence hash its requests are numbered in. */
+  /** Its key in Redis, and that of the receipt of the script calls that count it. */
   name: string;
-  sequenceName: string;
+  receiptName: string;
   /** When its key in Redis may expire (ms since the epoch). */
   expiry: number;
-  /** The script call it was last put in, and its index in that call's KEYS. */
+  /** The script call it was last put in, and its entry there. */
   call: number;
-  at: number;
+  entry: Entry | undefined;
   /** Requests this instance counted in Redis and has not yet added to the store. */
   unflushed: number;
   /** Requests this instance counted in the store while Redis was unreachable, not yet in Redis. */
@@ -240,6 +245,13 @@ interface Counter {
   batch?: Batch;
   /** Requests waiting for Redis's answer: the counter stays in memory until they have it. */
   waiting: number;
+}
+
+/** Requests of one counter with one limit in a script call, in order. */
+interface Entry {
+  c: Counter;
+  limit: number;
+  requests: Pending[];
 }
 
 /** A request waiting for the next script call. */
@@ -268,7 +280,7 @@ interface Pending {
  *   exact for its own requests (other instances' last second may be missing): the service
  *   neither fails open nor closed. When Redis answers again, those requests are added to the
  *   Redis counters before Redis counts again, less any whose timed-out command ran after all
- *   (each counted request leaves its sequence number in Redis), so nothing is counted twice.
+ *   (each script call leaves a receipt in Redis), so nothing is counted twice.
  */
 export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
   const { store, log, clock } = options;
@@ -294,10 +306,10 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
         keyId,
         day,
         name: keys.counter(keyId, day),
-        sequenceName: keys.sequence(keyId),
+        receiptName: keys.receipt(keyId),
         expiry: expiryOf(day),
         call: 0,
-        at: 0,
+        entry: undefined,
         unflushed: 0,
         offline: 0,
         uncertain: [],
@@ -341,33 +353,28 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
   async function reconcile(): Promise<void> {
     try {
       await redis.ping();
-      answered();
+      redisAnswered();
       suspectUntil = 0;
     } catch (error) {
       suspect(error);
       return;
     }
+    // At most one call per receipt can have been lost since the last reconcile: after a failure,
+    // nothing goes to Redis until the reconcile is done.
+    const receipts = new Map<string, string | null>();
     for (const c of allCounters()) {
-      if (!c.batch) {
-        if (c.offline === 0 && c.uncertain.length === 0) continue;
-        c.batch = { marker: keys.marker(c.keyId), count: c.offline, uncertain: c.uncertain };
-        c.offline = 0;
-        c.uncertain = [];
-      }
-      const batch = c.batch;
       try {
+        if (!c.batch) {
+          if (c.offline === 0 && c.uncertain.length === 0) continue;
+          if (c.uncertain.length > 0 && !receipts.has(c.receiptName)) receipts.set(c.receiptName, await redis.get(c.receiptName));
+          const receipt = c.uncertain.length > 0 ? receipts.get(c.receiptName)! : null;
+          c.batch = { marker: keys.marker(c.keyId), count: c.offline - countedByReceipt(receipt, c.uncertain) };
+          c.offline = 0;
+          c.uncertain = [];
+        }
+        const batch = c.batch;
         const floor = (await store.used(c.keyId, c.day)) + c.unflushed;
-        await redis.eval(
-          RECONCILE,
-          3,
-          c.name,
-          c.sequenceName,
-          batch.marker,
-          batch.count,
-          floor,
-          lifetimeUntil(c.expiry, clock),
-          ...batch.uncertain,
-        );
+        await redis.eval(RECONCILE, 2, c.name, batch.marker, batch.count, floor, lifetimeUntil(c.expiry, clock));
         delete c.batch;
       } catch (error) {
         suspect(error);
@@ -405,7 +412,7 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
       redis.disconnect(true);
     }
   }
-  const answered = () => {
+  const redisAnswered = () => {
     timingOutSince = undefined;
   };
 
@@ -442,16 +449,20 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
     }
   }
 
-  // The batching: requests queue in `pending`; one batch is on its way at a time, and the queue
-  // goes out when it is back (or at the end of the turn that queued the first request). Written
-  // here, not taken from ioredis's auto-pipelining: that saves writes, not script calls, and
-  // Redis would still run one script per request.
+  // The batching: requests queue in `pending`; one batch is on its way to Redis at a time. The
+  // queue goes out the moment the batch before it is answered, ahead of that batch's answers, so
+  // that its round trip overlaps their writing (after them, the process would sit idle waiting
+  // for it, a tenth of its time at 50 connections); with nothing on its way, at the end of the
+  // turn that queued the first request. Written here, not taken from ioredis's auto-pipelining:
+  // that saves writes, not script calls, and Redis would still run one script per request.
   let pending: Pending[] = [];
-  let sending: Promise<void> | undefined;
+  let onItsWay = false;
+  /** Batches not done with yet: on their way, or their answers still being given. */
+  const open = new Set<Promise<void>>();
   let scheduled = false;
 
   function schedule(): void {
-    if (sending || scheduled) return;
+    if (onItsWay || scheduled) return;
     scheduled = true;
     setImmediate(() => {
       scheduled = false;
@@ -460,13 +471,23 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
   }
 
   function sendPending(): void {
-    if (sending || pending.length === 0) return;
+    if (onItsWay || pending.length === 0) return;
     const batch = pending;
     pending = [];
-    sending = sendBatch(batch).finally(() => {
-      sending = undefined;
+    onItsWay = true;
+    let back = false;
+    const answered = () => {
+      if (back) return;
+      back = true;
+      onItsWay = false;
+      sendPending();
+    };
+    const done: Promise<void> = sendBatch(batch, answered).finally(() => {
+      answered();
+      open.delete(done);
       if (pending.length > 0) schedule();
     });
+    open.add(done);
   }
 
   function settled(request: Pending, outcome: Parameters<Pending['settle']>[0]): void {
@@ -487,63 +508,104 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
     }
   }
 
-  async function sendBatch(batch: Pending[]): Promise<void> {
+  /** Sends a batch; calls `answered` once Redis has answered all of it, before giving the answers. */
+  async function sendBatch(batch: Pending[], answered: () => void): Promise<void> {
     if (degraded || !redisUsable()) return toStore(batch, undefined, false);
-    // One call per sequence hash, and per MAX_BATCH requests of it.
-    const calls: Array<{ name: string; requests: Pending[] }> = [];
-    const filling = new Map<string, Pending[]>();
+    // Calls per receipt, of at most MAX_BATCH requests each. Those of one receipt go one after
+    // the other, so that at most one of them can be lost between reconciles (after a failure the
+    // rest go to the store); those of different receipts go at once.
+    const byReceipt = new Map<string, Pending[][]>();
     for (const request of batch) {
-      const name = request.c.sequenceName;
-      let requests = filling.get(name);
-      if (!requests || requests.length >= MAX_BATCH) {
-        filling.set(name, (requests = []));
-        calls.push({ name, requests });
-      }
-      requests.push(request);
+      const name = request.c.receiptName;
+      let calls = byReceipt.get(name);
+      if (!calls) byReceipt.set(name, (calls = [[]]));
+      let call = calls[calls.length - 1]!;
+      if (call.length >= MAX_BATCH) calls.push((call = []));
+      call.push(request);
     }
+    const answers: Array<(missing: Pending[]) => void> = [];
+    await Promise.all(
+      [...byReceipt].map(async ([name, calls]) => {
+        for (const call of calls) {
+          if (degraded || !redisUsable()) toStore(call, undefined, false);
+          else {
+            const answer = await runScript(name, call);
+            if (answer) answers.push(answer);
+          }
+        }
+      }),
+    );
+    answered();
     const missing: Pending[] = [];
-    await Promise.all(calls.map(({ name, requests }) => runScript(name, requests, missing)));
+    for (const answer of answers) answer(missing);
     if (missing.length > 0) await seed(missing);
   }
 
   let scriptCalls = 0;
-  async function runScript(sequenceName: string, call: Pending[], missing: Pending[]): Promise<void> {
+  /** Runs one script call; its answers are given by the function returned (none if it failed: then the store counted). */
+  async function runScript(receiptName: string, call: Pending[]): Promise<((missing: Pending[]) => void) | undefined> {
+    // The requests of one counter and limit form one entry, at the place of the first of them.
     const stamp = ++scriptCalls;
-    const keyNames = [sequenceName];
-    let requests = '';
-    let expiry = 0;
+    const entries: Entry[] = [];
     for (const request of call) {
       const c = request.c;
-      if (c.call !== stamp) {
+      let entry = c.call === stamp ? c.entry : undefined;
+      if (!entry || entry.limit !== request.limit) {
         c.call = stamp;
-        c.at = keyNames.push(c.name);
-        expiry = Math.max(expiry, c.expiry);
+        c.entry = entry = { c, limit: Math.min(request.limit, Number.MAX_SAFE_INTEGER), requests: [] };
+        entries.push(entry);
       }
+      entry.requests.push(request);
+    }
+    const keyNames = [receiptName];
+    let args = '';
+    let expiry = 0;
+    const first = sequence + 1;
+    for (const entry of entries) {
+      const c = entry.c;
+      c.entry = undefined;
+      keyNames.push(c.name);
+      expiry = Math.max(expiry, c.expiry);
       // Written as digits: a limit beyond 2^53 counts as 2^53 (the config admits any integer).
-      requests += `${c.at} ${Math.min(request.limit, Number.MAX_SAFE_INTEGER)} `;
-      request.seq = ++sequence;
+      args += `${entry.requests.length} ${entry.limit} `;
+      for (const request of entry.requests) request.seq = ++sequence;
     }
     let out: unknown;
     try {
-      out = await redis.exratesConsumeBatch(keyNames.length, ...keyNames, lifetimeUntil(expiry, clock), call[0]!.seq, requests);
-      answered();
+      out = await redis.exratesConsumeBatch(keyNames.length, ...keyNames, lifetimeUntil(expiry, clock), first, args);
+      redisAnswered();
     } catch (error) {
-      return toStore(call, error, true);
+      toStore(call, error, true);
+      return undefined;
     }
-    if (typeof out !== 'string') return toStore(call, new Error('the quota script answered something other than a string'), true);
-    // One word per request (see CONSUME_BATCH), read in place rather than split into strings.
+    if (typeof out !== 'string') {
+      toStore(call, new Error('the quota script answered something other than a string'), true);
+      return undefined;
+    }
+    return (missing) => giveAnswers(entries, out, missing);
+  }
+
+  /** The answers of a script call: one word per entry (see CONSUME_BATCH), read in place rather than split into strings. */
+  function giveAnswers(entries: Entry[], out: string, missing: Pending[]): void {
     let at = 0;
-    for (let i = 0; i < call.length; i++) {
-      const request = call[i]!;
-      const kind = out.charCodeAt(at++);
-      let used = 0;
-      for (let digit = out.charCodeAt(at); digit >= 48 && digit <= 57; digit = out.charCodeAt(++at)) used = used * 10 + digit - 48;
+    for (let e = 0; e < entries.length; e++) {
+      const { c, limit, requests } = entries[e]!;
+      const start = at;
+      let before = 0;
+      for (let digit = out.charCodeAt(at); digit >= 48 && digit <= 57; digit = out.charCodeAt(++at)) before = before * 10 + digit - 48;
+      if (at > start) {
+        const taken = Math.max(0, Math.min(requests.length, limit - before));
+        c.unflushed += taken;
+        for (let i = 0; i < requests.length; i++) settled(requests[i]!, i < taken ? { allowed: true, used: before + i + 1 } : { allowed: false, used: before + taken });
+      } else if (out.charCodeAt(at) === 109 /* m */) {
+        at += 1;
+        missing.push(...requests);
+      } else {
+        const unanswered = entries.slice(e).flatMap((entry) => entry.requests);
+        toStore(unanswered, new Error(`unexpected answer from the quota script: ${out.slice(0, 80)}`), true);
+        return;
+      }
       at += 1;
-      if (kind === 109 /* m */) missing.push(request);
-      else if (kind === 99 /* c */ || kind === 114 /* r */) {
-        if (kind === 99) request.c.unflushed += 1;
-        settled(request, { allowed: kind === 99, used });
-      } else return toStore(call.slice(i), new Error(`unexpected answer from the quota script: ${out.slice(0, 80)}`), true);
     }
   }
 
@@ -603,9 +665,9 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
 
     async close() {
       clearInterval(timer);
-      while (sending || pending.length > 0) {
+      while (open.size > 0 || pending.length > 0) {
         sendPending();
-        await sending;
+        await Promise.all(open);
       }
       await flushing;
       await reconciling;

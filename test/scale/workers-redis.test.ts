@@ -4,7 +4,7 @@
  * once with the main process sending both workers' in one stream of batches (`main`). Either way
  * quotas stay exact across the workers, /metrics sums the Redis commands of whichever processes
  * sent them with the workers' requests, and a stop writes every count to PostgreSQL; Redis holds
- * one instance's counting (one sequence hash) per process that sends. The upstream is the local
+ * one instance's counting (one receipt) per process that sends. The upstream is the local
  * fake ECB.
  */
 import assert from 'node:assert/strict';
@@ -116,8 +116,8 @@ for (const [batches, senders] of [
       console.log(`workers on Redis, batches from ${batches}: 1,100 requests -> ${scripts} quota script calls`);
       assert.equal(answered, 1000, "both workers' requests are in the summed metrics");
       assert.ok(scripts > 0 && scripts < 1100, `script calls: ${scripts}`);
-      // Each process that counts in Redis numbers its requests in a sequence hash of its own.
-      assert.equal((await redisKeys(`${prefix}seq:*`)).length, senders);
+      // Each process that counts in Redis leaves a receipt of its own.
+      assert.equal((await redisKeys(`${prefix}receipt:*`)).length, senders);
     });
 
     it('a stop writes every count to PostgreSQL', async (t) => {

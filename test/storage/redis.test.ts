@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import type { Clock, QuotaStore } from '../../src/core/ports.js';
 import type { Logger } from '../../src/core/refresh.js';
 import { createQuotaStore } from '../../src/storage/quota-store.js';
-import { countRedisCommands, createRedisLock, createRedisQuotaStore, openRedis, type RedisClient } from '../../src/storage/redis.js';
+import { countedByReceipt, countRedisCommands, createRedisLock, createRedisQuotaStore, openRedis, type RedisClient } from '../../src/storage/redis.js';
 import { freePort } from '../support/ports.js';
 import { endpointOf, startTcpProxy, throughProxy, type TcpProxy } from '../support/proxy.js';
 import { REDIS_URL, redisAvailable, storeEngines, type TestStore } from '../support/stores.js';
@@ -157,7 +157,7 @@ for (const engine of engines) {
       const keyId = newKeyId();
       // Seeded first, so that the turn below is decided by script calls alone.
       await quotas.consume(keyId, DAY, 2000);
-      // 2,500 decisions in one turn, over one sequence hash: three calls of at most 1,000.
+      // 2,500 decisions in one turn, over one receipt: three calls of at most 1,000, one after the other.
       let timer: NodeJS.Timeout | undefined;
       const unanswered = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error('some requests were never answered')), 10_000);
@@ -167,6 +167,22 @@ for (const engine of engines) {
       assert.deepEqual(sortedUsed(allowed), range(2, 2000));
       assert.equal(results.length - allowed.length, 501);
       assert.equal(await admin!.get(counterKey(keyId)), '2000');
+      await closeStore(quotas);
+    });
+
+    test('one counter under two limits in one turn: each request decided as if alone, never past its own limit', async (t) => {
+      if (skip) return t.skip(skip);
+      const quotas = quotaStore(await connect(), store);
+      const keyId = newKeyId();
+      await quotas.consume(keyId, DAY, 5);
+      // A key whose tier changes while requests are on their way: limits 5 and 3, interleaved.
+      const limits = [5, 3, 5, 3, 5, 3, 5, 3];
+      const results = await Promise.all(limits.map((limit) => quotas.consume(keyId, DAY, limit)));
+      const allowed = results.filter((r) => r.allowed);
+      assert.equal(allowed.length, 4);
+      assert.deepEqual(sortedUsed(allowed), [2, 3, 4, 5]);
+      for (const [i, r] of results.entries()) assert.ok(r.allowed ? r.used <= limits[i]! : r.used >= limits[i]!, `request ${i}: ${JSON.stringify(r)} at limit ${limits[i]}`);
+      assert.equal(await admin!.get(counterKey(keyId)), '5');
       await closeStore(quotas);
     });
 
@@ -488,6 +504,24 @@ for (const engine of engines) {
     });
   });
 }
+
+describe('the receipt of a script call', () => {
+  // Requests 10–15 in three entries: 3 at limit 5 from 3 (two counted), 2 on a missing counter, 1 at limit 7 from 7.
+  const receipt = '10|3 5 2 100 1 7 |3 m 7';
+
+  test('tells which of a lost call\'s requests it counted', () => {
+    assert.equal(countedByReceipt(receipt, [10, 11, 12, 13, 14, 15]), 2);
+    assert.equal(countedByReceipt(receipt, [11]), 1);
+    assert.equal(countedByReceipt(receipt, [12]), 0);
+    assert.equal(countedByReceipt(receipt, [13, 14]), 0);
+    assert.equal(countedByReceipt(receipt, [15]), 0);
+  });
+
+  test('counts nothing for requests of another call, or with no receipt', () => {
+    assert.equal(countedByReceipt(receipt, [9, 16, 40]), 0);
+    assert.equal(countedByReceipt(null, [10, 11]), 0);
+  });
+});
 
 describe('Redis lock', () => {
   let skip = '';
