@@ -2,12 +2,12 @@
  * `npm run bench`: the service against a bare Fastify baseline, in one run, on the runtime that
  * runs the bench. Options: `npm run bench -- --help` (options.ts). What a run does: README.md.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { cpus, totalmem, tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
 import { join, relative } from 'node:path';
 import { chooseGenerator, measure, warmUp, type LoadRun, type Measurement } from './load.js';
 import { parseOptions } from './options.js';
-import { choosePinning, cleanUpOnInterrupt, killAll, pinProcess, stopChild } from './processes.js';
+import { choosePinning, killAll, pinProcess, stopChild } from './processes.js';
 import { summariseProfile, type ProfileSummary } from './profile.js';
 import { REFERENCE_ROW, RESULTS_DIR, gitState, judge, judgeRun, printRun, writeRun, type Round, type Row, type Run } from './report.js';
 import { processMemory, machineBusyFor } from './sampling.js';
@@ -15,14 +15,12 @@ import { SCENARIOS, WORKER_SCENARIOS, createRotation, currentCurrencies, selectS
 import {
   ROOT,
   coldStart,
-  dropNamespaces,
   ensureBuilt,
   issueKeys,
   latencyQuantile,
   loadHistory,
-  postgresSchema,
   redisCommandsPerRequest,
-  redisNamespace,
+  runWorkspace,
   serviceCounters,
   serviceEnvironment,
   serviceReady,
@@ -69,18 +67,12 @@ async function main(): Promise<void> {
   const busy = await machineBusyFor(1000);
   if (busy !== undefined && busy > 25) console.log(`bench: WARNING: the machine is already ${busy}% busy before the bench starts: results will be low and noisy`);
 
-  const dir = mkdtempSync(join(tmpdir(), 'exrates-bench-'));
-  const removeDir = () => (options.keep ? console.log(`bench: kept ${dir}`) : rmSync(dir, { recursive: true, force: true }));
-  cleanUpOnInterrupt(removeDir);
-  const postgres = options.databaseUrl?.startsWith('postgres') ? await postgresSchema(options.databaseUrl) : undefined;
-  if (postgres) cleanUpOnInterrupt(() => postgres.drop());
-  const redis = options.redisUrl ? redisNamespace(options.redisUrl) : undefined;
-  if (redis) cleanUpOnInterrupt(() => redis.drop());
+  const { dir, postgres, redis, databaseUrl, cleanUp } = await runWorkspace('bench', options.databaseUrl, options.redisUrl, { keep: options.keep });
   const setup: ServiceSetup = {
     dir,
     env: serviceEnvironment({
       dir,
-      databaseUrl: postgres?.url ?? options.databaseUrl ?? `sqlite:${join(dir, 'bench.db')}`,
+      databaseUrl,
       csv: options.csv,
       redisUrl: options.redisUrl,
       redisPrefix: redis?.prefix,
@@ -274,8 +266,7 @@ async function main(): Promise<void> {
     }
   } finally {
     killAll();
-    await dropNamespaces('bench', postgres, redis);
-    removeDir();
+    await cleanUp();
   }
 
   judge(rows, options.connections);

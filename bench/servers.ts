@@ -182,19 +182,21 @@ export async function dropNamespaces(tool: string, postgres: { drop(): Promise<v
 
 /**
  * What a run of `tool` works in: a temporary folder, a PostgreSQL schema of its own (with a
- * postgres:// URL, else a SQLite file in the folder) and a Redis key prefix of its own (with a
- * Redis URL); cleanUp() removes all three, as does an interrupt.
+ * postgres:// URL; another database URL is used as it is; none: a SQLite file in the folder) and
+ * a Redis key prefix of its own (with a Redis URL). cleanUp() removes all three, as does an
+ * interrupt; with `keep`, the folder stays and its path is printed.
  */
-export async function runWorkspace(tool: string, databaseUrl: string | undefined, redisUrl: string | undefined) {
-  const postgres = databaseUrl ? await postgresSchema(databaseUrl) : undefined;
+export async function runWorkspace(tool: string, databaseUrl: string | undefined, redisUrl: string | undefined, options: { keep?: boolean } = {}) {
+  const postgres = databaseUrl?.startsWith('postgres') ? await postgresSchema(databaseUrl) : undefined;
   const redis = redisUrl ? redisNamespace(redisUrl) : undefined;
   const dir = mkdtempSync(join(tmpdir(), `exrates-${tool}-`));
   const cleanUp = async () => {
-    rmSync(dir, { recursive: true, force: true });
+    if (options.keep) console.log(`${tool}: kept ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
     await dropNamespaces(tool, postgres, redis);
   };
   cleanUpOnInterrupt(cleanUp);
-  return { dir, postgres, redis, databaseUrl: postgres?.url ?? `sqlite:${join(dir, 'bench.db')}`, cleanUp };
+  return { dir, postgres, redis, databaseUrl: postgres?.url ?? databaseUrl ?? `sqlite:${join(dir, 'bench.db')}`, cleanUp };
 }
 
 export interface ServiceSetup {
