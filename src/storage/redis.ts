@@ -232,8 +232,7 @@ interface Counter {
   receiptName: string;
   /** When its key in Redis may expire (ms since the epoch). */
   expiry: number;
-  /** The script call it was last put in, and its entry there. */
-  call: number;
+  /** Its entry in the script call being put together; set only while that call's requests are grouped. */
   entry: Entry | undefined;
   /** Requests this instance counted in Redis and has not yet added to the store. */
   unflushed: number;
@@ -308,7 +307,6 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
         name: keys.counter(keyId, day),
         receiptName: keys.receipt(keyId),
         expiry: expiryOf(day),
-        call: 0,
         entry: undefined,
         unflushed: 0,
         offline: 0,
@@ -510,7 +508,6 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
 
   /** Sends a batch; calls `answered` once Redis has answered all of it, before giving the answers. */
   async function sendBatch(batch: Pending[], answered: () => void): Promise<void> {
-    if (degraded || !redisUsable()) return toStore(batch, undefined, false);
     // Calls per receipt, of at most MAX_BATCH requests each. Those of one receipt go one after
     // the other, so that at most one of them can be lost between reconciles (after a failure the
     // rest go to the store); those of different receipts go at once.
@@ -541,18 +538,17 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
     if (missing.length > 0) await seed(missing);
   }
 
-  let scriptCalls = 0;
   /** Runs one script call; its answers are given by the function returned (none if it failed: then the store counted). */
   async function runScript(receiptName: string, call: Pending[]): Promise<((missing: Pending[]) => void) | undefined> {
     // The requests of one counter and limit form one entry, at the place of the first of them.
-    const stamp = ++scriptCalls;
     const entries: Entry[] = [];
     for (const request of call) {
       const c = request.c;
-      let entry = c.call === stamp ? c.entry : undefined;
-      if (!entry || entry.limit !== request.limit) {
-        c.call = stamp;
-        c.entry = entry = { c, limit: Math.min(request.limit, Number.MAX_SAFE_INTEGER), requests: [] };
+      // Sent as digits: a limit beyond 2^53 counts as 2^53 (the config admits any integer).
+      const limit = Math.min(request.limit, Number.MAX_SAFE_INTEGER);
+      let entry = c.entry;
+      if (!entry || entry.limit !== limit) {
+        c.entry = entry = { c, limit, requests: [] };
         entries.push(entry);
       }
       entry.requests.push(request);
@@ -566,7 +562,6 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
       c.entry = undefined;
       keyNames.push(c.name);
       expiry = Math.max(expiry, c.expiry);
-      // Written as digits: a limit beyond 2^53 counts as 2^53 (the config admits any integer).
       args += `${entry.requests.length} ${entry.limit} `;
       for (const request of entry.requests) request.seq = ++sequence;
     }
