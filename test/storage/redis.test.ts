@@ -64,6 +64,17 @@ async function closeStore(quotas: QuotaStore): Promise<void> {
 const waitUntil = (condition: () => Promise<boolean>, timeoutMs: number, what: string) => waitFor(condition, timeoutMs, what, 20);
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+/** What `run` returned, and the name of every Redis command any client sent meanwhile. */
+async function withCommands<T>(run: () => Promise<T>): Promise<{ result: T; commands: string[] }> {
+  const commands: string[] = [];
+  const stop = countRedisCommands((command) => commands.push(command));
+  try {
+    return { result: await run(), commands };
+  } finally {
+    stop();
+  }
+}
+
 const sortedUsed = (results: Array<{ used: number }>) => results.map((r) => r.used).sort((a, b) => a - b);
 
 before(async () => {
@@ -133,17 +144,13 @@ for (const engine of engines) {
       const keyIds = Array.from({ length: 30 }, newKeyId);
       // Counters exist: a first request per key seeds it (a store read and a SET each).
       await Promise.all(keyIds.map((keyId) => quotas.consume(keyId, DAY, 8)));
-      const scripts: string[] = [];
-      const stop = countRedisCommands((command) => scripts.push(command));
-      try {
-        const results = await Promise.all(Array.from({ length: 300 }, (_, i) => quotas.consume(keyIds[i % 30]!, DAY, 8)));
-        for (const [k, keyId] of keyIds.entries()) {
-          const mine = results.filter((_, i) => i % 30 === k);
-          assert.deepEqual(sortedUsed(mine.filter((r) => r.allowed)), range(2, 8), keyId);
-          assert.deepEqual(new Set(mine.filter((r) => !r.allowed).map((r) => r.used)), new Set([8]));
-        }
-      } finally {
-        stop();
+      const { result: results, commands: scripts } = await withCommands(() =>
+        Promise.all(Array.from({ length: 300 }, (_, i) => quotas.consume(keyIds[i % 30]!, DAY, 8))),
+      );
+      for (const [k, keyId] of keyIds.entries()) {
+        const mine = results.filter((_, i) => i % 30 === k);
+        assert.deepEqual(sortedUsed(mine.filter((r) => r.allowed)), range(2, 8), keyId);
+        assert.deepEqual(new Set(mine.filter((r) => !r.allowed).map((r) => r.used)), new Set([8]));
       }
       // 300 waiting at once: a batch takes at most 150 of them. An EVAL besides should this Redis not hold the script yet.
       const evalshas = scripts.filter((command) => command === 'evalsha').length;
@@ -157,14 +164,8 @@ for (const engine of engines) {
       const quotas = quotaStore(await connect(), store);
       const keyId = newKeyId();
       await quotas.consume(keyId, DAY, 100);
-      const scripts: string[] = [];
-      const stop = countRedisCommands((command) => scripts.push(command));
-      try {
-        const results = await Promise.all(Array.from({ length: 20 }, () => quotas.consume(keyId, DAY, 100)));
-        assert.deepEqual(sortedUsed(results), range(2, 21));
-      } finally {
-        stop();
-      }
+      const { result: results, commands: scripts } = await withCommands(() => Promise.all(Array.from({ length: 20 }, () => quotas.consume(keyId, DAY, 100))));
+      assert.deepEqual(sortedUsed(results), range(2, 21));
       assert.equal(scripts.filter((command) => command === 'evalsha').length, 1, scripts.join(' '));
       await closeStore(quotas);
     });
@@ -175,7 +176,7 @@ for (const engine of engines) {
       const keyId = newKeyId();
       // Seeded first, so that the turn below is decided by script calls alone.
       await quotas.consume(keyId, DAY, 2000);
-      // 2,500 decisions in one turn, over one receipt: three calls of at most 1,000, one after the other.
+      // 2,500 decisions in one turn, over one receipt: two batches of 1,250 (half of those waiting), each in calls of at most 1,000, one after the other.
       let timer: NodeJS.Timeout | undefined;
       const unanswered = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error('some requests were never answered')), 10_000);
