@@ -274,9 +274,9 @@ interface Pending {
 /**
  * Quota counting in Redis, exact across instances. The rule:
  * - Redis holds the live count. The decisions an instance has to make while one script call is
- *   on its way (and those of the event-loop turn that starts it) travel in the next call, one per
- *   batch (one per API key on a cluster), decided in order inside Redis: as exact as one call
- *   per request, for a fraction of the round trips.
+ *   on its way travel together in the next (at most half of the requests waiting, once 32 or
+ *   more wait at once), one call per batch (one per API key on a cluster), decided in order
+ *   inside Redis: as exact as one call per request, for a fraction of the round trips.
  * - Each instance adds the requests it counted there to the store every second (counts are
  *   added, never overwritten, so instances cannot erase each other's).
  * - A counter missing from Redis (restart, eviction) is seeded from the store plus this
