@@ -463,10 +463,10 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
   // busy 88–90 % of the time against 99 % on SQLite); halves that left with whatever had queued
   // when the last was answered fell into three groups (95–97 % busy, a call per 17 requests); a
   // half that waits to be complete while requests keep arriving keeps two (97 %, one per 25).
-  // A batch leaves the moment the one before is answered, ahead of its answers, so that its round
-  // trip overlaps their writing; with nothing on its way, once a half has queued, or at the end of
-  // a turn in which no request arrived, or at the end of the first turn while too few wait to
-  // split. Written here, not taken from ioredis's auto-pipelining: that saves writes, not script
+  // A batch leaves the moment the one before is answered (a half once complete), ahead of its
+  // answers, so that its round trip overlaps their writing; with nothing on its way, at the end of
+  // the turn that queued the first request, or, while requests are split, once a half has queued
+  // or at the end of a turn in which none arrived. Written here, not taken from ioredis's auto-pipelining: that saves writes, not script
   // calls, and Redis would still run one script per request.
   let pending: Pending[] = [];
   /** Requests in the batch on its way (0: none is). */

@@ -8,6 +8,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
+import type { MaybePromise } from '../../src/core/maybe.js';
 import type { Clock, QuotaStore } from '../../src/core/ports.js';
 import type { Logger } from '../../src/core/refresh.js';
 import { createQuotaStore } from '../../src/storage/quota-store.js';
@@ -167,6 +168,26 @@ for (const engine of engines) {
       const { result: results, commands: scripts } = await withCommands(() => Promise.all(Array.from({ length: 20 }, () => quotas.consume(keyId, DAY, 100))));
       assert.deepEqual(sortedUsed(results), range(2, 21));
       assert.equal(scripts.filter((command) => command === 'evalsha').length, 1, scripts.join(' '));
+      await closeStore(quotas);
+    });
+
+    test('while requests keep arriving, a half not yet complete waits for them: 30 requests over three turns in one script call', async (t) => {
+      if (skip) return t.skip(skip);
+      const quotas = quotaStore(await connect(), store);
+      const keyId = newKeyId();
+      await quotas.consume(keyId, DAY, 1000);
+      // 100 waiting at once: from now on a batch is a half of 50.
+      await Promise.all(Array.from({ length: 100 }, () => quotas.consume(keyId, DAY, 1000)));
+      const { result: results, commands } = await withCommands(async () => {
+        const answers: Array<MaybePromise<{ allowed: boolean; used: number }>> = [];
+        for (let turn = 0; turn < 3; turn++) {
+          answers.push(...Array.from({ length: 10 }, () => quotas.consume(keyId, DAY, 1000)));
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        return Promise.all(answers);
+      });
+      assert.deepEqual(sortedUsed(results), range(102, 131));
+      assert.equal(commands.filter((command) => command === 'evalsha').length, 1, commands.join(' '));
       await closeStore(quotas);
     });
 
