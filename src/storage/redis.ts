@@ -466,8 +466,9 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
   // A batch leaves the moment the one before is answered (a half once complete), ahead of its
   // answers, so that its round trip overlaps their writing; with nothing on its way, at the end of
   // the turn that queued the first request, or, while requests are split, once a half has queued
-  // or at the end of a turn in which none arrived. Written here, not taken from ioredis's auto-pipelining: that saves writes, not script
-  // calls, and Redis would still run one script per request.
+  // or at the end of a turn in which none arrived. Written here, not taken from ioredis's
+  // auto-pipelining: that saves writes, not script calls, and Redis would still run one script per
+  // request.
   let pending: Pending[] = [];
   /** Requests in the batch on its way (0: none is). */
   let onItsWay = 0;

@@ -76,6 +76,9 @@ async function withCommands<T>(run: () => Promise<T>): Promise<{ result: T; comm
   }
 }
 
+/** Script calls among `commands` (EVALSHA; an EVAL goes besides where Redis lacked the script). */
+const scriptCalls = (commands: readonly string[]) => commands.filter((command) => command === 'evalsha').length;
+
 const sortedUsed = (results: Array<{ used: number }>) => results.map((r) => r.used).sort((a, b) => a - b);
 
 before(async () => {
@@ -119,6 +122,14 @@ for (const engine of engines) {
       store = createQuotaStore(opened.database.db);
     });
 
+    /** A store on a connection of its own, and a key whose counter Redis holds already: its first request, at `limit`, seeded it. */
+    async function seededKey(limit: number): Promise<{ quotas: QuotaStore; keyId: string }> {
+      const quotas = quotaStore(await connect(), store);
+      const keyId = newKeyId();
+      await quotas.consume(keyId, DAY, limit);
+      return { quotas, keyId };
+    }
+
     after(async () => {
       for (const quotas of stores) await quotas.close?.().catch(() => undefined);
       stores.clear();
@@ -154,28 +165,23 @@ for (const engine of engines) {
         assert.deepEqual(new Set(mine.filter((r) => !r.allowed).map((r) => r.used)), new Set([8]));
       }
       // 300 waiting at once: a batch takes at most 150 of them. An EVAL besides should this Redis not hold the script yet.
-      const evalshas = scripts.filter((command) => command === 'evalsha').length;
-      assert.equal(evalshas, 2, `300 requests took ${scripts.join(' ')}`);
+      assert.equal(scriptCalls(scripts), 2, `300 requests took ${scripts.join(' ')}`);
       assert.ok(scripts.every((command) => command === 'evalsha' || command === 'eval') && scripts.length <= 3, scripts.join(' '));
       await closeStore(quotas);
     });
 
     test('a turn of 20 decisions is not split: one script call', async (t) => {
       if (skip) return t.skip(skip);
-      const quotas = quotaStore(await connect(), store);
-      const keyId = newKeyId();
-      await quotas.consume(keyId, DAY, 100);
+      const { quotas, keyId } = await seededKey(100);
       const { result: results, commands: scripts } = await withCommands(() => Promise.all(Array.from({ length: 20 }, () => quotas.consume(keyId, DAY, 100))));
       assert.deepEqual(sortedUsed(results), range(2, 21));
-      assert.equal(scripts.filter((command) => command === 'evalsha').length, 1, scripts.join(' '));
+      assert.equal(scriptCalls(scripts), 1, scripts.join(' '));
       await closeStore(quotas);
     });
 
     test('while requests keep arriving, a half not yet complete waits for them: 30 requests over three turns in one script call', async (t) => {
       if (skip) return t.skip(skip);
-      const quotas = quotaStore(await connect(), store);
-      const keyId = newKeyId();
-      await quotas.consume(keyId, DAY, 1000);
+      const { quotas, keyId } = await seededKey(1000);
       // 100 waiting at once: from now on a batch is a half of 50.
       await Promise.all(Array.from({ length: 100 }, () => quotas.consume(keyId, DAY, 1000)));
       const { result: results, commands } = await withCommands(async () => {
@@ -187,16 +193,14 @@ for (const engine of engines) {
         return Promise.all(answers);
       });
       assert.deepEqual(sortedUsed(results), range(102, 131));
-      assert.equal(commands.filter((command) => command === 'evalsha').length, 1, commands.join(' '));
+      assert.equal(scriptCalls(commands), 1, commands.join(' '));
       await closeStore(quotas);
     });
 
     test('a turn of more requests than one script call holds: every one answered, each as exact as if alone', async (t) => {
       if (skip) return t.skip(skip);
-      const quotas = quotaStore(await connect(), store);
-      const keyId = newKeyId();
       // Seeded first, so that the turn below is decided by script calls alone.
-      await quotas.consume(keyId, DAY, 2000);
+      const { quotas, keyId } = await seededKey(2000);
       // 2,500 decisions in one turn, over one receipt: two batches of 1,250 (half of those waiting), each in calls of at most 1,000, one after the other.
       let timer: NodeJS.Timeout | undefined;
       const unanswered = new Promise<never>((_, reject) => {
@@ -212,9 +216,7 @@ for (const engine of engines) {
 
     test('one counter under two limits in one turn: each request decided as if alone, never past its own limit', async (t) => {
       if (skip) return t.skip(skip);
-      const quotas = quotaStore(await connect(), store);
-      const keyId = newKeyId();
-      await quotas.consume(keyId, DAY, 5);
+      const { quotas, keyId } = await seededKey(5);
       // A key whose tier changes while requests are on their way: limits 5 and 3, interleaved.
       const limits = [5, 3, 5, 3, 5, 3, 5, 3];
       const results = await Promise.all(limits.map((limit) => quotas.consume(keyId, DAY, limit)));
