@@ -174,12 +174,6 @@ export async function redisWatcher(url: string): Promise<{ read(): Promise<Redis
   };
 }
 
-/** Drops a run's PostgreSQL schema and Redis keys, saying what could not be dropped (`tool`: the command's name, for the message). Never throws. */
-export async function dropNamespaces(tool: string, postgres: { drop(): Promise<void> } | undefined, redis: { prefix: string; drop(): Promise<void> } | undefined): Promise<void> {
-  await postgres?.drop().catch((error: unknown) => console.error(`${tool}: could not drop the PostgreSQL schema: ${String(error)}`));
-  await redis?.drop().catch((error: unknown) => console.error(`${tool}: could not delete the Redis keys under ${redis.prefix}: ${String(error)}`));
-}
-
 /**
  * What a run of `tool` works in: a temporary folder, a PostgreSQL schema of its own (with a
  * postgres:// URL; another database URL is used as it is; none: a SQLite file in the folder) and
@@ -193,7 +187,9 @@ export async function runWorkspace(tool: string, databaseUrl: string | undefined
   const cleanUp = async () => {
     if (options.keep) console.log(`${tool}: kept ${dir}`);
     else rmSync(dir, { recursive: true, force: true });
-    await dropNamespaces(tool, postgres, redis);
+    // Says what could not be dropped; never throws.
+    await postgres?.drop().catch((error: unknown) => console.error(`${tool}: could not drop the PostgreSQL schema: ${String(error)}`));
+    await redis?.drop().catch((error: unknown) => console.error(`${tool}: could not delete the Redis keys under ${redis.prefix}: ${String(error)}`));
   };
   cleanUpOnInterrupt(cleanUp);
   return { dir, postgres, redis, databaseUrl: postgres?.url ?? databaseUrl ?? `sqlite:${join(dir, 'bench.db')}`, cleanUp };
