@@ -118,12 +118,16 @@ export function parseResponse(data: Buffer, head = false): RawReply | undefined 
   return { status, headers, body };
 }
 
+/** The server closed the connection without sending a byte: what bytes holding no request get. */
+export class ClosedUnanswered extends Error {}
+
 /**
  * Writes the bytes and reads until one whole response has arrived or the server closes. A request
  * the server is still waiting on (a body shorter than announced) gets a half-close after a second,
  * so the server sees the end of input and must answer that too. Not at once: Node's HTTP server
  * aborts a request whose answer is still being prepared when the client half-closes.
- * Rejects when nothing complete arrives within `timeoutMs`.
+ * Rejects when nothing complete arrives within `timeoutMs`, with ClosedUnanswered when the
+ * server closed having sent nothing.
  */
 export function rawRequest(port: number, bytes: Buffer, options: { timeoutMs?: number; head?: boolean } = {}): Promise<RawReply> {
   return new Promise((resolve, reject) => {
@@ -155,7 +159,8 @@ export function rawRequest(port: number, bytes: Buffer, options: { timeoutMs?: n
       if (reply) resolve(reply);
       else {
         const data = Buffer.concat(chunks);
-        reject(error ?? new Error(`no complete answer (${data.length} bytes: ${JSON.stringify(data.toString('latin1').slice(0, 160))})`));
+        if (!error && data.length === 0) reject(new ClosedUnanswered('closed without a byte of an answer'));
+        else reject(error ?? new Error(`no complete answer (${data.length} bytes: ${JSON.stringify(data.toString('latin1').slice(0, 160))})`));
       }
     };
     const timer = setTimeout(() => settle(new Error(`no answer within ${options.timeoutMs ?? 10_000} ms`)), options.timeoutMs ?? 10_000);
