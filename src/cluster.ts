@@ -84,7 +84,9 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
     throw error;
   }
   const clock = createClock(config.now);
-  const stored = guardDependency(createQuotaStore(database.db), 'the database');
+  // The stored counts back the quotas this process keeps: Redis's batches when they go through it,
+  // or the counters themselves without Redis.
+  const stored = () => guardDependency(createQuotaStore(database.db), 'the database');
   /** The main process's own metrics, summed with the workers': its Redis commands. */
   const own = new Registry();
   let quotas: QuotaStore | undefined;
@@ -104,11 +106,11 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
         stopCounting();
         redis.disconnect();
       };
-      quotas = redisQuotas(redis, stored, config, log, clock);
+      quotas = redisQuotas(redis, stored(), config, log, clock);
     }
   } else {
     try {
-      quotas = await openQuotaCounters(stored, quotaJournals(database), { flushMs: config.quotaFlushMs, replayJournal: true, log, clock });
+      quotas = await openQuotaCounters(stored(), quotaJournals(database), { flushMs: config.quotaFlushMs, replayJournal: true, log, clock });
     } catch (error) {
       await database.close();
       throw error;
