@@ -13,6 +13,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 const DEMO_KEY_TIERS = ['off', 'free', 'pro'] as const;
 const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 const REDIS_QUOTA_BATCHES = ['worker', 'main'] as const;
+/** EXRATES_CONTACT_EMAIL's default: an address nobody reads (.invalid, RFC 2606), warned about at start. */
+export const PLACEHOLDER_CONTACT_EMAIL = 'keys@exrates.invalid';
 
 /**
  * Every environment variable the service reads, with its default and meaning. The configuration
@@ -87,9 +89,17 @@ export const ConfigSchema = Type.Object({
     Type.String({
       pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$',
       expected: 'an ISO 8601 date-time with its offset, such as 2026-03-06T12:00:00Z',
-      description: "Fixes the service's clock at this ISO 8601 date-time, for replaying archived data and for tests. Leave unset in production.",
+      description:
+        "Starts the service's clock at this ISO 8601 date-time, from which it advances in real time (days end, quotas reset at 00:00 UTC of that clock), for replaying archived data. Leave unset in production.",
     }),
   ),
+  EXRATES_OLD_RATES_DAYS: Type.Integer({
+    minimum: 1,
+    maximum: 3650,
+    default: 7,
+    description:
+      "A provider whose newest stored day is more than this many days before today (the service's clock) is warned about at start, naming the day: its rates are still served as the latest, and stay `stale: false` while its refreshes succeed (an old file does).",
+  }),
   EXRATES_QUOTA_FREE: Type.Integer({ minimum: 1, default: 1000, description: 'Requests per UTC day for a free-tier key.' }),
   EXRATES_QUOTA_PRO: Type.Integer({ minimum: 1, default: 100000, description: 'Requests per UTC day for a pro-tier key.' }),
   EXRATES_QUOTA_FLUSH_MS: Type.Integer({
@@ -138,7 +148,7 @@ export const ConfigSchema = Type.Object({
   EXRATES_CONTACT_EMAIL: Type.String({
     pattern: '^[^\\s@]+@[^\\s@]+$',
     expected: 'an e-mail address',
-    default: 'keys@exrates.invalid',
+    default: PLACEHOLDER_CONTACT_EMAIL,
     description: 'Where users ask for an API key or the pro tier; shown in 401 responses, the docs page and the OpenAPI document.',
   }),
   EXRATES_DEMO_KEY_TIER: Type.Union(
@@ -187,8 +197,10 @@ export interface Config {
   oxrAppId: string | undefined;
   oxrUrl: string;
   negativeCacheSeconds: number;
-  /** A fixed clock, or undefined for the real one. */
+  /** Where the clock starts (it advances in real time from there), or undefined for the real clock. */
   now: Date | undefined;
+  /** Days a provider's newest day may lie before today before the start log warns. */
+  oldRatesDays: number;
   quota: { free: number; pro: number };
   quotaFlushMs: number;
   keyCacheMs: number;
@@ -275,7 +287,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 
   const v = values as {
     PORT: number; HOST: string; EXRATES_DATABASE_URL: string; EXRATES_REDIS_URL?: string; EXRATES_REDIS_PREFIX: string; EXRATES_REDIS_QUOTA_BATCHES: Config['redisQuotaBatches']; EXRATES_PROVIDERS: string; EXRATES_ECB_URL: string;
-    EXRATES_FILE_URL?: string; EXRATES_NOW?: string; EXRATES_FRANKFURTER_URL: string; EXRATES_OXR_APP_ID?: string; EXRATES_OXR_URL: string;
+    EXRATES_FILE_URL?: string; EXRATES_NOW?: string; EXRATES_OLD_RATES_DAYS: number; EXRATES_FRANKFURTER_URL: string; EXRATES_OXR_APP_ID?: string; EXRATES_OXR_URL: string;
     EXRATES_NEGATIVE_CACHE_SECONDS: number; EXRATES_QUOTA_FLUSH_MS: number; EXRATES_KEY_CACHE_MS: number; EXRATES_REVOCATION_POLL_MS: number; EXRATES_LOG_REQUESTS: boolean; EXRATES_WORKERS: number; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
     EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_LOG_FORMAT: Config['logFormat']; EXRATES_CONTACT_EMAIL: string; EXRATES_DEMO_KEY_TIER: (typeof DEMO_KEY_TIERS)[number]; EXRATES_DEMO_QUOTA_PER_IP: number; EXRATES_TRUST_PROXY?: string; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
   };
@@ -325,6 +337,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     oxrUrl: v.EXRATES_OXR_URL.replace(/\/+$/, ''),
     negativeCacheSeconds: v.EXRATES_NEGATIVE_CACHE_SECONDS,
     now,
+    oldRatesDays: v.EXRATES_OLD_RATES_DAYS,
     quota: Object.freeze({ free: v.EXRATES_QUOTA_FREE, pro: v.EXRATES_QUOTA_PRO }),
     quotaFlushMs: v.EXRATES_QUOTA_FLUSH_MS,
     keyCacheMs: v.EXRATES_KEY_CACHE_MS,

@@ -6,6 +6,7 @@ import { createLocalLock } from './core/local-lock.js';
 import type { Clock, KeyStore, Lock, Metrics, Provider, QuotaStore, RateStore } from './core/ports.js';
 import { createRateBook, type RateBook } from './core/rates.js';
 import { createRefresher, type Refresher } from './core/refresher.js';
+import { clockStartingAt, systemClock } from './core/time.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics, type ServiceMetrics } from './metrics.js';
 import { createEcbProvider } from './providers/ecb.js';
@@ -37,12 +38,9 @@ export interface Deps {
   close(): Promise<void>;
 }
 
-export function createClock(fixed: Date | undefined): Clock {
-  if (fixed) {
-    const at = new Date(fixed.getTime());
-    return { now: () => new Date(at.getTime()) };
-  }
-  return { now: () => new Date() };
+/** The service's clock: the machine's, or one starting at EXRATES_NOW and advancing from there. */
+export function createClock(start: Date | undefined): Clock {
+  return start ? clockStartingAt(start) : systemClock();
 }
 
 /** Times every upstream call of a provider, for the upstream-latency metric. */
@@ -102,6 +100,8 @@ export interface DepsOptions {
   replayQuotaJournal?: boolean;
   /** A lock held elsewhere (the main process of a cluster) instead of this process's. */
   lock?: Lock;
+  /** A clock other than createClock(config.now): a test's frozen one. */
+  clock?: Clock;
   /** The metrics text when it is gathered elsewhere (every worker's, summed by the main process). */
   metricsText?: () => Promise<string>;
 }
@@ -123,7 +123,7 @@ export function redisQuotas(redis: RedisClient, stored: QuotaStore & Required<Pi
 /** The one place that wires the service: store, providers, clock, logger, metrics. Nothing is created at import time. */
 export async function createDeps(config: Config, options: DepsOptions = {}): Promise<Deps> {
   const log = options.log ?? createLogger(config.logLevel, undefined, config.logFormat);
-  const clock = createClock(config.now);
+  const clock = options.clock ?? createClock(config.now);
   const metrics = createMetrics();
   // Everything opened so far, closed newest first when a later step fails: a timer or a
   // reconnecting client left behind keeps the process alive, and it would neither serve nor exit.

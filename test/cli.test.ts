@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -63,6 +63,11 @@ describe('exrates CLI', () => {
     assert.equal(result.code, 0, result.stderr);
     key = result.stdout.trim();
     assert.match(key, /^exr_[0-9A-Za-z]{32}$/);
+    // Standard output is a pipe here, as in $(…): the message says where the key went.
+    assert.equal(
+      result.stderr,
+      `issued a pro key for ops@example.org (prefix ${key.slice(0, 12)}); the key went to standard output, which is not this terminal (a file, a pipe or $(…) took it), and is not shown again\n`,
+    );
     const db = new Database(dbPath, { readonly: true });
     const rows = db.prepare('select * from api_keys').all() as Array<Record<string, string>>;
     db.close();
@@ -71,6 +76,16 @@ describe('exrates CLI', () => {
     assert.equal(rows[0]!.prefix, key.slice(0, 12));
     assert.match(rows[0]!.hash!, /^[0-9a-f]{64}$/);
     assert.ok(!JSON.stringify(rows).includes(key), 'the key itself is not stored');
+  });
+
+  test('on a terminal, keys create shows the key below its line', { skip: !existsSync('/usr/bin/script') && 'script(1) is not installed' }, async () => {
+    // script(1) runs the command on a pseudo-terminal, as a person's shell does.
+    const command = [process.execPath, ...CLI, 'keys', 'create', '--tier', 'free', '--owner', 'tty@example.org'].map((word) => `'${word}'`).join(' ');
+    // A store of its own: the keys of this suite's store stay the ones its other tests issue.
+    const own = { ...env, EXRATES_DATABASE_URL: `sqlite:${join(dir.path, 'tty.db')}` };
+    assert.equal((await cli(['migrate'], own)).code, 0);
+    const { stdout } = await exec('/usr/bin/script', ['-qec', command, '/dev/null'], { env: { ...process.env, ...own }, timeout: 60_000 });
+    assert.match(stdout, /^issued a free key for tty@example\.org \(prefix exr_[0-9A-Za-z]{8}\); it is shown only now:\r?\nexr_[0-9A-Za-z]{32}\r?\n$/);
   });
 
   test('keys list shows prefixes, never keys', async () => {
@@ -100,7 +115,7 @@ describe('exrates CLI', () => {
   test('import loads an ECB file; a bad file fails and changes nothing', async () => {
     const result = await cli(['import', join(ECB_XML_DIR, 'eurofxref-hist-90d_2025-02-25.xml')], env);
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, /imported \d+ rates over 61 days as 'file' \(newest day 2025-02-25\)/);
+    assert.match(result.stdout, /^imported 1,\d{3} rates over 61 days as 'file', all new \(newest day 2025-02-25\)\n$/);
     const count = () => {
       const db = new Database(dbPath, { readonly: true });
       const n = (db.prepare('select count(*) as n from rates').get() as { n: number }).n;
@@ -117,6 +132,32 @@ describe('exrates CLI', () => {
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /nope\.csv/);
     assert.equal(count(), before);
+  });
+
+  test('an import of rates stored already says that none were new', async () => {
+    const again = await cli(['import', join(ECB_XML_DIR, 'eurofxref-hist-90d_2025-02-25.xml')], env);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /^imported 1,\d{3} rates over 61 days as 'file', none new: every one was stored already \(newest day 2025-02-25\)\n$/);
+  });
+
+  test("a refresh that fails leaves the providers' recorded state as the service's own refreshes left it, and says so", async () => {
+    const state = () => {
+      const db = new Database(dbPath, { readonly: true });
+      const row = db.prepare("select * from provider_state where provider = 'file'").get();
+      db.close();
+      return row;
+    };
+    const good = await cli(['refresh'], env);
+    assert.equal(good.code, 0, good.stderr);
+    const before = state();
+    assert.ok(before, 'a successful refresh records its attempt');
+    const missing = join(dir.path, 'nope.csv');
+    const failed = await cli(['refresh'], { ...env, EXRATES_FILE_URL: missing });
+    assert.equal(failed.code, 1);
+    assert.match(failed.stderr, /^file: failed: .*nope\.csv/m);
+    assert.match(failed.stderr, /^hint: check EXRATES_FILE_URL, or run offline from an ECB file: EXRATES_PROVIDERS=file EXRATES_FILE_URL=/m);
+    assert.match(failed.stderr, /^note: not recorded as a failure of file: a running service reports its providers from its own refreshes$/m);
+    assert.deepEqual(state(), before);
   });
 
   test('keys revoke refuses what is not the start of a key, and a start too short, each saying why, revoking nothing', async () => {

@@ -103,3 +103,18 @@ test('docs/configuration.md matches the schema', async () => {
   const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/config-doc.ts', '--check']);
   assert.match(stdout, /up to date/);
 });
+
+test('EXRATES_OLD_RATES_DAYS: a week unless set, a whole number of days from 1 to 3650', () => {
+  assert.equal(loadConfig({}).oldRatesDays, 7);
+  assert.equal(loadConfig({ EXRATES_OLD_RATES_DAYS: '30' }).oldRatesDays, 30);
+  for (const bad of ['0', '3651', 'week']) {
+    assert.throws(() => loadConfig({ EXRATES_OLD_RATES_DAYS: bad }), new RegExp(`EXRATES_OLD_RATES_DAYS: expected a whole number from 1 to 3650; got '${bad}'`));
+  }
+});
+
+test('EXRATES_CONTACT_EMAIL: the placeholder unless set', async () => {
+  const { PLACEHOLDER_CONTACT_EMAIL } = await import('../src/config.js');
+  assert.equal(PLACEHOLDER_CONTACT_EMAIL, 'keys@exrates.invalid');
+  assert.equal(loadConfig({}).contactEmail, PLACEHOLDER_CONTACT_EMAIL);
+  assert.equal(loadConfig({ EXRATES_CONTACT_EMAIL: 'rates@example.org' }).contactEmail, 'rates@example.org');
+});

@@ -12,6 +12,7 @@ import { cpSync, existsSync, readdirSync, readFileSync, rmSync, symlinkSync, wri
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { ConfigSchema } from '../src/config.js';
 import { SHARED_DATA, tempDir } from './helper.js';
 import { ensureBuilt, ROOT } from './support/processes.js';
 import { get } from './support/http.js';
@@ -85,6 +86,20 @@ describe('README quick start, followed on a fresh clone', () => {
     dir.remove();
     // npx installs the clone's own package into its cache under a name of its own: remove it.
     for (const entry of npxCacheEntries()) if (!npxBefore.has(entry)) rmSync(join(homedir(), '.npm', '_npx', entry), { recursive: true, force: true });
+  });
+
+  test('the settings a newcomer meets are named where they matter, and are settings', () => {
+    const quickStart = README.slice(README.indexOf('## Quick start'), README.indexOf('### Your first API key'));
+    for (const name of ['EXRATES_CONTACT_EMAIL', 'EXRATES_NOW', 'EXRATES_OLD_RATES_DAYS', 'EXRATES_PROVIDERS', 'EXRATES_FILE_URL']) {
+      assert.ok(quickStart.includes(`\`${name}`), `the quick start names ${name}`);
+      assert.ok(name in ConfigSchema.properties, `${name} is a setting`);
+    }
+    const quotas = /^- \*\*Quotas:\*\*[\s\S]*?(?=\n- \*\*)/m.exec(README)?.[0] ?? '';
+    for (const name of ['EXRATES_QUOTA_FREE', 'EXRATES_QUOTA_PRO']) {
+      assert.ok(quotas.includes(`\`${name}\``), `the quotas paragraph names ${name}`);
+      assert.ok(name in ConfigSchema.properties, `${name} is a setting`);
+    }
+    assert.match(quickStart, /Run the whole test suite \(about \d+ minutes on a 2-core machine[^)]*\) with:\n\n```sh\nnpm test\n```/);
   });
 
   test('the server block is npm install and npm start', () => {

@@ -6,13 +6,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
-import { listeningLine } from '../src/announce.js';
+import { listeningLine, noRatesAdvice } from '../src/announce.js';
 import { ensureBuilt, lines, records, runCommand, type RunningCommand, startCommand } from './support/processes.js';
 import { get } from './support/http.js';
 import { freePort } from './support/ports.js';
 import { createPostgresSchema, postgresAvailable } from './services.js';
 import { processEnv } from './support/env.js';
-import { waitFor } from './support/wait.js';
+import { sleep, waitFor } from './support/wait.js';
 import { ECB_CSV, FIXED_NOW, tempDir } from './helper.js';
 
 const pgAvailable = await postgresAvailable();
@@ -97,6 +97,63 @@ describe('what a person sees when the service starts', () => {
         messages.join('\n'),
       );
       assert.ok(messages.includes('ready: 39,260 file rates, 5 years, newest 2026-03-05'), messages.join('\n'));
+      // EXRATES_CONTACT_EMAIL is not set: the placeholder is warned about.
+      const contact = records(server.output()).filter((r) => String(r.msg).startsWith('EXRATES_CONTACT_EMAIL'));
+      assert.deepEqual(
+        contact.map((r) => [r.level, r.msg]),
+        [[40, 'EXRATES_CONTACT_EMAIL is not set: the portal, the API docs and every 401 tell users to ask keys@exrates.invalid for a key, an address nobody reads; set it to yours']],
+      );
+      // A day after the newest day on the clock EXRATES_NOW starts: recent enough, nothing to warn of.
+      await sleep(500);
+      assert.ok(!server.output().includes('are served as the latest'), server.output());
+    } finally {
+      await stop(server);
+    }
+  });
+
+  test('on the real clock, an old file loads and the log warns of its age, naming its newest day; a contact address set is not warned about', async () => {
+    const port = await freePort();
+    const env = offline({ PORT: String(port), EXRATES_CONTACT_EMAIL: 'rates@example.org' });
+    delete env.EXRATES_NOW;
+    const server = startCommand(['serve'], { env, cwd: dir.path });
+    try {
+      const warned = () => records(server.output()).find((r) => String(r.msg).includes('are served as the latest'));
+      await waitFor(() => warned() !== undefined, 30_000, 'the old-rates warning', 100);
+      const today = new Date().toISOString().slice(0, 10);
+      const days = Math.round((Date.parse(today) - Date.parse('2026-03-05')) / 86_400_000);
+      assert.ok(days > 7, 'this test needs a machine clock a week past the shared data');
+      const warning = warned()!;
+      assert.equal(warning.level, 40);
+      assert.deepEqual([warning.provider, warning.newestDay, warning.ageDays], ['file', '2026-03-05', days]);
+      assert.equal(
+        warning.msg,
+        `the newest file rates are of 2026-03-05, ${days} days before today (${today}), and are served as the latest: give the provider a current source, or set EXRATES_NOW to replay that time (warned past EXRATES_OLD_RATES_DAYS=7)`,
+      );
+      assert.ok(!server.output().includes('EXRATES_CONTACT_EMAIL is not set'), server.output());
+    } finally {
+      await stop(server);
+    }
+  });
+
+  test('EXRATES_NOW starts the clock, which then runs: a quota used up just before midnight is renewed just after it', async () => {
+    const dbPath = join(dir.path, 'midnight.db');
+    const env = offline({ PORT: String(await freePort()), EXRATES_DATABASE_URL: `sqlite:${dbPath}`, EXRATES_NOW: '2026-03-06T23:59:30Z', EXRATES_QUOTA_FREE: '1' });
+    const issued = await runCommand(['keys', 'create', '--tier', 'free', '--owner', 'night@example.org'], { env, cwd: dir.path });
+    assert.equal(issued.code, 0, issued.stderr);
+    const key = issued.stdout.trim();
+    const server = startCommand(['serve'], { env, cwd: dir.path });
+    try {
+      await waitFor(() => records(server.output()).some((r) => String(r.msg).startsWith('ready:')), 25_000, 'the ready line', 100);
+      const rate = () => get(`http://127.0.0.1:${env.PORT}/api/v1/rate?from=EUR&to=USD`, { headers: { 'X-Api-Key': key } });
+      assert.equal((await rate()).status, 200);
+      const refused = await rate();
+      assert.equal(refused.status, 429);
+      const wait = Number(refused.headers['retry-after']);
+      assert.ok(wait >= 1 && wait <= 30, `Retry-After ${String(refused.headers['retry-after'])}: the clock started at 23:59:30 and has run since`);
+      await sleep((wait + 1) * 1000);
+      const renewed = await rate();
+      assert.equal(renewed.status, 200, renewed.body);
+      assert.equal(renewed.headers['x-ratelimit-remaining'], '0');
     } finally {
       await stop(server);
     }
@@ -179,13 +236,17 @@ describe('no network', () => {
     }
   });
 
-  test('exrates refresh prints each failure once, and nothing about serving', async () => {
+  test('exrates refresh prints each failure once, the advice serve gives, and nothing about serving', async () => {
     const run = await runCommand(['refresh'], { env: env(), cwd: dir.path, timeoutMs: 30_000 });
     assert.equal(run.code, 1);
     assert.equal(run.stdout, 'frankfurter: stored 0 rates over 0 days (newest day none)\n');
     const said = lines(run.stderr);
-    assert.equal(said.length, 1, run.stderr);
+    assert.equal(said.length, 3, run.stderr);
     assert.match(said[0]!, /^ecb: failed: http:\/\/127\.0\.0\.1:\d+\/eurofxref-hist\.zip: fetch failed: ECONNREFUSED/);
+    // Word for word what serve says when nothing could be loaded: one function writes both.
+    assert.equal(said[1], `hint: ${noRatesAdvice(loadConfig(env()))}`);
+    assert.match(said[1]!, advice);
+    assert.equal(said[2], 'note: not recorded as a failure of ecb: a running service reports its providers from its own refreshes');
     assert.doesNotMatch(run.stderr, /stale|serving/);
   });
 });

@@ -1,10 +1,16 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
+import cluster from 'node:cluster';
 import { Command, CommanderError } from 'commander';
-import { ConfigError, environmentWithDotenv, loadConfig, unknownVariables, type Config, type ProviderId } from '../config.js';
+import { noRatesAdvice } from '../announce.js';
+import { ConfigError, environmentWithDotenv, loadConfig, PLACEHOLDER_CONTACT_EMAIL, unknownVariables, type Config, type ProviderId } from '../config.js';
 import { issueApiKey, revokeApiKeys } from '../core/api-keys.js';
+import { outdatedRates } from '../core/freshness.js';
+import type { ApiKeyRecord, RateStore } from '../core/ports.js';
 import { retentionStart, storeDocument } from '../core/refresh.js';
+import { createRefresher } from '../core/refresher.js';
 import { counted, grouped } from '../core/text.js';
+import { utcDay } from '../core/time.js';
 import { createDeps, type Deps } from '../deps.js';
 import { createLogger } from '../log.js';
 import { parseEcbDocument } from '../providers/ecb-format.js';
@@ -66,6 +72,47 @@ function version(): string {
   return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
+/** A person is told the service's contact address is a placeholder, once per start. */
+function warnOfPlaceholderContact(config: Config, log: { warn(o: object, m: string): void }): void {
+  if (config.contactEmail !== PLACEHOLDER_CONTACT_EMAIL) return;
+  log.warn(
+    { contactEmail: config.contactEmail },
+    `EXRATES_CONTACT_EMAIL is not set: the portal, the API docs and every 401 tell users to ask ${PLACEHOLDER_CONTACT_EMAIL} for a key, an address nobody reads; set it to yours`,
+  );
+}
+
+/** Warns of each provider whose newest stored day is older than EXRATES_OLD_RATES_DAYS, naming the day. */
+async function warnOfOldRates(deps: Deps): Promise<void> {
+  const today = utcDay(deps.clock.now());
+  for (const id of deps.config.providers) {
+    const outdated = outdatedRates(id, await deps.rates.latestDay(id), today, deps.config.oldRatesDays);
+    if (outdated) deps.log.warn({ provider: id, newestDay: outdated.newestDay, ageDays: outdated.ageDays }, outdated.message);
+  }
+}
+
+/**
+ * The store as a one-off command's refresh sees it: rates are stored as on any refresh, but a
+ * failed attempt is not recorded. The command may run with settings other than the service's
+ * (another EXRATES_FILE_URL, no network), and what the service reports about its providers
+ * (`stale`, /readyz) must come from its own refreshes; the command reports its failures itself.
+ */
+function withoutFailedAttempts(store: RateStore): RateStore {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (property !== 'recordAttempt') return Reflect.get(target, property, receiver) as unknown;
+      const recordAttempt: RateStore['recordAttempt'] = async (provider, outcome) => (outcome.ok ? target.recordAttempt(provider, outcome) : undefined);
+      return recordAttempt;
+    },
+  });
+}
+
+/** What `keys create` says beside the key: where it went when that is not this terminal. */
+export function issuedLine(record: Pick<ApiKeyRecord, 'tier' | 'owner' | 'prefix'>, stdoutIsTerminal: boolean): string {
+  const issued = `issued a ${record.tier} key for ${record.owner} (prefix ${record.prefix})`;
+  if (stdoutIsTerminal) return `${issued}; it is shown only now:`;
+  return `${issued}; the key went to standard output, which is not this terminal (a file, a pipe or $(…) took it), and is not shown again`;
+}
+
 const CONFIGURATION_HELP = `
 Configuration comes from environment variables and a .env file in the working directory;
 every variable is described in docs/configuration.md.`;
@@ -103,6 +150,7 @@ export function buildCli(): Command {
       };
       if (cfg.workers > 1 && !isClusterWorker()) {
         const log = createLogger(cfg.logLevel, undefined, cfg.logFormat);
+        warnOfPlaceholderContact(cfg, log);
         const primary = await runPrimary(cfg, log);
         onSignals((signal) => primary.stop(signal), log);
         return;
@@ -113,6 +161,13 @@ export function buildCli(): Command {
         ports ? { migrate: false, ...(ports.quotas ? { quotas: ports.quotas } : {}), ...(ports.lock ? { lock: ports.lock } : {}), metricsText: ports.clusterMetrics } : {},
       );
       ports?.reportMetrics(server.deps.metrics.registry);
+      if (!isClusterWorker()) warnOfPlaceholderContact(cfg, server.deps.log);
+      // Once per start: by the only process, or by the first worker.
+      if (!isClusterWorker() || cluster.worker?.id === 1) {
+        void server.initialLoad
+          .then(() => warnOfOldRates(server.deps))
+          .catch((error: unknown) => server.deps.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not check the age of the stored rates'));
+      }
       onSignals(() => server.close(), server.deps.log);
     });
 
@@ -149,9 +204,13 @@ export function buildCli(): Command {
         const document = { ...parseEcbDocument(bytes), provider };
         const first = document.days[0]?.day;
         const last = document.days.at(-1)?.day;
-        console.error(`storing ${grouped(document.days.length)} days (${first} to ${last}) as '${provider}'…`);
+        console.error(`storing ${counted(document.days.length, 'day')} (${first} to ${last}) as '${provider}'…`);
+        // An import adds and removes nothing, so the rates it added are what the store gained.
+        const before = await deps.rates.countQuotes();
         const outcome = await storeDocument(document, deps.rates, deps.clock, deps.log, { onlyAdd: true });
-        console.log(`imported ${counted(outcome.quotes, 'rate')} over ${counted(outcome.days, 'day')} as '${provider}' (newest day ${outcome.latestDay ?? 'none'})`);
+        const added = (await deps.rates.countQuotes()) - before;
+        const fresh = added === 0 ? 'none new: every one was stored already' : added === outcome.quotes ? 'all new' : `${grouped(added)} new`;
+        console.log(`imported ${counted(outcome.quotes, 'rate')} over ${counted(outcome.days, 'day')} as '${provider}', ${fresh} (newest day ${outcome.latestDay ?? 'none'})`);
         // Stored all the same, for a server whose clock is set back (EXRATES_NOW); a server on
         // today's clock prunes them at its next refresh.
         const start = retentionStart(deps.clock);
@@ -170,12 +229,27 @@ export function buildCli(): Command {
     .description('fetch the latest rates from every configured provider once and report what changed')
     .action(async () => {
       await withDeps(async (deps) => {
-        const outcomes = await deps.refresher.refreshAll();
+        const refresher = createRefresher({
+          providers: deps.providers,
+          store: withoutFailedAttempts(deps.rates),
+          book: deps.book,
+          clock: deps.clock,
+          log: deps.log,
+          metrics: deps.metrics,
+          lock: deps.lock,
+          intervalSeconds: deps.config.refreshSeconds,
+        });
+        const outcomes = await refresher.refreshAll();
         for (const outcome of outcomes) {
           if (outcome.ok) console.log(`${outcome.provider}: stored ${counted(outcome.quotes, 'rate')} over ${counted(outcome.days, 'day')} (newest day ${outcome.latestDay ?? 'none'})`);
           else console.error(`${outcome.provider}: failed: ${outcome.error}`);
         }
-        if (outcomes.some((o) => !o.ok)) process.exitCode = 1;
+        const failed = outcomes.filter((o) => !o.ok).map((o) => o.provider);
+        if (failed.length > 0) {
+          console.error(`hint: ${noRatesAdvice(deps.config)}`);
+          console.error(`note: not recorded as a failure of ${failed.join(', ')}: a running service reports its providers from its own refreshes`);
+          process.exitCode = 1;
+        }
       }, { quiet: true });
     });
 
@@ -189,7 +263,7 @@ export function buildCli(): Command {
     .action(async (options: { tier: string; owner: string }) => {
       await withDeps(async (deps) => {
         const { key, record } = await issueApiKey(deps.keys, options, deps.clock);
-        console.error(`issued a ${record.tier} key for ${record.owner} (prefix ${record.prefix}); it is shown only now:`);
+        console.error(issuedLine(record, process.stdout.isTTY === true));
         console.log(key);
       });
     });

@@ -6,7 +6,7 @@ export function grouped(value: number): string {
   return String(value).replace(/\B(?=(\d{3})+$)/g, ',');
 }
 
-/** A count with its unit, singular for one (1 day, 2 days, 0 rates). */
+/** A count with its unit, grouped and singular for one (1 day, 6,958 days, 0 rates). */
 export function counted(value: number, unit: string): string {
-  return `${value} ${unit}${value === 1 ? '' : 's'}`;
+  return `${grouped(value)} ${unit}${value === 1 ? '' : 's'}`;
 }

@@ -1,3 +1,5 @@
+import type { Clock } from './ports.js';
+
 /** A calendar date, `YYYY-MM-DD`. */
 export type Day = string;
 
@@ -38,6 +40,26 @@ export function dayNumber(value: string): number | undefined {
 
 export function isDay(value: string): value is Day {
   return dayNumber(value) !== undefined;
+}
+
+/** The machine's clock. */
+export function systemClock(): Clock {
+  return { now: () => new Date() };
+}
+
+/**
+ * A clock that reads `start` now and then advances in real time (EXRATES_NOW): a service replaying
+ * archived data still sees days end, quotas reset and keys made one after the other.
+ */
+export function clockStartingAt(start: Date, realNow: () => number = Date.now): Clock {
+  const offset = start.getTime() - realNow();
+  return { now: () => new Date(realNow() + offset) };
+}
+
+/** A clock that always reads the same instant: for tests that need time to stand still. */
+export function frozenClock(at: Date): Clock {
+  const ms = at.getTime();
+  return { now: () => new Date(ms) };
 }
 
 /** Today's number (dayNumber) at an instant, UTC. */

@@ -10,11 +10,28 @@ const AMOUNT = /^[0-9]{1,18}(\.[0-9]{1,12})?$/;
 const DAY = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
 const $ = (id) => document.getElementById(id);
 
+/** How providers are named where the page says where its rates come from. */
+const PROVIDER_NAMES = {
+  ecb: 'European Central Bank',
+  frankfurter: 'Frankfurter (central banks’ reference rates)',
+  openexchangerates: 'Open Exchange Rates',
+  file: 'an ECB file this installation supplies',
+};
+/**
+ * How old a provider's newest rate may be and still be called live: a daily fixing, plus a
+ * weekend and a holiday before the next one (ECB, and Frankfurter's central banks); Open Exchange
+ * Rates publishes hourly. A provider not known here counts as daily.
+ */
+const LIVE_FOR_HOURS = { ecb: 96, file: 96, frankfurter: 96, openexchangerates: 2 };
+
 // The pickers start from the list embedded in the page, so they work at once, and take the API's
 // /currencies list the first time a visitor reaches for one (loadCurrencies): that request counts
 // against the quota, which the demo key shares per visitor, so it is made only when it is of use.
 const catalogue = { served: [], onRequest: [] };
 const names = new Map();
+
+/** Each currency's providers, in order of preference, once GET /api/v1/currencies has answered. */
+const providersOf = new Map();
 
 function setCatalogue(served, onRequest) {
   catalogue.served = served;
@@ -409,6 +426,8 @@ function loadCurrencies() {
         body.currencies.filter((c) => !c.onRequest),
         body.currencies.filter((c) => c.onRequest),
       );
+      for (const c of body.currencies) providersOf.set(c.code, c.providers);
+      showReferenceData(body.currencies);
       pickers.from.refresh();
       pickers.to.refresh();
     })
@@ -511,8 +530,34 @@ function clearResult() {
   result.dataset.empty = 'true';
   $('date-note').hidden = true;
   $('result-from').textContent = '';
-  $('result-value').textContent = activeKey() ? '' : 'Paste an API key above to convert.';
+  $('result-value').textContent = '';
   $('result-value').dataset.value = '';
+  $('result-hint').hidden = Boolean(activeKey());
+}
+
+/** The footer names the providers the currencies come from, once the API has listed them. */
+function showReferenceData(currencies) {
+  const ids = [...new Set(currencies.flatMap((c) => c.providers))];
+  const element = $('reference-data');
+  element.textContent = ids.length > 0 ? ` Reference data: ${ids.map((id) => PROVIDER_NAMES[id] ?? id).join(', ')}.` : '';
+  element.hidden = ids.length === 0;
+}
+
+/** Hours a rate of this pair may be old and still be live: the slowest cadence of the providers serving it. */
+function liveForHours(from, to) {
+  const serving = [from, to].map((code) => providersOf.get(code)?.[0]).filter((id) => id !== undefined);
+  return Math.max(...(serving.length > 0 ? serving : ['ecb']).map((id) => LIVE_FOR_HOURS[id] ?? LIVE_FOR_HOURS.ecb));
+}
+
+/** "3 hours", "5 days", "8 months": how old a rate is, roughly. */
+function roughAge(ms) {
+  const hours = Math.floor(ms / 3_600_000);
+  const days = Math.floor(hours / 24);
+  const months = Math.floor(days / 30.44);
+  const unit = (n, word) => `${formatDecimal(String(n))} ${word}${n === 1 ? '' : 's'}`;
+  if (months >= 2) return unit(months, 'month');
+  if (days >= 2) return unit(days, 'day');
+  return unit(hours, 'hour');
 }
 
 /** A sentence for a rate asked on one day and published on an earlier one; '' when they are the same day. */
@@ -534,8 +579,15 @@ function showConversion(body, requested) {
   const asOf = $('as-of');
   asOf.dateTime = body.asOf;
   asOf.textContent = formatAsOf(body.asOf);
+  $('result-hint').hidden = true;
   $('stale-marker').hidden = !body.stale;
-  $('fresh-marker').hidden = body.stale || Boolean(requested);
+  // Not live when older than its providers publish (an old file, a feed that stopped): its age instead.
+  const age = Date.now() - Date.parse(body.asOf);
+  const aged = !body.stale && !requested && age > liveForHours(body.from, body.to) * 3_600_000;
+  $('fresh-marker').hidden = body.stale || Boolean(requested) || aged;
+  const ageMarker = $('age-marker');
+  ageMarker.textContent = aged ? `Not live: ${roughAge(age)} old` : '';
+  ageMarker.hidden = !aged;
   $('past-marker').hidden = !requested;
   const note = $('date-note');
   note.textContent = earlierDayNote(requested, body.asOf);

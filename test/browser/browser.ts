@@ -28,7 +28,12 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-export async function launchBrowser(): Promise<Browser> {
+/**
+ * `now`: the time the pages' clocks read (Date.now and new Date; timers run as usual), so that
+ * the portal judges a rate's age on the clock the service started at (EXRATES_NOW), as a person
+ * using the service at that time would.
+ */
+export async function launchBrowser(options: { now?: string } = {}): Promise<Browser> {
   const profile = tempDir('exrates-chromium-');
   const context = await chromium.launchPersistentContext(profile.path, {
     executablePath: CHROMIUM,
@@ -52,6 +57,7 @@ export async function launchBrowser(): Promise<Browser> {
   // tsx compiles functions handed to page.evaluate with esbuild's keepNames, which wraps inner
   // named functions in a __name(fn, name) helper that exists only in Node: give pages a stand-in.
   await context.addInitScript('globalThis.__name ??= (fn) => fn;');
+  if (options.now !== undefined) await context.clock.setFixedTime(options.now);
   return {
     context,
     async close() {

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTestApp, type TestApp } from '../helper.js';
+import { createTestApp, FIXED_NOW, type TestApp } from '../helper.js';
 import { listenApp } from '../support/ports.js';
 import { chromiumAvailable, launchBrowser, PHONE, screenshot, type Browser } from './browser.js';
 
@@ -18,7 +18,7 @@ describe('at 390 px wide', { skip: !available }, () => {
   before(async () => {
     t = await createTestApp({ EXRATES_DEMO_KEY_TIER: 'pro', EXRATES_REFRESH_SECONDS: '300' });
     base = await listenApp(t.app);
-    browser = await launchBrowser();
+    browser = await launchBrowser({ now: FIXED_NOW });
   });
   after(async () => {
     await browser?.close();
@@ -59,6 +59,15 @@ describe('at 390 px wide', { skip: !available }, () => {
         return found;
       }, currencies.map((c) => `${c.code} · ${c.name}`));
       assert.deepEqual(cut, []);
+      // From shares its row with the swap button; To, alone on its row, spans all of it.
+      const rows = await page.evaluate(() => {
+        const width = (selector: string) => Math.round(document.querySelector(selector)!.getBoundingClientRect().width);
+        const from = document.querySelector('.combo[data-side="from"]')!.getBoundingClientRect();
+        const swap = document.getElementById('swap')!.getBoundingClientRect();
+        return { grid: width('#convert-form'), to: width('.combo[data-side="to"]'), fromAndSwap: Math.round(swap.right - from.left) };
+      });
+      assert.equal(rows.to, rows.grid, `the To picker (${rows.to} px) fills its row (${rows.grid} px)`);
+      assert.equal(rows.fromAndSwap, rows.grid);
       assert.equal(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth), 0, 'no sideways scrolling');
       await screenshot(page, 'portal-390');
     } finally {

@@ -13,10 +13,10 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { PORTAL_CSP } from '../../src/http/routes/portal.js';
-import { createTestApp, ECB_CSV, unissuedKey, type TestApp } from '../helper.js';
+import { createTestApp, ECB_CSV, FIXED_NOW, unissuedKey, type TestApp } from '../helper.js';
 import { parseEcbCsv, perEur } from '../e2e/independent.js';
 import { closeFakeFeeds, createFeedsService, startFakeFeeds, type FeedsService } from '../support/apps.js';
-import type { FakeUpstreams } from '../support/upstreams.js';
+import { FEEDS_NOW, type FakeUpstreams } from '../support/upstreams.js';
 import { chromiumAvailable, DESKTOP, launchBrowser, PHONE, screenshot, seriousViolations, watch, type Browser } from './browser.js';
 import { listenApp } from '../support/ports.js';
 import { listeningTestApp } from '../support/apps.js';
@@ -125,7 +125,7 @@ describe('the portal page, in Chromium, on the shared ECB history', { skip: !ava
     const listening = await listeningTestApp();
     test = listening.test;
     api = apiOf(listening.base, listening.key);
-    browser = await launchBrowser();
+    browser = await launchBrowser({ now: FIXED_NOW });
   });
 
   after(async () => {
@@ -173,7 +173,22 @@ describe('the portal page, in Chromium, on the shared ECB history', { skip: !ava
       await page.goto(`${api.base}/`);
       // Without a key the page says what to do and calls nothing.
       assert.match((await page.textContent('#key-status'))!, /Paste an API key/);
+      // No key stored: nothing to forget. The hint where the result goes is in the text's size, not the result's.
+      assert.equal(await page.isVisible('#key-forget'), false);
+      assert.equal(await page.textContent('#result-hint'), 'Paste an API key above to convert.');
+      assert.equal(await page.isVisible('#result-hint'), true);
+      const sizes = await page.evaluate(() => ({
+        hint: parseFloat(getComputedStyle(document.getElementById('result-hint')!).fontSize),
+        body: parseFloat(getComputedStyle(document.body).fontSize),
+        result: parseFloat(getComputedStyle(document.getElementById('result-value')!).fontSize),
+      }));
+      assert.ok(sizes.hint <= sizes.body && sizes.hint < sizes.result / 1.5, JSON.stringify(sizes));
+      assert.equal(await page.textContent('#result-value'), '');
+      // The footer names no source before the API has listed the currencies and their providers.
+      assert.equal(await page.isVisible('#reference-data'), false);
       await openWithKey(page, api.base, api.key);
+      assert.equal(await page.isVisible('#key-forget'), true);
+      assert.equal(await page.isVisible('#result-hint'), false);
 
       // The default pair, checked against the ECB file itself: 100 EUR at 1.1618 on 2026-03-05.
       const ecb = parseEcbCsv(ECB_CSV);
@@ -189,6 +204,10 @@ describe('the portal page, in Chromium, on the shared ECB history', { skip: !ava
 
       await pickCurrency(page, 'from', 'pound', { code: 'GBP', name: 'Pound Sterling' });
       await pickCurrency(page, 'to', 'yen', { code: 'JPY', name: 'Yen' });
+      // A picker used: the API's currency list came, and the footer names what serves them (the file provider here).
+      await page.waitForSelector('#reference-data:not([hidden])');
+      assert.equal(await page.textContent('#reference-data'), ' Reference data: an ECB file this installation supplies.');
+      assert.doesNotMatch((await page.textContent('.site-footer'))!, /European Central Bank|other central banks/);
       await page.fill('#amount', '1234.5');
       const expected = await api.json('/api/v1/convert?from=GBP&to=JPY&amount=1234.5');
       await page.waitForFunction((value) => document.getElementById('result-value')!.dataset.value === value, expected.result);
@@ -495,6 +514,28 @@ describe('the portal page, in Chromium, on the shared ECB history', { skip: !ava
     }
   });
 
+  it('calls a rate live only within its provider’s cadence; older, it shows the rate’s age instead', async () => {
+    const page = await browser.context.newPage();
+    // The newest rate is of Thursday 2026-03-05, 15:00 UTC; ECB's cadence allows for a weekend and a holiday (96 hours).
+    const seen: Record<string, { live: boolean; aged: string | null }> = {};
+    try {
+      for (const now of ['2026-03-09T14:00:00Z', '2026-03-09T16:00:00Z', '2026-11-27T12:00:00Z']) {
+        await page.clock.setFixedTime(now);
+        await openWithKey(page, api.base, api.key);
+        assert.equal(await page.isVisible('#stale-marker'), false);
+        seen[now] = { live: await page.isVisible('#fresh-marker'), aged: (await page.isVisible('#age-marker')) ? await page.textContent('#age-marker') : null };
+      }
+    } finally {
+      await page.clock.setFixedTime(FIXED_NOW);
+      await page.close();
+    }
+    assert.deepEqual(seen, {
+      '2026-03-09T14:00:00Z': { live: true, aged: null },
+      '2026-03-09T16:00:00Z': { live: false, aged: 'Not live: 4 days old' },
+      '2026-11-27T12:00:00Z': { live: false, aged: 'Not live: 8 months old' },
+    });
+  });
+
   for (const colorScheme of ['light', 'dark'] as const) {
     for (const [label, viewport] of [['desktop', DESKTOP], ['phone', PHONE]] as const) {
       it(`has no serious or critical accessibility violations and fits a ${label} screen (${colorScheme}); screenshot saved`, async () => {
@@ -539,7 +580,7 @@ function servedOnFakeFeeds(env?: Record<string, string>): { fake: FakeUpstreams;
     held.fake = started.fake;
     held.service = await createFeedsService(started.fake, { copyFrom: started.template, ...(env ? { env } : {}), tier: 'pro' });
     held.base = await listenApp(held.service.app);
-    held.browser = await launchBrowser();
+    held.browser = await launchBrowser({ now: FEEDS_NOW });
   });
   after(async () => {
     await held.browser?.close();
@@ -621,7 +662,7 @@ describe('the portal with the demo key on', { skip: !available }, () => {
   before(async () => {
     test = await createTestApp({ EXRATES_DEMO_KEY_TIER: 'free', EXRATES_DEMO_QUOTA_PER_IP: '50' });
     base = await listenApp(test.app);
-    browser = await launchBrowser();
+    browser = await launchBrowser({ now: FIXED_NOW });
   });
 
   after(async () => {

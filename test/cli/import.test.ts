@@ -55,7 +55,7 @@ describe('exrates import beside an offline service', () => {
     // The import runs on the real clock, years after the service's fixed one.
     const run = await runCommand(['import', NINETY_DAYS], { env: processEnv(offline), cwd: dir.path });
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stdout, /^imported \d+ rates over 61 days as 'file' \(newest day 2025-02-25\)\n$/);
+    assert.match(run.stdout, /^imported 1,\d{3} rates over 61 days as 'file', none new: every one was stored already \(newest day 2025-02-25\)\n$/);
     assert.match(run.stderr, /reading .*eurofxref-hist-90d_2025-02-25\.xml/);
     assert.match(run.stderr, /storing 61 days \(2024-11-28 to 2025-02-25\) as 'file'/);
 
@@ -79,7 +79,8 @@ describe('exrates import beside an offline service', () => {
   test('days older than the years served are stored, and the import says they are not served and go at the next refresh', async () => {
     const run = await runCommand(['import', join(ECB_XML_DIR, 'eurofxref-daily_2018-06-29.xml')], { env: processEnv(offline), cwd: dir.path });
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stdout, /^imported \d+ rates over 1 day as 'file' \(newest day 2018-06-29\)\n$/);
+    assert.match(run.stdout, /^imported \d+ rates over 1 day as 'file', all new \(newest day 2018-06-29\)\n$/);
+    assert.match(run.stderr, /^storing 1 day \(2018-06-29 to 2018-06-29\) as 'file'…$/m);
     const start = /note: the service serves 5 years and a month \(from (\d{4}-\d{2}-\d{2})\); 1 day of this file is older: not served, and removed at its next refresh unless EXRATES_NOW sets its clock back/.exec(run.stderr)?.[1];
     assert.ok(start && start > '2018-06-29', run.stderr);
     const rows = new Database(dbPath, { readonly: true });

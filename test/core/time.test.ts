@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { addDays, dayNumber, ecbReferenceTime, frankfurtTime, isDay } from '../../src/core/time.js';
+import { addDays, clockStartingAt, dayNumber, ecbReferenceTime, frankfurtTime, frozenClock, isDay } from '../../src/core/time.js';
 
 /** The instant of a Frankfurt wall-clock time as ICU's time-zone database gives it (the oracle). */
 const berlin = new Intl.DateTimeFormat('en-GB', {
@@ -82,5 +82,25 @@ describe('calendar dates (dayNumber, isDay)', () => {
     }
     assert.equal(isDay('2024-02-29'), true);
     assert.equal(isDay('2000-02-29'), true);
+  });
+});
+
+describe('clocks', () => {
+  test('a clock started at an instant reads it, then advances as real time does', () => {
+    let real = Date.parse('2030-01-01T00:00:00Z');
+    const clock = clockStartingAt(new Date('2026-03-06T23:59:59Z'), () => real);
+    assert.equal(clock.now().toISOString(), '2026-03-06T23:59:59.000Z');
+    real += 1500;
+    assert.equal(clock.now().toISOString(), '2026-03-07T00:00:00.500Z');
+    real += 86_400_000;
+    assert.equal(clock.now().toISOString(), '2026-03-08T00:00:00.500Z');
+  });
+
+  test('a frozen clock reads the same instant however long it is read', async () => {
+    const clock = frozenClock(new Date('2026-03-06T12:00:00Z'));
+    const first = clock.now();
+    first.setUTCFullYear(1999);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(clock.now().toISOString(), '2026-03-06T12:00:00.000Z');
   });
 });

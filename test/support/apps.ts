@@ -12,6 +12,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { issueApiKey } from '../../src/core/api-keys.js';
 import type { Tier } from '../../src/core/ports.js';
 import { syncProvider } from '../../src/core/refresh.js';
+import { frozenClock } from '../../src/core/time.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { fakeUpstreamVars, sharedHistoryVars } from './env.js';
@@ -65,7 +66,8 @@ interface BuiltService {
 }
 
 async function buildService(config: Config, log: Logger, options: { load: boolean; tier: Tier }): Promise<BuiltService> {
-  const deps = await createDeps(config, { log });
+  // Time stands still in these tests: answers that name an instant or a wait can be compared whole.
+  const deps = await createDeps(config, { log, ...(config.now ? { clock: frozenClock(config.now) } : {}) });
   if (options.load) await loadAll(deps);
   const app = await buildApp(deps);
   await app.ready();
