@@ -11,6 +11,9 @@ ARG NODE_IMAGE=node:26-bookworm-slim
 
 # --- build: dev dependencies, TypeScript compile, then prune to production dependencies --------
 FROM ${NODE_IMAGE} AS build
+# Names the untagged image this stage leaves behind with the classic builder, for `docker image
+# prune --filter label=exrates.stage=build`.
+LABEL exrates.stage=build
 WORKDIR /app
 
 COPY package.json package-lock.json ./

@@ -78,7 +78,7 @@ export async function prepareEngine(): Promise<string> {
   throw new Error(`${BASE_SCRIPT} exited ${result.code}:\n${result.stderr.trim()}`);
 }
 
-/** What a run created, removed by `cleanUp` in the reverse order: containers, then volumes, then tags. */
+/** What a run created, removed by `cleanUp` in the reverse order: containers, then volumes, then tags and the build stage's image. */
 export class Created {
   readonly id = randomBytes(4).toString('hex');
   private readonly containers: string[] = [];
@@ -109,12 +109,14 @@ export class Created {
     if (this.containers.length > 0) await docker(['rm', '--force', '--volumes', ...this.containers], 60_000);
     if (this.volumes.length > 0) await docker(['volume', 'rm', '--force', ...this.volumes], 60_000);
     if (this.tags.length > 0) await docker(['rmi', ...this.tags], 60_000);
+    // The build stage's untagged image (the classic builder keeps it; the Dockerfile labels it).
+    await docker(['image', 'prune', '--force', '--filter', 'label=exrates.stage=build'], 60_000);
   }
 }
 
-/** `docker build --network host -t <tag> .` of the repository, as the README and docs/operations.md give it. */
-export async function buildImage(tag: string): Promise<{ seconds: number; bytes: number }> {
-  const result = await docker(['build', '--network', 'host', '-t', tag, '.'], 20 * 60_000);
+/** A `docker build` of the repository (`args` after `docker`) that tags `tag`; its time and the image's size. */
+export async function buildImage(args: readonly string[], tag: string): Promise<{ seconds: number; bytes: number }> {
+  const result = await docker(args, 20 * 60_000);
   if (result.code !== 0) throw new Error(`docker build exited ${result.code}:\n${result.stdout.slice(-4000)}\n${result.stderr.slice(-4000)}`);
   const bytes = Number(await dockerOk(['image', 'inspect', '--format', '{{.Size}}', tag]));
   return { seconds: result.ms / 1000, bytes };
