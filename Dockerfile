@@ -27,14 +27,15 @@ COPY src ./src
 COPY scripts/build.mjs ./scripts/
 # Compile (tsc, then scripts/build.mjs bundles the command's modules), drop the dev dependencies,
 # then what the service never loads: better-sqlite3's SQLite sources (only needed to compile it)
-# and its addons for other platforms (it loads prebuilds/<platform>-<arch>.node), and the
-# packages' type declarations, source maps, Markdown and test folders. Then check that the addon
-# still loads.
+# and its addons for other platforms (it loads prebuilds/<platform>-<arch>.node), the packages'
+# TypeScript files (node loads none from node_modules), Markdown and test folders, and every
+# source map (node reads none without --enable-source-maps). Then check that the addon loads.
 RUN npm run build \
  && npm prune --omit=dev --ignore-scripts \
  && rm -rf node_modules/better-sqlite3/deps node_modules/better-sqlite3/src \
  && find node_modules/better-sqlite3/prebuilds -type f ! -name "$(node -p 'process.platform + "-" + process.arch').node" -delete \
- && find node_modules -type f \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' -o -name '*.md' \) -delete \
+ && find node_modules -type f \( -name '*.ts' -o -name '*.mts' -o -name '*.cts' -o -name '*.map' -o -name '*.md' \) -delete \
+ && find dist -type f -name '*.map' -delete \
  && rm -rf node_modules/*/test node_modules/*/tests node_modules/*/docs node_modules/@*/*/test node_modules/@*/*/tests node_modules/@*/*/docs \
  && node -e "const D = require('better-sqlite3'); new D(':memory:').close()"
 
