@@ -64,7 +64,7 @@ const readme = {
   stop: () => readmeCommands().find((words) => words[1] === 'stop')!,
 };
 
-/** The offline settings of the README's container example: the ECB file mounted read-only. */
+/** The offline quick start's settings (README), with the shared ECB file mounted read-only at /ecb. */
 const offline = ['-e', 'EXRATES_PROVIDERS=file', '-e', 'EXRATES_FILE_URL=/ecb/eurofxref-hist.csv', '-e', `EXRATES_NOW=${FIXED_NOW}`];
 const ecbMount = ['-v', `${join(SHARED_DATA, 'ecb')}:/ecb:ro`];
 
