@@ -1,18 +1,19 @@
-# syntax=docker/dockerfile:1
-#
 # exrates: a small, non-root image of the HTTP service and its CLI.
 #
 #   docker build -t exrates .
 #   docker run -p 8080:8080 -v exrates-data:/data -e EXRATES_CONTACT_EMAIL=keys@example.com exrates
 #   docker run --rm -v exrates-data:/data exrates keys create --tier free --owner you@example.com
 #
-# Written to the specification in docs/operations.md; see the note there: it has not been built
-# in the environment where it was written (no container engine there).
+# `npm run test:container` builds it and runs it as an operator would (docs/operations.md,
+# Containers).
 
 ARG NODE_IMAGE=node:26-bookworm-slim
 
 # --- build: dev dependencies, TypeScript compile, then prune to production dependencies --------
 FROM ${NODE_IMAGE} AS build
+# Names the untagged image this stage leaves behind with the classic builder, for `docker image
+# prune --filter label=exrates.stage=build`.
+LABEL exrates.stage=build
 WORKDIR /app
 
 COPY package.json package-lock.json ./
@@ -24,12 +25,18 @@ RUN npm ci --ignore-scripts
 COPY tsconfig.json ./
 COPY src ./src
 COPY scripts/build.mjs ./scripts/
-# Compile (tsc, then scripts/build.mjs bundles the command's modules), drop the dev dependencies
-# and better-sqlite3's SQLite sources (~10 MB, only needed to compile it), and check that its
-# addon still loads.
+# Compile (tsc, then scripts/build.mjs bundles the command's modules), drop the dev dependencies,
+# then what the service never loads: better-sqlite3's SQLite sources (only needed to compile it)
+# and its addons for other platforms (it loads prebuilds/<platform>-<arch>.node), the packages'
+# TypeScript files (node loads none from node_modules), Markdown and test folders, and every
+# source map (node reads none without --enable-source-maps). Then check that the addon loads.
 RUN npm run build \
  && npm prune --omit=dev --ignore-scripts \
  && rm -rf node_modules/better-sqlite3/deps node_modules/better-sqlite3/src \
+ && find node_modules/better-sqlite3/prebuilds -type f ! -name "$(node -p 'process.platform + "-" + process.arch').node" -delete \
+ && find node_modules -type f \( -name '*.ts' -o -name '*.mts' -o -name '*.cts' -o -name '*.map' -o -name '*.md' \) -delete \
+ && find dist -type f -name '*.map' -delete \
+ && rm -rf node_modules/*/test node_modules/*/tests node_modules/*/docs node_modules/@*/*/test node_modules/@*/*/tests node_modules/@*/*/docs \
  && node -e "const D = require('better-sqlite3'); new D(':memory:').close()"
 
 # --- runtime ---------------------------------------------------------------------------------
