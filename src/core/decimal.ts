@@ -165,6 +165,27 @@ export function toPlainString(value: Rational, maxScale = 40): string {
   return stripTrailingZeros(roundToScale(value, maxScale));
 }
 
+/**
+ * The exact plain decimal of a rational (`1/8` → `0.125`, `1/1.25` → `0.8`), or null when it has
+ * none (`1/3`): for a published number that must be inverted or scaled without any rounding.
+ */
+export function exactDecimal(value: Rational): string | null {
+  const { num, den } = reduce(value.num, value.den);
+  let rest = den;
+  let twos = 0;
+  let fives = 0;
+  while (rest % 2n === 0n) {
+    rest /= 2n;
+    twos += 1;
+  }
+  while (rest % 5n === 0n) {
+    rest /= 5n;
+    fives += 1;
+  }
+  if (rest !== 1n) return null;
+  return toPlainString({ num, den }, Math.max(twos, fives));
+}
+
 /** Removes redundant leading zeros from a plain decimal (`007.50` → `7.50`, `000` → `0`). */
 export function stripLeadingZeros(text: string): string {
   return text.replace(/^0+(?=\d)/, '');
