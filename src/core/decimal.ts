@@ -39,6 +39,18 @@ export function parseDecimal(text: string): Rational | null {
   return { num: BigInt(m[1]! + fraction), den: pow10(fraction.length) };
 }
 
+/**
+ * A stored rate: a plain decimal (units of the quote per one unit of the base), or `1/` and a plain
+ * decimal, the reciprocal of a number published the other way round (units of the base per one
+ * unit of the quote, as most national central banks publish), kept as published so that nothing
+ * is rounded before the one rounding of an answer. Null for anything else and for `1/0`.
+ */
+export function parseRate(text: string): Rational | null {
+  if (!text.startsWith('1/')) return parseDecimal(text);
+  const published = parseDecimal(text.slice(2));
+  return published === null || published.num === 0n ? null : { num: published.den, den: published.num };
+}
+
 export function fromInteger(value: bigint | number): Rational {
   return { num: BigInt(value), den: 1n };
 }

@@ -10,7 +10,7 @@
  * loaded on its first request (a few time-series calls), and refreshes read the day's document.
  */
 import { FeedError } from '../core/errors.js';
-import { divide, exactDecimal, ONE, parseDecimal } from '../core/decimal.js';
+import { compare, parseRate } from '../core/decimal.js';
 import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
 import { addDays, frankfurtTime, isDay, utcDay, type Day } from '../core/time.js';
 import { FeedHttpError, fetchBytes } from './fetch-bytes.js';
@@ -35,7 +35,7 @@ export type Convention = 'per-euro' | 'euro-per-unit';
 /**
  * The bank states each row's convention. The code `C` and "Foreign currency amount for 1 Euro" are
  * units per euro (what the service stores); `I` and "Euro amount for 1 unit of foreign currency"
- * the other way round. Anything else is refused rather than guessed.
+ * the other way round, stored as its exact reciprocal. Anything else is refused rather than guessed.
  */
 export function conventionOf(text: string): Convention | undefined {
   const t = text.trim().replace(/\.$/, '').replace(/\s+/g, ' ').toLowerCase();
@@ -46,11 +46,10 @@ export function conventionOf(text: string): Convention | undefined {
   return undefined;
 }
 
-/** A row the service does not store, and why. */
+/** A row the service does not store: the bank marks the currency `N.A.` (suspended) that day. */
 export interface SkippedRate {
   code: string;
   day: Day;
-  reason: 'not available' | 'no exact inverse';
 }
 
 export interface BancaDItaliaParse {
@@ -58,10 +57,9 @@ export interface BancaDItaliaParse {
   skipped: SkippedRate[];
 }
 
-/** Units per euro from a published value in its convention; null when an inverse has no exact decimal. */
-function perEuro(value: string, convention: Convention): string | null {
-  if (convention === 'per-euro') return value;
-  return exactDecimal(divide(ONE, parseDecimal(value)!));
+/** Units per euro from a published value in its convention: euros per unit become their exact reciprocal (ports.ts). */
+function perEuro(value: string, convention: Convention): string {
+  return convention === 'per-euro' ? value : `1/${value}`;
 }
 
 class DayCollector {
@@ -70,17 +68,13 @@ class DayCollector {
 
   add(code: string, day: Day, published: string, convention: Convention, where: string): void {
     if (published === NOT_AVAILABLE) {
-      this.skipped.push({ code, day, reason: 'not available' });
+      this.skipped.push({ code, day });
       return;
     }
     if (!PLAIN_DECIMAL.test(published) || !/[1-9]/.test(published)) {
       throw new FeedError(`${FEED}: ${where}: rate ${JSON.stringify(published.slice(0, 40))} is not a positive decimal`);
     }
     const rate = perEuro(published, convention);
-    if (rate === null) {
-      this.skipped.push({ code, day, reason: 'no exact inverse' });
-      return;
-    }
     if (code === BASE) return;
     let rates = this.byDay.get(day);
     if (rates === undefined) {
@@ -89,7 +83,7 @@ class DayCollector {
     }
     const earlier = rates[code];
     // A currency shared by several countries (XOF, XAF, XCD) has a row for each, with one value.
-    if (earlier !== undefined && parseDecimal(earlier)!.num * parseDecimal(rate)!.den !== parseDecimal(rate)!.num * parseDecimal(earlier)!.den) {
+    if (earlier !== undefined && compare(parseRate(earlier)!, parseRate(rate)!) !== 0) {
       throw new FeedError(`${FEED}: ${code} on ${day} is published as both ${earlier} and ${rate}`);
     }
     rates[code] ??= rate;
@@ -252,18 +246,11 @@ export function createBancaDItaliaProvider(options: BancaDItaliaProviderOptions)
     }
   };
 
-  const reportSkipped = (skipped: SkippedRate[]): void => {
-    const inexact = skipped.filter((s) => s.reason === 'no exact inverse');
-    if (inexact.length > 0) options.log?.info({ provider: PROVIDER, skipped: inexact }, 'rates quoted as euros per unit whose inverse has no exact decimal were not stored');
-  };
-
   // Codes and days are checked ([A-Z]{3}, YYYY-MM-DD) before they are written here; the query is the one the bank documents.
   const dayDocument = async (day: Day, signal: AbortSignal | undefined): Promise<RateDocument> => {
     const text = await get(`/dailyRates?currencyIsoCode=EUR&lang=en&referenceDate=${day}`, 'text/csv', signal);
     if (text === null) return empty();
-    const { document, skipped } = parseBancaDItaliaDailyRates(text);
-    reportSkipped(skipped);
-    return document;
+    return parseBancaDItaliaDailyRates(text).document;
   };
 
   const seriesDocument = async (code: string, span: DayRange, signal: AbortSignal | undefined): Promise<RateDocument> => {
@@ -273,9 +260,7 @@ export function createBancaDItaliaProvider(options: BancaDItaliaProviderOptions)
       signal,
     );
     if (text === null) return empty();
-    const { document, skipped } = parseBancaDItaliaTimeSeries(text, code);
-    reportSkipped(skipped);
-    return document;
+    return parseBancaDItaliaTimeSeries(text, code).document;
   };
 
   /** The newest published day within the look-back, all currencies. */

@@ -40,7 +40,8 @@ export function parseCnbRates(text: string): RateDocument {
     let rates = byDay.get(day);
     if (rates === undefined) byDay.set(day, (rates = {}));
     if (rates[code] !== undefined) throw new FeedError(`${FEED}: ${code} appears twice on ${day}`);
-    rates[code] = perUnit(rate, amount.text, FEED, `${where} (${day} ${code})`);
+    // Koruna per unit: stored as the reciprocal of units per koruna.
+    rates[code] = `1/${perUnit(rate, amount.text, FEED, `${where} (${day} ${code})`)}`;
   });
   const days: DailyQuotes[] = [...byDay.keys()].sort().map((day) => ({ day, asOf: `${day}T00:00:00Z`, rates: byDay.get(day)! }));
   return { provider: PROVIDER, base: BASE, days };

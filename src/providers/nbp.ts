@@ -45,7 +45,8 @@ export function parseNbpTables(text: string): RateDocument {
       const mid = positiveDecimal(row['mid']);
       if (mid === null) throw new FeedError(`${FEED}: ${where} (${code}): mid is ${describeJsonValue(row['mid'])}, not a positive number`);
       if (rates[code] !== undefined) throw new FeedError(`${FEED}: ${code} appears twice on ${day}`);
-      rates[code] = mid;
+      // Zlotys per unit, as published: stored as the reciprocal of units per zloty.
+      rates[code] = `1/${mid}`;
     });
     byDay.set(day, rates);
   });

@@ -57,7 +57,8 @@ export function parseNbuRates(text: string): RateDocument {
     let rates = byDay.get(day);
     if (rates === undefined) byDay.set(day, (rates = {}));
     if (rates[code] !== undefined) throw new FeedError(`${FEED}: ${code} appears twice on ${day}`);
-    rates[code] = value;
+    // Hryvnias per unit, as published: stored as the reciprocal of units per hryvnia.
+    rates[code] = `1/${value}`;
   });
   const days: DailyQuotes[] = [...byDay.keys()].sort().map((day) => ({ day, asOf: `${day}T00:00:00Z`, rates: byDay.get(day)! }));
   return { provider: PROVIDER, base: BASE, days };
