@@ -77,8 +77,8 @@ export function loadedLine(config: Config, snapshot: RateSnapshot, states: Reado
       parts.push(`${grouped(quotes)} ${labelOf(id)} rates, ${span(data.days[0]!, data.days.at(-1)!)}, newest ${data.days.at(-1)}${stale}`);
     } else if (state?.failing) {
       parts.push(`${labelOf(id)} failed: ${state.lastError}`);
-    } else if (id === 'frankfurter') {
-      parts.push('Frankfurter currencies load on first request');
+    } else if (providerEntry(id)?.loadsOnRequest) {
+      parts.push(`${labelOf(id)} currencies load on first request`);
     } else {
       parts.push(`no ${labelOf(id)} rates`);
     }

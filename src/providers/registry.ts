@@ -60,8 +60,10 @@ export interface ProviderEntry {
   readonly defaultUrl: string | undefined;
   /** The setting naming its origin: EXRATES_<ID>_URL unless it predates that rule. */
   readonly urlVariable: string | undefined;
-  /** Whether it is in the default EXRATES_PROVIDERS, and where (the list keeps this order). */
+  /** Whether it is in the default EXRATES_PROVIDERS (in the list's order). */
   readonly byDefault: boolean;
+  /** True for a wide-coverage provider: it loads a currency on its first request, nothing at start. */
+  readonly loadsOnRequest: boolean;
   create(context: ProviderContext): Provider;
 }
 
@@ -87,6 +89,7 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     defaultUrl: 'https://www.ecb.europa.eu/stats/eurofxref',
     urlVariable: 'EXRATES_ECB_URL',
     byDefault: true,
+    loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock }) => createEcbProvider({ baseUrl, timeoutMs, clock }),
   },
   {
@@ -99,11 +102,12 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
       quotes: 'indicative euro rates of about 150 currencies (nearly every currency in use)',
       // Its terms are the disclaimer every document carries and the portal shows.
       termsUrl: 'https://tassidicambio.bancaditalia.it/',
-      schedule: 'Italian business days, between 16:00 and 18:30 CET',
+      schedule: 'Italian business days, in the late afternoon (about 16:00–18:30 UTC)',
     },
     defaultUrl: 'https://tassidicambio.bancaditalia.it',
     urlVariable: 'EXRATES_BANCADITALIA_URL',
     byDefault: true,
+    loadsOnRequest: true,
     create: ({ baseUrl, timeoutMs, clock, log }) => createBancaDItaliaProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
@@ -115,11 +119,12 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
       base: 'UAH',
       quotes: 'the official hryvnia rates of about 60 currencies and metals',
       termsUrl: 'https://bank.gov.ua/en/useterms',
-      schedule: "Ukrainian business days, in the afternoon Kyiv time, for the next day (weekends and holidays carry the last day's rates)",
+      schedule: "Ukrainian business days (about 10:00–12:30 UTC), for the next day; weekends and holidays carry the last day's rates",
     },
     defaultUrl: 'https://bank.gov.ua',
     urlVariable: 'EXRATES_NBU_URL',
     byDefault: true,
+    loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createNbuProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
@@ -136,6 +141,7 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     defaultUrl: 'https://api.nbp.pl',
     urlVariable: 'EXRATES_NBP_URL',
     byDefault: true,
+    loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createNbpProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
@@ -152,6 +158,7 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     defaultUrl: 'https://api.cnb.cz',
     urlVariable: 'EXRATES_CNB_URL',
     byDefault: true,
+    loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createCnbProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
@@ -168,6 +175,7 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     defaultUrl: 'https://api.frankfurter.dev',
     urlVariable: 'EXRATES_FRANKFURTER_URL',
     byDefault: false,
+    loadsOnRequest: true,
     create: ({ baseUrl, timeoutMs, clock }) => createFrankfurterProvider({ baseUrl, timeoutMs, clock }),
   },
   {
@@ -184,6 +192,7 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     defaultUrl: 'https://openexchangerates.org/api',
     urlVariable: 'EXRATES_OXR_URL',
     byDefault: false,
+    loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, oxrAppId }) =>
       createOpenExchangeRatesProvider({ baseUrl, appId: required(oxrAppId, 'EXRATES_OXR_APP_ID'), timeoutMs, clock }),
   },
@@ -201,6 +210,7 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     defaultUrl: undefined,
     urlVariable: undefined,
     byDefault: false,
+    loadsOnRequest: false,
     create: ({ timeoutMs, fileUrl }) => createFileProvider({ location: required(fileUrl, 'EXRATES_FILE_URL'), timeoutMs }),
   },
 ];
