@@ -15,7 +15,7 @@ import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provide
 import { addDays, frankfurtTime, isDay, utcDay, type Day } from '../core/time.js';
 import { FeedHttpError, fetchBytes } from './fetch-bytes.js';
 import { decodeUtf8, describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, plainDecimalFromNumberText } from './json-number.js';
-import { checkRange, DEFAULT_PACE_MS, inTurn, spansOf } from './paced.js';
+import { checkRange, createGate, MAX_IN_FLIGHT, DEFAULT_PACE_MS, inTurn, spansOf } from './paced.js';
 import type { ProviderLog } from './registry.js';
 
 const PROVIDER = 'bancaditalia';
@@ -234,6 +234,7 @@ function weekdays(range: DayRange): Day[] {
 export function createBancaDItaliaProvider(options: BancaDItaliaProviderOptions): Provider & { listCurrencies(o?: { signal?: AbortSignal }): Promise<string[]> } {
   const origin = options.baseUrl.replace(/\/+$/, '');
   const paceMs = options.paceMs ?? DEFAULT_PACE_MS;
+  const gate = createGate(MAX_IN_FLIGHT);
   const empty = (): RateDocument => ({ provider: PROVIDER, base: BASE, days: [] });
 
   const get = async (pathAndQuery: string, accept: string, signal: AbortSignal | undefined): Promise<string | null> => {
@@ -313,7 +314,7 @@ export function createBancaDItaliaProvider(options: BancaDItaliaProviderOptions)
         ? days.map((day) => () => dayDocument(day, fetchOptions?.signal))
         : [...codes].sort().flatMap((code) => spans.map((span) => () => seriesDocument(code, span, fetchOptions?.signal)));
       const describe = byDay ? (i: number) => days[i]! : (i: number) => `${[...codes!].sort()[Math.floor(i / spans.length)]} ${spans[i % spans.length]!.from}..${spans[i % spans.length]!.to}`;
-      const parts = await inTurn(requests, { provider: PROVIDER, paceMs, log: options.log, signal: fetchOptions?.signal, describe });
+      const parts = await inTurn(requests, { provider: PROVIDER, paceMs, gate, log: options.log, signal: fetchOptions?.signal, describe });
       const merged = new Map<Day, Record<string, DecimalString>>();
       for (const part of parts) {
         for (const d of only(part, codes, clipped).days) merged.set(d.day, { ...merged.get(d.day), ...d.rates });

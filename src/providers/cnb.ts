@@ -9,7 +9,7 @@ import type { Clock, DailyQuotes, DecimalString, Provider, RateDocument } from '
 import { isDay, utcDay, type Day } from '../core/time.js';
 import { fetchBytes } from './fetch-bytes.js';
 import { decodeUtf8, describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
-import { checkRange, DEFAULT_PACE_MS, inTurn, perUnit } from './paced.js';
+import { checkRange, createGate, MAX_IN_FLIGHT, DEFAULT_PACE_MS, inTurn, perUnit } from './paced.js';
 import type { ProviderLog } from './registry.js';
 
 const PROVIDER = 'cnb';
@@ -59,6 +59,7 @@ export interface CnbProviderOptions {
 export function createCnbProvider(options: CnbProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
   const paceMs = options.paceMs ?? DEFAULT_PACE_MS;
+  const gate = createGate(MAX_IN_FLIGHT);
   const get = async (path: string, signal: AbortSignal | undefined): Promise<RateDocument> =>
     parseCnbRates(decodeUtf8(await fetchBytes(`${origin}${path}`, { timeoutMs: options.timeoutMs, signal }), FEED));
 
@@ -82,7 +83,7 @@ export function createCnbProvider(options: CnbProviderOptions): Provider {
       for (let year = Number(range.from.slice(0, 4)); year <= Number(to.slice(0, 4)); year++) years.push(year);
       const parts = await inTurn(
         years.map((year) => () => get(`/cnbapi/exrates/daily-year?lang=EN&year=${year}`, fetchOptions?.signal)),
-        { provider: PROVIDER, paceMs, log: options.log, signal: fetchOptions?.signal, describe: (i) => String(years[i]) },
+        { provider: PROVIDER, paceMs, gate, log: options.log, signal: fetchOptions?.signal, describe: (i) => String(years[i]) },
       );
       const days = parts.flatMap((part) => part.days).filter((d) => d.day >= range.from && d.day <= to);
       return { provider: PROVIDER, base: BASE, days };

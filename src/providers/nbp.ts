@@ -10,7 +10,7 @@ import type { Clock, DailyQuotes, DayRange, DecimalString, Provider, RateDocumen
 import { isDay, utcDay, type Day } from '../core/time.js';
 import { FeedHttpError, fetchBytes } from './fetch-bytes.js';
 import { decodeUtf8, describeJsonValue, isJsonObject, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
-import { checkRange, DEFAULT_PACE_MS, inTurn, spansOf } from './paced.js';
+import { checkRange, createGate, MAX_IN_FLIGHT, DEFAULT_PACE_MS, inTurn, spansOf } from './paced.js';
 import type { ProviderLog } from './registry.js';
 
 const PROVIDER = 'nbp';
@@ -66,6 +66,7 @@ export interface NbpProviderOptions {
 export function createNbpProvider(options: NbpProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
   const paceMs = options.paceMs ?? DEFAULT_PACE_MS;
+  const gate = createGate(MAX_IN_FLIGHT);
   const empty = (): RateDocument => ({ provider: PROVIDER, base: BASE, days: [] });
 
   const get = async (path: string, signal: AbortSignal | undefined): Promise<RateDocument | null> => {
@@ -97,7 +98,7 @@ export function createNbpProvider(options: NbpProviderOptions): Provider {
       const spans = spansOf({ from: range.from, to }, SPAN_DAYS);
       const parts = await inTurn(
         spans.map((span) => () => get(`/api/exchangerates/tables/A/${span.from}/${span.to}/?format=json`, fetchOptions?.signal)),
-        { provider: PROVIDER, paceMs, log: options.log, signal: fetchOptions?.signal, describe: (i) => `${spans[i]!.from}..${spans[i]!.to}` },
+        { provider: PROVIDER, paceMs, gate, log: options.log, signal: fetchOptions?.signal, describe: (i) => `${spans[i]!.from}..${spans[i]!.to}` },
       );
       return { provider: PROVIDER, base: BASE, days: parts.flatMap((part) => part?.days ?? []) };
     },

@@ -11,7 +11,7 @@ import type { Clock, DailyQuotes, DayRange, DecimalString, Provider, RateDocumen
 import { addDays, utcDay, type Day } from '../core/time.js';
 import { fetchBytes } from './fetch-bytes.js';
 import { decodeUtf8, describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
-import { checkRange, dayFromDotted, DEFAULT_PACE_MS, inTurn, perUnit, spansOf } from './paced.js';
+import { checkRange, createGate, MAX_IN_FLIGHT, dayFromDotted, DEFAULT_PACE_MS, inTurn, perUnit, spansOf } from './paced.js';
 import type { ProviderLog } from './registry.js';
 
 const PROVIDER = 'nbu';
@@ -78,6 +78,7 @@ const compact = (day: Day): string => day.replaceAll('-', '');
 export function createNbuProvider(options: NbuProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
   const paceMs = options.paceMs ?? DEFAULT_PACE_MS;
+  const gate = createGate(MAX_IN_FLIGHT);
 
   /** The NBU dates tomorrow's rates today: days after today (UTC) are left for tomorrow. */
   const fetchSpan = async (span: DayRange, signal: AbortSignal | undefined): Promise<RateDocument> => {
@@ -107,7 +108,7 @@ export function createNbuProvider(options: NbuProviderOptions): Provider {
       const spans = spansOf({ from: range.from, to }, SPAN_DAYS);
       const parts = await inTurn(
         spans.map((span) => () => fetchSpan(span, fetchOptions?.signal)),
-        { provider: PROVIDER, paceMs, log: options.log, signal: fetchOptions?.signal, describe: (i) => `${spans[i]!.from}..${spans[i]!.to}` },
+        { provider: PROVIDER, paceMs, gate, log: options.log, signal: fetchOptions?.signal, describe: (i) => `${spans[i]!.from}..${spans[i]!.to}` },
       );
       return { provider: PROVIDER, base: BASE, days: parts.flatMap((part) => part.days) };
     },

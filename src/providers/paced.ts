@@ -18,6 +18,29 @@ const PROGRESS_ABOVE = 4;
 /** How often a long load says how far it got. */
 const PROGRESS_EVERY_MS = 5_000;
 
+/** How many requests one provider has in flight at most, whatever number of loads run at once. */
+export const MAX_IN_FLIGHT = 2;
+
+/**
+ * Lets at most `limit` calls run at once, the others waiting their turn in arrival order: one per
+ * provider, so that first requests for many currencies at once do not become as many parallel
+ * streams of requests to one bank.
+ */
+export function createGate(limit: number): <T>(call: () => Promise<T>) => Promise<T> {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  return async <T>(call: () => Promise<T>): Promise<T> => {
+    if (running >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+    running += 1;
+    try {
+      return await call();
+    } finally {
+      running -= 1;
+      waiting.shift()?.();
+    }
+  };
+}
+
 export interface InTurnOptions {
   provider: string;
   /** Pause between the end of one request and the start of the next. */
@@ -26,6 +49,8 @@ export interface InTurnOptions {
   signal?: AbortSignal | undefined;
   /** What the requests fetch, for the progress lines ("2021-01-04..2022-01-04 of USD"). */
   describe?: (index: number) => string;
+  /** The provider's gate (createGate), shared by all of its loads. */
+  gate?: <T>(call: () => Promise<T>) => Promise<T>;
 }
 
 /**
@@ -40,7 +65,7 @@ export async function inTurn<T>(requests: ReadonlyArray<() => Promise<T>>, optio
   if (long) options.log!.info({ provider: options.provider, requests: requests.length, paceMs: options.paceMs }, 'loading history in paced requests');
   for (const [index, request] of requests.entries()) {
     if (index > 0 && options.paceMs > 0) await sleep(options.paceMs, undefined, options.signal ? { signal: options.signal } : {});
-    results.push(await request());
+    results.push(await (options.gate ? options.gate(request) : request()));
     if (long && Date.now() - reported >= PROGRESS_EVERY_MS) {
       reported = Date.now();
       options.log!.info(
