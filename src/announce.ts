@@ -6,6 +6,7 @@ import type { Config, ProviderId } from './config.js';
 import type { RateSnapshot } from './core/rates.js';
 import type { ProviderState } from './core/ports.js';
 import { grouped } from './core/text.js';
+import { providerEntry } from './providers/registry.js';
 import { redactedUrl, type Deps } from './deps.js';
 import { sqliteFile } from './storage/database.js';
 
@@ -14,7 +15,9 @@ import { sqliteFile } from './storage/database.js';
  * it serves, then whether rates loaded, and what to do when none could be.
  */
 
-const NAMES: Record<ProviderId, string> = { ecb: 'ECB', frankfurter: 'Frankfurter', openexchangerates: 'Open Exchange Rates', file: 'file' };
+function labelOf(id: ProviderId): string {
+  return providerEntry(id)?.metadata.label ?? id;
+}
 const WILDCARDS = new Set(['0.0.0.0', '::', '[::]']);
 
 /** The URL a person can open: localhost for a wildcard bind, the address itself otherwise. */
@@ -46,7 +49,7 @@ export function listeningLine(config: Config, port: number): string {
 /** The offline way to run, with the exact variables: for when no provider can be reached. */
 export function noRatesAdvice(config: Config): string {
   const hosts = config.providers
-    .map((id) => ({ ecb: config.ecbUrl, frankfurter: config.frankfurterUrl, openexchangerates: config.oxrUrl, file: undefined })[id])
+    .map((id) => config.providerUrls[id])
     .filter((url): url is string => url !== undefined)
     .map((url) => new URL(url).host);
   const network = hosts.length > 0 ? `check that this machine can reach ${hosts.join(' and ')} (HTTPS, or a proxy), ` : 'check EXRATES_FILE_URL, ';
@@ -71,13 +74,13 @@ export function loadedLine(config: Config, snapshot: RateSnapshot, states: Reado
     if (data && quotes > 0) {
       ready = true;
       const stale = state?.failing ? ` (stale: ${state.lastError})` : '';
-      parts.push(`${grouped(quotes)} ${NAMES[id]} rates, ${span(data.days[0]!, data.days.at(-1)!)}, newest ${data.days.at(-1)}${stale}`);
+      parts.push(`${grouped(quotes)} ${labelOf(id)} rates, ${span(data.days[0]!, data.days.at(-1)!)}, newest ${data.days.at(-1)}${stale}`);
     } else if (state?.failing) {
-      parts.push(`${NAMES[id]} failed: ${state.lastError}`);
-    } else if (id === 'frankfurter') {
-      parts.push('Frankfurter currencies load on first request');
+      parts.push(`${labelOf(id)} failed: ${state.lastError}`);
+    } else if (providerEntry(id)?.loadsOnRequest) {
+      parts.push(`${labelOf(id)} currencies load on first request`);
     } else {
-      parts.push(`no ${NAMES[id]} rates`);
+      parts.push(`no ${labelOf(id)} rates`);
     }
   }
   if (ready) return { ready, line: `ready: ${parts.join('; ')}` };

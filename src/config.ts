@@ -4,10 +4,36 @@ import proxyAddr from '@fastify/proxy-addr';
 import { closest } from 'fastest-levenshtein';
 import Type, { type TSchema } from 'typebox';
 import Value from 'typebox/value';
+import { PROVIDER_REGISTRY, providerEntry, type ProviderEntry } from './providers/registry.js';
 import { parseRedisUrl } from './storage/redis-url.js';
 
-export const PROVIDER_IDS = ['ecb', 'frankfurter', 'openexchangerates', 'file'] as const;
-export type ProviderId = (typeof PROVIDER_IDS)[number];
+/** Every provider id, in the registry's order (src/providers/registry.ts). */
+export const PROVIDER_IDS: readonly string[] = PROVIDER_REGISTRY.map((entry) => entry.id);
+export type ProviderId = string;
+/** The providers used when EXRATES_PROVIDERS is not set: first-hand sources only. */
+const DEFAULT_PROVIDERS = PROVIDER_REGISTRY.filter((entry) => entry.byDefault).map((entry) => entry.id);
+/** URL settings older than the EXRATES_<ID>_URL rule, each described by hand below. */
+const DESCRIBED_URL_SETTINGS = new Set(['EXRATES_ECB_URL', 'EXRATES_FRANKFURTER_URL', 'EXRATES_OXR_URL']);
+
+function defaultUrlOf(id: string): string {
+  return providerEntry(id)!.defaultUrl!;
+}
+
+/** An EXRATES_<ID>_URL setting for each provider that has an origin and no hand-written setting. */
+function providerUrlSettings(): Record<string, TSchema> {
+  const settings: Record<string, TSchema> = {};
+  const described = (entry: ProviderEntry): entry is ProviderEntry & { urlVariable: string; defaultUrl: string } =>
+    entry.urlVariable !== undefined && entry.defaultUrl !== undefined && !DESCRIBED_URL_SETTINGS.has(entry.urlVariable);
+  for (const entry of PROVIDER_REGISTRY.filter(described)) {
+    settings[entry.urlVariable] = Type.String({
+      pattern: '^https?://[^/?#]+/?$',
+      expected: 'an http:// or https:// origin: scheme, host and optional port, without a path',
+      default: entry.defaultUrl,
+      description: `Origin of ${entry.metadata.name} (\`${entry.id}\`): scheme, host and port, to which its documented paths and queries are appended as published, so that a local server can stand in for it.`,
+    });
+  }
+  return settings;
+}
 const SECRET_VARIABLES = new Set(['EXRATES_OXR_APP_ID']);
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const DEMO_KEY_TIERS = ['off', 'free', 'pro'] as const;
@@ -55,19 +81,20 @@ export const ConfigSchema = Type.Object({
     // Spaces around the commas are allowed: "ecb, frankfurter" is what people write.
     pattern: `^\\s*(${PROVIDER_IDS.join('|')})\\s*(,\\s*(${PROVIDER_IDS.join('|')})\\s*)*$`,
     expected: `a comma-separated list of ${PROVIDER_IDS.join(', ')}`,
-    default: 'ecb,frankfurter',
-    description: `Comma-separated rate providers in order of preference: ${PROVIDER_IDS.map((p) => `\`${p}\``).join(', ')}. A currency is served by the first provider that quotes it; \`frankfurter\` backfills currencies the others do not quote on first request.`,
+    default: DEFAULT_PROVIDERS.join(','),
+    description: `Comma-separated rate providers in order of preference: ${PROVIDER_IDS.map((p) => `\`${p}\``).join(', ')} (README, "Providers"). A currency is served by the first provider that quotes it; \`bancaditalia\` and \`frankfurter\` load a currency the others do not quote on its first request. The default names first-hand sources only.`,
   }),
+  ...providerUrlSettings(),
   EXRATES_ECB_URL: Type.String({
     pattern: '^https?://.+',
     expected: 'an http:// or https:// URL',
-    default: 'https://www.ecb.europa.eu/stats/eurofxref',
+    default: defaultUrlOf('ecb'),
     description: 'Base URL of the ECB reference-rate files (`eurofxref-daily.xml`, `eurofxref-hist-90d.xml`, `eurofxref-hist.zip`).',
   }),
   EXRATES_FRANKFURTER_URL: Type.String({
     pattern: '^https?://.+',
     expected: 'an http:// or https:// URL',
-    default: 'https://api.frankfurter.dev',
+    default: defaultUrlOf('frankfurter'),
     description: 'Base URL of the Frankfurter API (requests go to `<url>/v2/…`).',
   }),
   EXRATES_OXR_APP_ID: Type.Optional(
@@ -76,7 +103,7 @@ export const ConfigSchema = Type.Object({
   EXRATES_OXR_URL: Type.String({
     pattern: '^https?://.+',
     expected: 'an http:// or https:// URL',
-    default: 'https://openexchangerates.org/api',
+    default: defaultUrlOf('openexchangerates'),
     description: 'Base URL of the Open Exchange Rates API.',
   }),
   EXRATES_FILE_URL: Type.Optional(
@@ -191,6 +218,8 @@ export interface Config {
   /** Who sends quota decisions to Redis with workers: each worker, or the main process for all. */
   redisQuotaBatches: (typeof REDIS_QUOTA_BATCHES)[number];
   providers: readonly ProviderId[];
+  /** Each provider's origin (EXRATES_<ID>_URL or its default), by provider id, without a trailing slash; none for the file provider. */
+  providerUrls: Readonly<Record<string, string>>;
   ecbUrl: string;
   fileUrl: string | undefined;
   frankfurterUrl: string;
@@ -322,6 +351,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   if (list.length > 0) throw new ConfigError(list);
 
+  const providerUrls: Record<string, string> = {};
+  for (const entry of PROVIDER_REGISTRY) {
+    if (entry.urlVariable === undefined) continue;
+    providerUrls[entry.id] = String(values[entry.urlVariable]).replace(/\/+$/, '');
+  }
+
   return Object.freeze({
     port: v.PORT,
     host: v.HOST,
@@ -330,6 +365,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     redisPrefix: v.EXRATES_REDIS_PREFIX,
     redisQuotaBatches: v.EXRATES_REDIS_QUOTA_BATCHES,
     providers: Object.freeze(providers),
+    providerUrls: Object.freeze(providerUrls),
     ecbUrl: v.EXRATES_ECB_URL.replace(/\/+$/, ''),
     fileUrl: v.EXRATES_FILE_URL,
     frankfurterUrl: v.EXRATES_FRANKFURTER_URL.replace(/\/+$/, ''),

@@ -9,10 +9,7 @@ import { createRefresher, type Refresher } from './core/refresher.js';
 import { clockStartingAt, systemClock } from './core/time.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics, type ServiceMetrics } from './metrics.js';
-import { createEcbProvider } from './providers/ecb.js';
-import { createFileProvider } from './providers/file.js';
-import { createFrankfurterProvider } from './providers/frankfurter.js';
-import { createOpenExchangeRatesProvider } from './providers/openexchangerates.js';
+import { providerEntry, type ProviderLog } from './providers/registry.js';
 import { migrateToLatest, openDatabase, type OpenDatabase } from './storage/database.js';
 import { createKeyStore } from './storage/key-store.js';
 import { quotaJournals } from './storage/quota-journal.js';
@@ -66,19 +63,20 @@ export function instrumentProvider(provider: Provider, metrics: Metrics): Provid
   };
 }
 
-export function createProviders(config: Config, clock: Clock): Provider[] {
-  const timeoutMs = config.upstreamTimeoutMs;
+/** The configured providers, in order of preference, each made by its registry entry (src/providers/registry.ts). */
+export function createProviders(config: Config, clock: Clock, log?: ProviderLog): Provider[] {
   return config.providers.map((id): Provider => {
-    switch (id) {
-      case 'ecb':
-        return createEcbProvider({ baseUrl: config.ecbUrl, timeoutMs, clock });
-      case 'frankfurter':
-        return createFrankfurterProvider({ baseUrl: config.frankfurterUrl, timeoutMs, clock });
-      case 'openexchangerates':
-        return createOpenExchangeRatesProvider({ baseUrl: config.oxrUrl, appId: config.oxrAppId!, timeoutMs, clock });
-      case 'file':
-        return createFileProvider({ location: config.fileUrl!, timeoutMs });
-    }
+    const entry = providerEntry(id);
+    // loadConfig accepts only registered ids; this guards the type, not the input.
+    if (entry === undefined) throw new Error(`no provider named ${id}`);
+    return entry.create({
+      baseUrl: config.providerUrls[id] ?? '',
+      timeoutMs: config.upstreamTimeoutMs,
+      clock,
+      ...(log ? { log } : {}),
+      ...(config.oxrAppId !== undefined ? { oxrAppId: config.oxrAppId } : {}),
+      ...(config.fileUrl !== undefined ? { fileUrl: config.fileUrl } : {}),
+    });
   });
 }
 
@@ -182,7 +180,7 @@ async function wire(
   const counters = quotas;
   opened.push(() => counters.close?.());
   if (options.lock && !redis) lock = options.lock;
-  const providers = createProviders(config, clock).map((p) => instrumentProvider(p, metrics));
+  const providers = createProviders(config, clock, log).map((p) => instrumentProvider(p, metrics));
   let backfill: ((code: string) => Promise<boolean>) | undefined;
   const book = createRateBook({
     store: rates,

@@ -1,7 +1,7 @@
 /** Configuration errors and warnings as a person reads them: in words, never a regular expression. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConfigError, ConfigSchema, loadConfig, unknownVariables } from '../src/config.js';
+import { ConfigError, ConfigSchema, loadConfig, PROVIDER_IDS, unknownVariables } from '../src/config.js';
 
 function problems(env: Record<string, string>): string[] {
   try {
@@ -14,8 +14,9 @@ function problems(env: Record<string, string>): string[] {
 }
 
 test('a bad provider list is described in words, with what was given', () => {
+  assert.deepEqual(PROVIDER_IDS.slice(0, 5), ['ecb', 'bancaditalia', 'nbu', 'nbp', 'cnb']);
   assert.deepEqual(problems({ EXRATES_PROVIDERS: 'nope' }), [
-    "EXRATES_PROVIDERS: expected a comma-separated list of ecb, frankfurter, openexchangerates, file; got 'nope'",
+    `EXRATES_PROVIDERS: expected a comma-separated list of ${PROVIDER_IDS.join(', ')}; got 'nope'`,
   ]);
 });
 

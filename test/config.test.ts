@@ -15,12 +15,39 @@ test('defaults give the documented configuration', () => {
   assert.equal(config.port, 8080);
   assert.equal(config.host, '0.0.0.0');
   assert.equal(config.databaseUrl, 'sqlite:./data/exrates.db');
-  assert.deepEqual(config.providers, ['ecb', 'frankfurter']);
+  // First-hand sources only: no aggregator by default.
+  assert.deepEqual(config.providers, ['ecb', 'bancaditalia', 'nbu', 'nbp', 'cnb']);
   assert.equal(config.ecbUrl, 'https://www.ecb.europa.eu/stats/eurofxref');
+  assert.equal(config.providerUrls['bancaditalia'], 'https://tassidicambio.bancaditalia.it');
+  assert.equal(config.providerUrls['nbu'], 'https://bank.gov.ua');
   assert.deepEqual(config.quota, { free: 1000, pro: 100000 });
   assert.equal(config.refreshSeconds, 600);
   assert.equal(config.now, undefined);
   assert.ok(Object.isFrozen(config));
+});
+
+test('each provider origin is EXRATES_<ID>_URL, and the older URL settings keep working', () => {
+  const config = loadConfig({
+    EXRATES_BANCADITALIA_URL: 'http://127.0.0.1:4001/',
+    EXRATES_NBU_URL: 'http://127.0.0.1:4002',
+    EXRATES_ECB_URL: 'http://127.0.0.1:4003/ecb/',
+    EXRATES_FRANKFURTER_URL: 'http://127.0.0.1:4004',
+    EXRATES_OXR_URL: 'http://127.0.0.1:4005/api',
+  });
+  assert.equal(config.providerUrls['bancaditalia'], 'http://127.0.0.1:4001');
+  assert.equal(config.providerUrls['nbu'], 'http://127.0.0.1:4002');
+  assert.equal(config.providerUrls['ecb'], 'http://127.0.0.1:4003/ecb');
+  assert.equal(config.ecbUrl, 'http://127.0.0.1:4003/ecb');
+  assert.equal(config.providerUrls['frankfurter'], 'http://127.0.0.1:4004');
+  assert.equal(config.providerUrls['openexchangerates'], 'http://127.0.0.1:4005/api');
+  assert.equal(config.providerUrls['file'], undefined);
+  // An origin is scheme, host and port: a path would not be appended to as the bank documents it.
+  assert.throws(() => loadConfig({ EXRATES_NBP_URL: 'https://api.nbp.pl/api' }), (error: unknown) => {
+    assert.ok(error instanceof ConfigError);
+    assert.match(error.message, /EXRATES_NBP_URL: expected an http:\/\/ or https:\/\/ origin/);
+    return true;
+  });
+  assert.throws(() => loadConfig({ EXRATES_PROVIDERS: 'ecb,bdi' }), /EXRATES_PROVIDERS: expected a comma-separated list of ecb, bancaditalia/);
 });
 
 test('values are converted and checked', () => {

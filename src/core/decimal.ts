@@ -39,6 +39,18 @@ export function parseDecimal(text: string): Rational | null {
   return { num: BigInt(m[1]! + fraction), den: pow10(fraction.length) };
 }
 
+/**
+ * A stored rate: a plain decimal (units of the quote per one unit of the base), or `1/` and a plain
+ * decimal, the reciprocal of a number published the other way round (units of the base per one
+ * unit of the quote, as most national central banks publish), kept as published so that nothing
+ * is rounded before the one rounding of an answer. Null for anything else and for `1/0`.
+ */
+export function parseRate(text: string): Rational | null {
+  if (!text.startsWith('1/')) return parseDecimal(text);
+  const published = parseDecimal(text.slice(2));
+  return published === null || published.num === 0n ? null : { num: published.den, den: published.num };
+}
+
 export function fromInteger(value: bigint | number): Rational {
   return { num: BigInt(value), den: 1n };
 }
@@ -163,6 +175,27 @@ export function roundSignificant(value: Rational, digits = 8): string {
 /** The decimal text of a rational that is known to be a finite decimal with at most `maxScale` decimals. */
 export function toPlainString(value: Rational, maxScale = 40): string {
   return stripTrailingZeros(roundToScale(value, maxScale));
+}
+
+/**
+ * The exact plain decimal of a rational (`1/8` → `0.125`, `1/1.25` → `0.8`), or null when it has
+ * none (`1/3`): for a published number that must be inverted or scaled without any rounding.
+ */
+export function exactDecimal(value: Rational): string | null {
+  const { num, den } = reduce(value.num, value.den);
+  let rest = den;
+  let twos = 0;
+  let fives = 0;
+  while (rest % 2n === 0n) {
+    rest /= 2n;
+    twos += 1;
+  }
+  while (rest % 5n === 0n) {
+    rest /= 5n;
+    fives += 1;
+  }
+  if (rest !== 1n) return null;
+  return toPlainString({ num, den }, Math.max(twos, fives));
 }
 
 /** Removes redundant leading zeros from a plain decimal (`007.50` → `7.50`, `000` → `0`). */

@@ -4,7 +4,11 @@ import type { Day } from './time.js';
 /** A decimal number written as text, exactly as published or computed (never via a binary float). */
 export type DecimalString = string;
 
-/** One published day of rates: `rates[quote]` is units of `quote` per one unit of the document's base. */
+/**
+ * One published day of rates: `rates[quote]` is units of `quote` per one unit of the document's
+ * base, as a plain decimal; or, for a provider that publishes units of its base per one unit of
+ * the quote (UAH per USD), `1/` and that number as published (`1/43.2081`): its exact reciprocal.
+ */
 export interface DailyQuotes {
   day: Day;
   /** When the provider says these rates apply, ISO 8601 in UTC with a Z. */

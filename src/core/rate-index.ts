@@ -1,4 +1,4 @@
-import { ONE, parseDecimal, parseSmallDecimals, type Rational } from './decimal.js';
+import { ONE, parseRate, parseSmallDecimals, type Rational } from './decimal.js';
 import type { RateDocument, StoredQuote } from './ports.js';
 import { addDays, type Day } from './time.js';
 
@@ -121,7 +121,7 @@ export function rateValue(text: string): Rational {
   if (text === '1') return ONE;
   let value = parsed.get(text);
   if (!value) {
-    value = parseDecimal(text)!;
+    value = parseRate(text)!;
     if (parsed.size > 200_000) parsed.clear();
     parsed.set(text, value);
   }

@@ -1,5 +1,5 @@
 import { isIsoCurrency } from './currencies.js';
-import { parseDecimal } from './decimal.js';
+import { parseRate } from './decimal.js';
 import { FeedError } from './errors.js';
 import type { Clock, DailyQuotes, Provider, RateDocument, RateStore } from './ports.js';
 import { addDays, isDay, subtractMonths, utcDay, type Day } from './time.js';
@@ -32,7 +32,8 @@ export interface ValidationReport {
 /**
  * Checks a document before anything of it is stored: real dates not in the future, ISO codes,
  * positive plain decimals. Any bad value rejects the whole document; unknown currency codes are
- * dropped and reported, since providers keep series for withdrawn codes (HRK, for example).
+ * dropped and reported, since providers keep series for withdrawn codes (HRK, for example). A rate
+ * is a plain decimal or the reciprocal of one (parseRate).
  */
 export function validateDocument(document: RateDocument, clock: Clock): ValidationReport {
   const todayDay = utcDay(clock.now());
@@ -46,7 +47,7 @@ export function validateDocument(document: RateDocument, clock: Clock): Validati
     previous = day.day;
     const rates: Record<string, string> = {};
     for (const [code, text] of Object.entries(day.rates)) {
-      const value = parseDecimal(text);
+      const value = parseRate(text);
       if (!value || value.num <= 0n) throw new FeedError(`${document.provider}: ${code} on ${day.day} has implausible rate '${text}'`);
       if (!isIsoCurrency(code) || code === document.base) {
         dropped.add(code);

@@ -6,6 +6,8 @@ export interface FetchBytesOptions {
   /** Covers the whole exchange, body included: a server that stalls mid-body times out too. */
   timeoutMs: number;
   signal?: AbortSignal;
+  /** The Accept header, for upstreams that choose the format by it. */
+  accept?: string;
 }
 
 /** An upstream answer with a non-2xx status; callers may fall back on particular statuses (404). */
@@ -50,7 +52,7 @@ export async function fetchBytes(url: string, options: FetchBytesOptions): Promi
 
   let response: Response;
   try {
-    response = await fetch(url, { signal });
+    response = await fetch(url, { signal, ...(options.accept ? { headers: { accept: options.accept } } : {}) });
   } catch (error) {
     return fail(error);
   }

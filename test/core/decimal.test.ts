@@ -34,12 +34,14 @@ import {
   add,
   compare,
   divide,
+  exactDecimal,
   formatSmall,
   fromInteger,
   isPositive,
   mean,
   multiply,
   parseDecimal,
+  parseRate,
   parseSmallDecimal,
   pow10,
   quotientSignificant,
@@ -872,5 +874,17 @@ describe('small decimals', () => {
     assert.equal(summarize([Number.NaN], [0], 1), undefined);
     assert.equal(summarize([], [], 0), undefined);
     assert.equal(summarize([5e15, 5e15], [0, 0], 2), undefined);
+  });
+});
+
+describe('parseRate / exactDecimal', () => {
+  it('read a plain decimal or the reciprocal of one exactly, and write a rational that has a finite decimal', () => {
+    assert.deepEqual(parseRate('1.1886'), { num: 11886n, den: 10000n });
+    assert.deepEqual(parseRate('1/43.2081'), { num: 10000n, den: 432081n });
+    for (const bad of ['1/0', '1/0.00', '1/', '2/3', '1/-1', '1/1e3', '']) assert.equal(parseRate(bad), null, bad);
+    assert.equal(exactDecimal(divide(fromInteger(1), fromInteger(8))), '0.125');
+    assert.equal(exactDecimal(parseRate('1/1.25')!), '0.8');
+    assert.equal(exactDecimal(parseRate('1/3')!), null);
+    assert.equal(exactDecimal(parseRate('1/43.2081')!), null);
   });
 });

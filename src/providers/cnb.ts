@@ -1,0 +1,92 @@
+/**
+ * The Czech National Bank's exchange rate fixing: about 30 currencies in koruna, one fixing per
+ * Czech business day, published after 14:30 Prague time. Quoted per `amount` units (100 for HUF,
+ * JPY, INR…, 1,000 for IDR), made exact per-unit rates here.
+ * API: https://api.cnb.cz/cnbapi/swagger-ui.html (`/cnbapi/exrates/daily`, `/cnbapi/exrates/daily-year`).
+ */
+import { FeedError } from '../core/errors.js';
+import type { Clock, DailyQuotes, DecimalString, Provider, RateDocument } from '../core/ports.js';
+import { isDay, utcDay, type Day } from '../core/time.js';
+import { fetchBytes } from './fetch-bytes.js';
+import { decodeUtf8, describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
+import { checkRange, createGate, MAX_IN_FLIGHT, DEFAULT_PACE_MS, inTurn, perUnit } from './paced.js';
+import type { ProviderLog } from './registry.js';
+
+const PROVIDER = 'cnb';
+const FEED = 'CNB feed';
+const BASE = 'CZK';
+
+/**
+ * Parses `/cnbapi/exrates/daily` or `/daily-year`: `{ rates: [{ validFor, currencyCode, amount,
+ * rate, … }] }`, `rate` koruna per `amount` units, made koruna per one unit exactly.
+ */
+export function parseCnbRates(text: string): RateDocument {
+  const body = parseJsonKeepingNumbers(text, FEED);
+  if (!isJsonObject(body)) throw new FeedError(`${FEED}: expected an object with rates, got ${describeJsonValue(body)}`);
+  const rows = body['rates'];
+  if (!Array.isArray(rows)) throw new FeedError(`${FEED}: rates is ${describeJsonValue(rows)}, not a list`);
+  const byDay = new Map<Day, Record<string, DecimalString>>();
+  rows.forEach((row: unknown, index) => {
+    const where = `rate #${index}`;
+    if (!isJsonObject(row)) throw new FeedError(`${FEED}: ${where} is ${describeJsonValue(row)}, not an object`);
+    const code = row['currencyCode'];
+    if (typeof code !== 'string' || !/^[A-Z]{3}$/.test(code)) throw new FeedError(`${FEED}: ${where}: currencyCode is ${describeJsonValue(code)}`);
+    const day = row['validFor'];
+    if (typeof day !== 'string' || !isDay(day)) throw new FeedError(`${FEED}: ${where} (${code}): validFor is ${describeJsonValue(day)}`);
+    const rate = positiveDecimal(row['rate']);
+    if (rate === null) throw new FeedError(`${FEED}: ${where} (${day} ${code}): rate is ${describeJsonValue(row['rate'])}, not a positive number`);
+    const amount = row['amount'];
+    if (!(amount instanceof JsonNumber)) throw new FeedError(`${FEED}: ${where} (${day} ${code}): amount is ${describeJsonValue(amount)}`);
+    let rates = byDay.get(day);
+    if (rates === undefined) byDay.set(day, (rates = {}));
+    if (rates[code] !== undefined) throw new FeedError(`${FEED}: ${code} appears twice on ${day}`);
+    // Koruna per unit: stored as the reciprocal of units per koruna.
+    rates[code] = `1/${perUnit(rate, amount.text, FEED, `${where} (${day} ${code})`)}`;
+  });
+  const days: DailyQuotes[] = [...byDay.keys()].sort().map((day) => ({ day, asOf: `${day}T00:00:00Z`, rates: byDay.get(day)! }));
+  return { provider: PROVIDER, base: BASE, days };
+}
+
+export interface CnbProviderOptions {
+  /** The origin, e.g. `https://api.cnb.cz`. */
+  baseUrl: string;
+  timeoutMs: number;
+  clock: Clock;
+  log?: ProviderLog | undefined;
+  paceMs?: number;
+}
+
+export function createCnbProvider(options: CnbProviderOptions): Provider {
+  const origin = options.baseUrl.replace(/\/+$/, '');
+  const paceMs = options.paceMs ?? DEFAULT_PACE_MS;
+  const gate = createGate(MAX_IN_FLIGHT);
+  const get = async (path: string, signal: AbortSignal | undefined): Promise<RateDocument> =>
+    parseCnbRates(decodeUtf8(await fetchBytes(`${origin}${path}`, { timeoutMs: options.timeoutMs, signal }), FEED));
+
+  return {
+    id: PROVIDER,
+    base: BASE,
+
+    async latest(fetchOptions) {
+      const document = await get('/cnbapi/exrates/daily?lang=EN', fetchOptions?.signal);
+      const newest = document.days.at(-1);
+      if (newest === undefined) throw new FeedError(`${FEED}: the current fixing is empty`);
+      return { ...document, days: [newest] };
+    },
+
+    async series(range, fetchOptions) {
+      checkRange(range);
+      const today = utcDay(options.clock.now());
+      const to = range.to < today ? range.to : today;
+      if (range.from > to) return { provider: PROVIDER, base: BASE, days: [] };
+      const years: number[] = [];
+      for (let year = Number(range.from.slice(0, 4)); year <= Number(to.slice(0, 4)); year++) years.push(year);
+      const parts = await inTurn(
+        years.map((year) => () => get(`/cnbapi/exrates/daily-year?lang=EN&year=${year}`, fetchOptions?.signal)),
+        { provider: PROVIDER, paceMs, gate, log: options.log, signal: fetchOptions?.signal, describe: (i) => String(years[i]) },
+      );
+      const days = parts.flatMap((part) => part.days).filter((d) => d.day >= range.from && d.day <= to);
+      return { provider: PROVIDER, base: BASE, days };
+    },
+  };
+}

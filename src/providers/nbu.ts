@@ -1,0 +1,116 @@
+/**
+ * The National Bank of Ukraine's official hryvnia rates: about 60 currencies and metals, set on
+ * each Ukrainian business day for the next day and carried over weekends and holidays, so every
+ * calendar day has rates. Quoted as hryvnias per `units` units of the currency (10 for THB, 1,000
+ * for VND…), with `rate_per_unit` beside it.
+ * API: https://bank.gov.ua/en/open-data/api-dev (`/NBU_Exchange/exchange_site`, a date range in JSON).
+ */
+import { FeedError } from '../core/errors.js';
+import { compare, parseDecimal } from '../core/decimal.js';
+import type { Clock, DailyQuotes, DayRange, DecimalString, Provider, RateDocument } from '../core/ports.js';
+import { addDays, utcDay, type Day } from '../core/time.js';
+import { fetchBytes } from './fetch-bytes.js';
+import { decodeUtf8, describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
+import { checkRange, createGate, MAX_IN_FLIGHT, dayFromDotted, DEFAULT_PACE_MS, inTurn, perUnit, spansOf } from './paced.js';
+import type { ProviderLog } from './registry.js';
+
+const PROVIDER = 'nbu';
+const FEED = 'NBU feed';
+const BASE = 'UAH';
+/** Days per request of a long range: a quarter's answer is about 1.5 MB. */
+const SPAN_DAYS = 92;
+/** How far back `latest` asks: the rates of every calendar day are published, so a week is ample. */
+const LATEST_LOOKBACK_DAYS = 7;
+
+/**
+ * Parses an `exchange_site` (or `statdirectory/exchange`) JSON answer: an array of
+ * `{ exchangedate: "DD.MM.YYYY", cc, rate, units?, rate_per_unit? }`. The rate becomes hryvnias per
+ * one unit, exactly (`rate` ÷ `units`), and must agree with `rate_per_unit` when that is given.
+ * Entries without a three-letter code (the old archive's `___`) are skipped. An empty array is an
+ * empty document.
+ */
+export function parseNbuRates(text: string): RateDocument {
+  const body = parseJsonKeepingNumbers(text, FEED);
+  if (!Array.isArray(body)) throw new FeedError(`${FEED}: expected an array of rates, got ${describeJsonValue(body)}`);
+  const byDay = new Map<Day, Record<string, DecimalString>>();
+  body.forEach((item: unknown, index) => {
+    const where = `rate #${index}`;
+    if (!isJsonObject(item)) throw new FeedError(`${FEED}: ${where} is ${describeJsonValue(item)}, not an object`);
+    const code = item['cc'];
+    if (typeof code !== 'string') throw new FeedError(`${FEED}: ${where}: cc is ${describeJsonValue(code)}`);
+    if (!/^[A-Z]{3}$/.test(code)) return;
+    const date = item['exchangedate'];
+    const day = typeof date === 'string' ? dayFromDotted(date) : undefined;
+    if (day === undefined) throw new FeedError(`${FEED}: ${where} (${code}): exchangedate is ${describeJsonValue(date)}, not DD.MM.YYYY`);
+    const rate = positiveDecimal(item['rate']);
+    if (rate === null) throw new FeedError(`${FEED}: ${where} (${day} ${code}): rate is ${describeJsonValue(item['rate'])}, not a positive number`);
+    const unitsValue = item['units'] ?? new JsonNumber('1');
+    if (!(unitsValue instanceof JsonNumber)) throw new FeedError(`${FEED}: ${where} (${day} ${code}): units is ${describeJsonValue(unitsValue)}`);
+    const value = perUnit(rate, unitsValue.text, FEED, `${where} (${day} ${code})`);
+    const stated = item['rate_per_unit'];
+    if (stated !== undefined && stated !== null) {
+      const statedText = positiveDecimal(stated);
+      if (statedText === null || compare(parseDecimal(statedText)!, parseDecimal(value)!) !== 0) {
+        throw new FeedError(`${FEED}: ${where} (${day} ${code}): ${rate} per ${unitsValue.text} units is ${value} per unit, but rate_per_unit is ${describeJsonValue(stated)}`);
+      }
+    }
+    let rates = byDay.get(day);
+    if (rates === undefined) byDay.set(day, (rates = {}));
+    if (rates[code] !== undefined) throw new FeedError(`${FEED}: ${code} appears twice on ${day}`);
+    // Hryvnias per unit, as published: stored as the reciprocal of units per hryvnia.
+    rates[code] = `1/${value}`;
+  });
+  const days: DailyQuotes[] = [...byDay.keys()].sort().map((day) => ({ day, asOf: `${day}T00:00:00Z`, rates: byDay.get(day)! }));
+  return { provider: PROVIDER, base: BASE, days };
+}
+
+export interface NbuProviderOptions {
+  /** The origin, e.g. `https://bank.gov.ua`. */
+  baseUrl: string;
+  timeoutMs: number;
+  clock: Clock;
+  log?: ProviderLog | undefined;
+  paceMs?: number;
+}
+
+const compact = (day: Day): string => day.replaceAll('-', '');
+
+export function createNbuProvider(options: NbuProviderOptions): Provider {
+  const origin = options.baseUrl.replace(/\/+$/, '');
+  const paceMs = options.paceMs ?? DEFAULT_PACE_MS;
+  const gate = createGate(MAX_IN_FLIGHT);
+
+  /** The NBU dates tomorrow's rates today: days after today (UTC) are left for tomorrow. */
+  const fetchSpan = async (span: DayRange, signal: AbortSignal | undefined): Promise<RateDocument> => {
+    const url = `${origin}/NBU_Exchange/exchange_site?end=${compact(span.to)}&json=&order=asc&sort=exchangedate&start=${compact(span.from)}`;
+    const document = parseNbuRates(decodeUtf8(await fetchBytes(url, { timeoutMs: options.timeoutMs, signal }), FEED));
+    const today = utcDay(options.clock.now());
+    return { ...document, days: document.days.filter((d) => d.day >= span.from && d.day <= span.to && d.day <= today) };
+  };
+
+  return {
+    id: PROVIDER,
+    base: BASE,
+
+    async latest(fetchOptions) {
+      const today = utcDay(options.clock.now());
+      const document = await fetchSpan({ from: addDays(today, -LATEST_LOOKBACK_DAYS), to: today }, fetchOptions?.signal);
+      const newest = document.days.at(-1);
+      if (newest === undefined) throw new FeedError(`${FEED}: no rates in the ${LATEST_LOOKBACK_DAYS} days to ${today}`);
+      return { ...document, days: [newest] };
+    },
+
+    async series(range, fetchOptions) {
+      checkRange(range);
+      const today = utcDay(options.clock.now());
+      const to = range.to < today ? range.to : today;
+      if (range.from > to) return { provider: PROVIDER, base: BASE, days: [] };
+      const spans = spansOf({ from: range.from, to }, SPAN_DAYS);
+      const parts = await inTurn(
+        spans.map((span) => () => fetchSpan(span, fetchOptions?.signal)),
+        { provider: PROVIDER, paceMs, gate, log: options.log, signal: fetchOptions?.signal, describe: (i) => `${spans[i]!.from}..${spans[i]!.to}` },
+      );
+      return { provider: PROVIDER, base: BASE, days: parts.flatMap((part) => part.days) };
+    },
+  };
+}

@@ -1,0 +1,225 @@
+/**
+ * Every rate provider the service can use, one entry each: how to make it, where it lives by
+ * default, and what a person should know about it (who publishes, against which currency, on what
+ * terms and when). The configuration (EXRATES_PROVIDERS, the EXRATES_<ID>_URL settings) and the
+ * wiring (src/deps.ts) read this list; nothing else names the providers one by one.
+ */
+import type { Clock, Provider } from '../core/ports.js';
+import { createBancaDItaliaProvider } from './bancaditalia.js';
+import { createCnbProvider } from './cnb.js';
+import { createEcbProvider } from './ecb.js';
+import { createFileProvider } from './file.js';
+import { createFrankfurterProvider } from './frankfurter.js';
+import { createNbpProvider } from './nbp.js';
+import { createNbuProvider } from './nbu.js';
+import { createOpenExchangeRatesProvider } from './openexchangerates.js';
+
+export type ProviderKind = 'central bank' | 'aggregator' | 'commercial' | 'file';
+
+/** What a person should know about a provider; for the docs and for listing providers over HTTP. */
+export interface ProviderMetadata {
+  /** The publisher's own name. */
+  readonly name: string;
+  /** A short name for log lines ("ECB", "NBU"). */
+  readonly label: string;
+  readonly kind: ProviderKind;
+  /** The currency its rates are quoted against; null when it depends on the configured document. */
+  readonly base: string | null;
+  /** What it quotes, in words. */
+  readonly quotes: string;
+  /** The publisher's terms of use; null when it publishes none (or the operator supplies the data). */
+  readonly termsUrl: string | null;
+  /** When it publishes, in words. */
+  readonly schedule: string;
+}
+
+/** Progress lines of long loads (a first history load paced over many requests). */
+export interface ProviderLog {
+  info(obj: object, msg?: string): void;
+}
+
+export interface ProviderContext {
+  /**
+   * Where the provider is reached: the origin (scheme, host and port) to which its documented
+   * path and query are appended, from EXRATES_<ID>_URL or the entry's default. Empty for a
+   * provider without an origin (the file provider).
+   */
+  baseUrl: string;
+  timeoutMs: number;
+  clock: Clock;
+  log?: ProviderLog;
+  /** Settings only some providers have. */
+  oxrAppId?: string;
+  fileUrl?: string;
+}
+
+export interface ProviderEntry {
+  readonly id: string;
+  readonly metadata: ProviderMetadata;
+  /** The origin used when its URL setting is not set; undefined for a provider without one. */
+  readonly defaultUrl: string | undefined;
+  /** The setting naming its origin: EXRATES_<ID>_URL unless it predates that rule. */
+  readonly urlVariable: string | undefined;
+  /** Whether it is in the default EXRATES_PROVIDERS (in the list's order). */
+  readonly byDefault: boolean;
+  /** True for a wide-coverage provider: it loads a currency on its first request, nothing at start. */
+  readonly loadsOnRequest: boolean;
+  create(context: ProviderContext): Provider;
+}
+
+function required(value: string | undefined, what: string): string {
+  // loadConfig refuses a configuration without it; this guards the type, not the input.
+  if (value === undefined) throw new Error(`${what} is not configured`);
+  return value;
+}
+
+/** In order of default preference: first-hand sources first. */
+export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
+  {
+    id: 'ecb',
+    metadata: {
+      name: 'European Central Bank',
+      label: 'ECB',
+      kind: 'central bank',
+      base: 'EUR',
+      quotes: 'the euro reference rates of about 30 currencies',
+      termsUrl: 'https://www.ecb.europa.eu/home/disclaimer/html/index.en.html',
+      schedule: 'TARGET business days, around 16:00 CET',
+    },
+    defaultUrl: 'https://www.ecb.europa.eu/stats/eurofxref',
+    urlVariable: 'EXRATES_ECB_URL',
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock }) => createEcbProvider({ baseUrl, timeoutMs, clock }),
+  },
+  {
+    id: 'bancaditalia',
+    metadata: {
+      name: "Banca d'Italia",
+      label: "Banca d'Italia",
+      kind: 'central bank',
+      base: 'EUR',
+      quotes: 'indicative euro rates of about 150 currencies (nearly every currency in use)',
+      // Its terms are the disclaimer every document carries and the portal shows.
+      termsUrl: 'https://tassidicambio.bancaditalia.it/',
+      schedule: 'Italian business days, in the late afternoon (about 16:00–18:30 UTC)',
+    },
+    defaultUrl: 'https://tassidicambio.bancaditalia.it',
+    urlVariable: 'EXRATES_BANCADITALIA_URL',
+    byDefault: true,
+    loadsOnRequest: true,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createBancaDItaliaProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'nbu',
+    metadata: {
+      name: 'National Bank of Ukraine',
+      label: 'NBU',
+      kind: 'central bank',
+      base: 'UAH',
+      quotes: 'the official hryvnia rates of about 60 currencies and metals',
+      termsUrl: 'https://bank.gov.ua/en/useterms',
+      schedule: "Ukrainian business days (about 10:00–12:30 UTC), for the next day; weekends and holidays carry the last day's rates",
+    },
+    defaultUrl: 'https://bank.gov.ua',
+    urlVariable: 'EXRATES_NBU_URL',
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createNbuProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'nbp',
+    metadata: {
+      name: 'Narodowy Bank Polski',
+      label: 'NBP',
+      kind: 'central bank',
+      base: 'PLN',
+      quotes: 'the average zloty rates of table A (about 32 currencies)',
+      termsUrl: 'https://api.nbp.pl/en.html',
+      schedule: 'Polish business days, between 11:45 and 12:15 Warsaw time',
+    },
+    defaultUrl: 'https://api.nbp.pl',
+    urlVariable: 'EXRATES_NBP_URL',
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createNbpProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'cnb',
+    metadata: {
+      name: 'Czech National Bank',
+      label: 'CNB',
+      kind: 'central bank',
+      base: 'CZK',
+      quotes: 'the koruna exchange rate fixing of about 30 currencies',
+      termsUrl: 'https://www.cnb.cz/en/footer/general-terms-and-conditions/',
+      schedule: 'Czech business days, after 14:30 Prague time',
+    },
+    defaultUrl: 'https://api.cnb.cz',
+    urlVariable: 'EXRATES_CNB_URL',
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createCnbProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'frankfurter',
+    metadata: {
+      name: 'Frankfurter',
+      label: 'Frankfurter',
+      kind: 'aggregator',
+      base: 'EUR',
+      quotes: 'about 160 currencies gathered from many central banks, fetched on first request',
+      termsUrl: 'https://frankfurter.dev',
+      schedule: "each source bank's own business days",
+    },
+    defaultUrl: 'https://api.frankfurter.dev',
+    urlVariable: 'EXRATES_FRANKFURTER_URL',
+    byDefault: false,
+    loadsOnRequest: true,
+    create: ({ baseUrl, timeoutMs, clock }) => createFrankfurterProvider({ baseUrl, timeoutMs, clock }),
+  },
+  {
+    id: 'openexchangerates',
+    metadata: {
+      name: 'Open Exchange Rates',
+      label: 'Open Exchange Rates',
+      kind: 'commercial',
+      base: 'USD',
+      quotes: 'about 170 currencies against the US dollar (an app id is required)',
+      termsUrl: 'https://openexchangerates.org/terms',
+      schedule: 'hourly, depending on the plan',
+    },
+    defaultUrl: 'https://openexchangerates.org/api',
+    urlVariable: 'EXRATES_OXR_URL',
+    byDefault: false,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, oxrAppId }) =>
+      createOpenExchangeRatesProvider({ baseUrl, appId: required(oxrAppId, 'EXRATES_OXR_APP_ID'), timeoutMs, clock }),
+  },
+  {
+    id: 'file',
+    metadata: {
+      name: 'ECB file',
+      label: 'file',
+      kind: 'file',
+      base: 'EUR',
+      quotes: 'the currencies of an ECB CSV or XML file the operator supplies',
+      termsUrl: null,
+      schedule: 'whenever the operator replaces the file',
+    },
+    defaultUrl: undefined,
+    urlVariable: undefined,
+    byDefault: false,
+    loadsOnRequest: false,
+    create: ({ timeoutMs, fileUrl }) => createFileProvider({ location: required(fileUrl, 'EXRATES_FILE_URL'), timeoutMs }),
+  },
+];
+
+/** The setting naming a new provider's origin: EXRATES_ and its id in capitals, then _URL. */
+export function urlVariableOf(id: string): string {
+  return `EXRATES_${id.toUpperCase()}_URL`;
+}
+
+export function providerEntry(id: string): ProviderEntry | undefined {
+  return PROVIDER_REGISTRY.find((entry) => entry.id === id);
+}
