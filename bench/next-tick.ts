@@ -1,6 +1,7 @@
 /**
  * What a full collection at start does to `process.nextTick`, which Node's streams call several
- * times per request, and what `holdTickShape` (src/tick-shape.ts) keeps of it. Each case runs in
+ * times per request, and what `holdTickShape` (src/tick-shape.ts) keeps of it: the measurement
+ * that says whether src/tick-shape.ts still pays, on the runtime that runs it. Each case runs in
  * a fresh node process with `--expose-gc`:
  *
  *   fresh       nextTick in a loop, no collection asked for

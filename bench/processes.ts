@@ -3,7 +3,6 @@
  * killed when the bench ends, fails or is interrupted, with the clean-ups an interruption needs.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus } from 'node:os';
 
@@ -124,25 +123,4 @@ export function choosePinning(wanted: boolean): Pinning | undefined {
 /** A command run on these CPUs (taskset's list; its threads and children inherit it), or as it is. */
 export function onCpu(cpus: string | undefined, command: string, args: readonly string[]): [string, string[]] {
   return cpus === undefined ? [command, [...args]] : ['taskset', ['-c', cpus, command, ...args]];
-}
-
-/** Pins a running process (every thread of it) to these CPUs: the bench itself when it generates the load. */
-export function pinProcess(pid: number, cpus: string): void {
-  execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
-}
-
-/** A bench script's --help: the doc comment at the top of its file (`url`: its import.meta.url), printed; then exits. */
-export function printUsage(url: string): never {
-  console.log(readFileSync(new URL(url), 'utf8').split('*/')[0]!.replace(/^\/\*\*\n/, '').replace(/^ \* ?/gm, ''));
-  process.exit(0);
-}
-
-/** Runs a bench script's main: a failure is printed as `<tool>: <message>` and sets exit code 1; every process it started is killed at the end. */
-export function runMain(tool: string, main: () => Promise<void>): void {
-  main()
-    .catch((error: unknown) => {
-      console.error(`${tool}: ${error instanceof Error ? error.message : String(error)}`);
-      process.exitCode = 1;
-    })
-    .finally(killAll);
 }

@@ -94,9 +94,6 @@ export interface ServerFigures {
   /** The server's CPU time (all its processes) over the requests answered: moves far less than requests/s on a noisy host. */
   cpuPerRequestUs: number | undefined;
   loadGeneratorCpuPct: number;
-  serverRssMaxMb: number | undefined;
-  /** Share of all CPUs busy (any process, kernel included). */
-  machineBusyPct: number | undefined;
   /** CPU used by neither the server nor the load generator (other processes, the kernel's loopback work). */
   otherCpuPct: number | undefined;
   /** CPU time the host gave to other virtual machines. */
@@ -106,48 +103,36 @@ export interface ServerFigures {
 const round = (value: number, digits = 0) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 /**
- * Watches a server (and its workers: CPU and memory are summed over them) from now on; stop()
- * ends the window, figures() gives what it saw, given the load generator's CPU and the requests.
+ * Watches a server (and its workers: CPU is summed over them) from now on; stop() ends the
+ * window, figures() gives what it saw, given the load generator's CPU and the requests.
  */
-export function watchServer(pid: number | undefined, sampleRss: boolean) {
+export function watchServer(pid: number | undefined) {
   const pids = pid !== undefined ? processTree(pid) : [];
   const cpuBefore = treeCpuSeconds(pids);
   const machineBefore = machineCpu();
-  let maxRssKb = 0;
-  const rssTimer = sampleRss
-    ? setInterval(() => {
-        const rssKb = pids.reduce((sum, p) => sum + (processMemory(p)?.rssKb ?? 0), 0);
-        maxRssKb = Math.max(maxRssKb, rssKb);
-      }, 250)
-    : undefined;
   const wallStart = performance.now();
   let wallEnd: number | undefined;
   const wallSeconds = () => ((wallEnd ?? performance.now()) - wallStart) / 1000;
   return {
-    wallSeconds,
     stop(): void {
       wallEnd ??= performance.now();
-      clearInterval(rssTimer);
     },
     figures(loadGeneratorCpuPct: number, requests: number): ServerFigures {
       const cpuAfter = treeCpuSeconds(pids);
       const machineAfter = machineCpu();
       const serverCpu = pids.length > 0 && cpuBefore !== undefined && cpuAfter !== undefined ? cpuAfter - cpuBefore : undefined;
       const serverCpuPct = serverCpu !== undefined ? round((serverCpu / wallSeconds()) * 100) : undefined;
-      const machine = machineBefore && machineAfter && machineAfter.total > machineBefore.total ? { before: machineBefore, after: machineAfter } : undefined;
-      const share = (pick: 'busy' | 'steal') => (machine ? (machine.after[pick] - machine.before[pick]) / (machine.after.total - machine.before.total) : undefined);
+      const ticks = machineBefore && machineAfter && machineAfter.total > machineBefore.total ? machineAfter.total - machineBefore.total : undefined;
+      // Shares of every CPU's time, in % of one core.
+      const share = (pick: 'busy' | 'steal') => (ticks ? ((machineAfter![pick] - machineBefore![pick]) / ticks) * 100 * cpus().length : undefined);
       const busy = share('busy');
       const steal = share('steal');
-      const machineBusyPct = busy !== undefined ? round(busy * 100) : undefined;
       return {
         serverCpuPct,
         cpuPerRequestUs: serverCpu !== undefined && requests > 0 ? round((serverCpu / requests) * 1e6, 1) : undefined,
         loadGeneratorCpuPct,
-        serverRssMaxMb: maxRssKb ? round(maxRssKb / 1024, 1) : undefined,
-        machineBusyPct,
-        stealPct: steal !== undefined ? round(steal * 100 * cpus().length) : undefined,
-        otherCpuPct:
-          busy !== undefined && serverCpuPct !== undefined ? Math.max(0, round(busy * 100 * cpus().length - serverCpuPct - loadGeneratorCpuPct)) : undefined,
+        stealPct: steal !== undefined ? round(steal) : undefined,
+        otherCpuPct: busy !== undefined && serverCpuPct !== undefined ? Math.max(0, round(busy - serverCpuPct - loadGeneratorCpuPct)) : undefined,
       };
     },
   };
