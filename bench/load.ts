@@ -49,9 +49,7 @@ export interface Measurement extends ServerFigures {
 const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 /** A warm-up: load without measuring. */
-export async function warmUp(run: LoadRun): Promise<void> {
-  await runWrk(run);
-}
+export const warmUp = async (run: LoadRun): Promise<void> => void (await runWrk(run));
 
 /** A measured run: wrk's figures and the server's (see sampling.ts). */
 export async function measure(run: LoadRun): Promise<Measurement> {
@@ -74,26 +72,10 @@ export async function measure(run: LoadRun): Promise<Measurement> {
   }
 }
 
-/** Distinct requests a wrk run cycles through (keys and pairs rotate as with autocannon). */
+/** Distinct requests a wrk run cycles through, keys and pairs rotating. */
 const WRK_REQUESTS = 4000;
 
-interface WrkSummary {
-  requests: number;
-  durationUs: number;
-  bytes: number;
-  connect: number;
-  read: number;
-  write: number;
-  status: number;
-  timeout: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  p999: number;
-  max: number;
-  mean: number;
-  cpuSeconds: number;
-}
+type WrkSummary = Record<'requests' | 'durationUs' | 'bytes' | 'connect' | 'read' | 'write' | 'status' | 'timeout' | 'p50' | 'p90' | 'p99' | 'p999' | 'max' | 'mean' | 'cpuSeconds', number>;
 
 /** One wrk run, one thread: a generated Lua script cycles through prebuilt requests and prints its summary as JSON. */
 async function runWrk(run: LoadRun): Promise<WrkSummary> {
@@ -124,8 +106,7 @@ async function runWrk(run: LoadRun): Promise<WrkSummary> {
     const [command, commandArgs] = onCpu(run.cpus, 'wrk', args);
     const child = track(spawn(command, commandArgs, { stdio: ['ignore', 'pipe', 'pipe'] }));
     let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    for (const stream of [child.stdout!, child.stderr!]) stream.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     const line = output.split('\n').find((l) => l.startsWith('WRKJSON '));
     if (code !== 0 || !line) throw new Error(`wrk failed (exit ${code}):\n${output.slice(-2000)}`);

@@ -58,12 +58,13 @@ export interface Run {
   /** Uncommitted changes in src/ when the run started (-1: unknown). */
   uncommittedSrcChanges: number;
   machine: { cpus: number; cpu: string; memoryGb: number; platform: string; busyBeforePct?: number };
+  /** The options of the run (seconds of each part), and what the service ran with. */
   setup: {
     connections: number;
     pinned: string;
-    durationSeconds: number;
-    warmupSeconds: number;
-    settleSeconds: number;
+    duration: number;
+    warmup: number;
+    settle: number;
     rounds: number;
     roundSeconds: number;
     keys: number;
@@ -165,7 +166,7 @@ export function renderRun(run: Run): string {
   const lines = [
     `Node.js ${run.runtime}, commit \`${run.commit}\`${run.uncommittedSrcChanges > 0 ? ` + ${run.uncommittedSrcChanges} uncommitted change(s) in src/` : ''}, ${run.startedAt.slice(0, 16).replace('T', ' ')} UTC; ` +
       `${machine.cpus} CPUs (${machine.cpu})${machine.busyBeforePct !== undefined ? `, ${machine.busyBeforePct} % busy before the run` : ''}; ` +
-      `${setup.connections} connections, wrk, pinned: ${setup.pinned}; ${setup.durationSeconds} s per row after ${setup.warmupSeconds} s of warm-up, ${setup.settleSeconds} s of load after each start; ` +
+      `${setup.connections} connections, wrk, pinned: ${setup.pinned}; ${setup.duration} s per row after ${setup.warmup} s of warm-up, ${setup.settle} s of load after each start; ` +
       `ratios: the median of ${setup.rounds} rounds of ${setup.roundSeconds} s; node flags: ${setup.nodeFlags.join(' ') || 'none'}${env.length ? `; env ${env.join(' ')}` : ''}.`,
     '',
     `\`${run.command}\``,

@@ -4,7 +4,7 @@
  */
 import { cpus, totalmem } from 'node:os';
 import { join, relative } from 'node:path';
-import { measure, requireWrk, warmUp, type LoadRun, type Measurement } from './load.js';
+import { measure, requireWrk, warmUp, type LoadRun } from './load.js';
 import { parseOptions } from './options.js';
 import { choosePinning, killAll, stopChild } from './processes.js';
 import { REFERENCE_ROW, gitState, judge, judgeRun, renderRun, writeRun, type Round, type Row, type Run } from './report.js';
@@ -14,7 +14,7 @@ import { serviceStart } from '../scripts/node-flags.js';
 import {
   ROOT,
   coldStart,
-  ensureBuilt,
+  build,
   issueKeys,
   loadHistory,
   runWorkspace,
@@ -30,17 +30,10 @@ import {
 const KEY_COUNT = 1000;
 const COLD_STARTS = 3;
 
-/** A service started once for some rows: plain (judged), with several workers, or on PostgreSQL + Redis. */
-interface Variant {
-  suffix: string;
-  description: string;
-  setup: ServiceSetup;
-  env: Record<string, string>;
-  /** The CPUs of wrk: with several workers, every CPU, like the service. */
-  wrkCpus?: string;
-  scenarios: Scenario[];
-  keys: string[];
-}
+/** A service started once for some rows: plain (judged), with several workers (wrk on every CPU too), or on PostgreSQL + Redis (keys of its own). */
+type Variant = { suffix: string; description: string; setup: ServiceSetup; env: Record<string, string>; wrkCpus?: string; scenarios: Scenario[]; keys: string[] };
+
+const pick = <T, K extends keyof T>(from: T, ...names: K[]) => Object.fromEntries(names.map((name) => [name, from[name]])) as Pick<T, K>;
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
@@ -59,7 +52,7 @@ async function main(): Promise<void> {
   const keys: string[] = [];
   const rotation = createRotation(currencies, keys);
 
-  ensureBuilt();
+  build();
   const busy = await machineBusyFor(1000);
   const { dir, cleanUp, redis } = await runWorkspace(options.databaseUrl, options.redisUrl);
   const extra = options.env ?? {};
@@ -72,13 +65,8 @@ async function main(): Promise<void> {
     const env = serviceEnvironment({ databaseUrl: redis.databaseUrl, csv: options.csv, redisUrl: redis.redisUrl, redisPrefix: redis.prefix, extra });
     variants.push({ suffix: '@redis', description: ', PostgreSQL + Redis', setup: { ...setup, env }, env: {}, wrkCpus: pinning?.generator, scenarios: variantScenarios, keys: [] });
   }
-  const rowCount = 1 + variants.reduce((n, v) => n + v.scenarios.length, 0);
-  const minutes = ((2 + variants.length) * options.settle + (rowCount + 1) * (options.warmup + options.duration) + rowCount * options.rounds * 2 * (options.roundSeconds + 0.3)) / 60;
-  console.log(
-    `bench: node ${process.version}, ${rowCount} rows compared with the baseline in ${options.rounds} rounds, ${options.connections} connections, ${currencies.length} currencies, ${KEY_COUNT} keys, ` +
-      `${pinning ? `servers on CPU ${pinning.server}, wrk on CPU ${pinning.generator}` : 'not pinned'}, about ${Math.ceil(minutes + 1)} min`,
-  );
-  if (busy !== undefined && busy > 25) console.log(`bench: WARNING: the machine is already ${busy} % busy: results will be low and noisy`);
+  console.log(`bench: node ${process.version}, ${options.connections} connections, ${KEY_COUNT} keys, ${pinning ? `servers on CPU ${pinning.server}, wrk on CPU ${pinning.generator}` : 'not pinned'}`);
+  if (busy > 25) console.log(`bench: WARNING: the machine is already ${busy} % busy: results will be low and noisy`);
 
   const rows: Row[] = [];
   const coldStartsMs: number[] = [];
@@ -115,16 +103,8 @@ async function main(): Promise<void> {
       const measureBaseline = () => measure(loadRun(baselineScenario, baseline!, options.roundSeconds));
       const measureOwn = () => measure(loadRun(scenario, server, options.roundSeconds, cpus));
       for (let i = 0; i < options.rounds; i++) {
-        let base: Measurement;
-        let own: Measurement;
-        if (i % 2 === 0) {
-          base = await measureBaseline();
-          own = await measureOwn();
-        } else {
-          own = await measureOwn();
-          base = await measureBaseline();
-        }
-        rounds.push({ requestsPerSecond: own.requestsPerSecond, baselineRequestsPerSecond: base.requestsPerSecond, cpuPerRequestUs: own.cpuPerRequestUs, baselineCpuPerRequestUs: base.cpuPerRequestUs });
+        const [base, own] = i % 2 === 0 ? [await measureBaseline(), await measureOwn()] : [await measureOwn(), await measureBaseline()].reverse();
+        rounds.push({ requestsPerSecond: own!.requestsPerSecond, baselineRequestsPerSecond: base!.requestsPerSecond, cpuPerRequestUs: own!.cpuPerRequestUs, baselineCpuPerRequestUs: base!.cpuPerRequestUs });
       }
       measured.rounds = rounds;
     }
@@ -165,8 +145,10 @@ async function main(): Promise<void> {
           const fields = { name: `${scenario.name}${variant.suffix}`, description: `${scenario.description}${variant.description}`, server: 'service' as const, ...(variant.suffix ? { variant: variant.suffix } : {}) };
           rows.push(await row(scenario, server, fields, variant.wrkCpus));
         }
-        const memory = variant.suffix === '' && server.child.pid !== undefined ? processMemory(server.child.pid) : undefined;
-        if (memory) peak = { hwmMb: Math.round(memory.hwmKb / 102.4) / 10, afterRunsMb: Math.round(memory.rssKb / 102.4) / 10 };
+        if (variant.suffix === '') {
+          const memory = processMemory(server.child.pid!);
+          peak = { hwmMb: memory.hwmMb, afterRunsMb: memory.rssMb };
+        }
       } finally {
         await stopChild(server.child, 30_000);
       }
@@ -190,13 +172,8 @@ async function main(): Promise<void> {
     ...git,
     machine: { cpus: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 2 ** 30), platform: `${process.platform} ${process.arch}`, busyBeforePct: busy },
     setup: {
-      connections: options.connections,
+      ...pick(options, 'connections', 'duration', 'warmup', 'settle', 'rounds', 'roundSeconds'),
       pinned: pinning ? `servers on CPU ${pinning.server}, wrk on CPU ${pinning.generator}, several workers on CPUs ${pinning.all}` : 'no',
-      durationSeconds: options.duration,
-      warmupSeconds: options.warmup,
-      settleSeconds: options.settle,
-      rounds: options.rounds,
-      roundSeconds: options.roundSeconds,
       keys: KEY_COUNT,
       currencies: currencies.length,
       serviceEnv: extra,

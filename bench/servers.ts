@@ -4,7 +4,7 @@
  * baselines, bare Fastify routes (baseline.ts).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,25 +26,8 @@ export interface Server {
   output: () => string;
 }
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-/** Builds dist/ when it is older than src/. */
-export function ensureBuilt(): void {
-  let built = 0;
-  try {
-    built = statSync(join(ROOT, 'dist', 'cli', 'main.js')).mtimeMs;
-  } catch {
-    // not built
-  }
-  if (built >= newestMtime(join(ROOT, 'src'))) return;
-  console.log('bench: dist/ is older than src/: npm run build');
+/** Builds dist/: the service runs as the built CLI. */
+export function build(): void {
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
 }
 
@@ -172,16 +155,8 @@ export async function loadHistory(setup: ServiceSetup, key: string): Promise<{ b
   }
 }
 
-/** What the service's own /metrics have counted so far, every worker's summed. */
-export interface ServiceCounters {
-  /** Commands sent to Redis. */
-  redisCommands: number;
-  /** V8's full (mark-compact) collections, and the seconds of every collection's pauses. */
-  fullCollections: number;
-  collectionSeconds: number;
-}
-
-export async function serviceCounters(server: Server): Promise<ServiceCounters> {
+/** What the service's own /metrics have counted so far, every worker's summed: commands sent to Redis, full collections, seconds of collections' pauses. */
+export async function serviceCounters(server: Server): Promise<{ redisCommands: number; fullCollections: number; collectionSeconds: number }> {
   const text = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
   const sum = (line: RegExp) => [...text.matchAll(line)].reduce((total, match) => total + Number(match[1]), 0);
   return {
@@ -200,13 +175,8 @@ export async function serviceReady(server: Server, key: string, timeoutMs?: numb
 export async function startBaseline(body: string, cpus?: string, headers?: Record<string, string>): Promise<Server> {
   const port = await freePort();
   const [command, args] = onCpu(cpus, process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'baseline.ts')]);
-  const child = track(
-    spawn(command, args, {
-      cwd: ROOT,
-      env: { ...process.env, BASELINE_PORT: String(port), BASELINE_HOST: '127.0.0.1', BASELINE_BODY: body, ...(headers ? { BASELINE_HEADERS: JSON.stringify(headers) } : {}) },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    }),
-  );
+  const env = { ...process.env, BASELINE_PORT: String(port), BASELINE_BODY: body, ...(headers ? { BASELINE_HEADERS: JSON.stringify(headers) } : {}) };
+  const child = track(spawn(command, args, { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] }));
   const server = { child, port, output: tail(child, 'baseline') };
   await waitFor200(`http://127.0.0.1:${port}/api/v1/rate?from=EUR&to=USD`, {}, child, server.output);
   return server;
