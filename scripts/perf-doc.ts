@@ -34,7 +34,7 @@ function newestRuns(): Array<{ file: string; run: Run }> {
 function renderResults(): string {
   const runs = newestRuns();
   if (runs.length === 0) return 'No run is recorded in `bench/results/`.';
-  return runs.map(({ file, run }) => `### Node.js ${run.runtime}\n\n[JSON](../bench/results/${file}). ${renderRun(run)}`.trimEnd()).join('\n\n');
+  return runs.map(({ file, run }) => `### Node.js ${run.runtime.slice(1).split('.')[0]}\n\n[JSON](../bench/results/${file}). ${renderRun(run)}`.trimEnd()).join('\n\n');
 }
 
 /** Replaces what lies between `<!-- generated: NAME -->` and `<!-- end: NAME -->`. */
