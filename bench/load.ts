@@ -3,37 +3,27 @@
  * server, so that the server is the limit): a number of connections, one request at a time each,
  * for a number of seconds, cycling through a scenario's requests.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onCpu, track } from './processes.js';
 import { watchServer, type ServerFigures } from './sampling.js';
 
-export interface LoadRequest {
-  path: string;
-  headers: Record<string, string>;
-}
+export type LoadRequest = { path: string; headers: Record<string, string> };
 
-/** Fails with what to do when wrk is not installed. */
+/** Fails with what to do when wrk is not installed (`wrk --version` exits 1 after printing its version). */
 export function requireWrk(): void {
-  try {
-    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
-  } catch (error) {
-    // wrk --version exits 1 after printing its version: installed all the same.
-    if ((error as { status?: number }).status !== 1) throw new Error('the bench needs wrk (apt-get install wrk, brew install wrk)');
-  }
+  if (spawnSync('wrk', ['--version']).status !== 1) throw new Error('the bench needs wrk (apt-get install wrk, brew install wrk)');
 }
 
+/** `pid`: the server's process (its children are counted too); `request(n)`: the n-th request of the rotation; `cpus`: wrk's (taskset's list). */
 export interface LoadRun {
   connections: number;
   seconds: number;
   port: number;
-  /** The server's process (its children are counted too). */
   pid: number | undefined;
-  /** The n-th request of the rotation. */
   request(n: number): LoadRequest;
-  /** The CPUs wrk runs on (taskset's list), when the run is pinned. */
   cpus?: string;
 }
 
@@ -54,22 +44,18 @@ export const warmUp = async (run: LoadRun): Promise<void> => void (await runWrk(
 /** A measured run: wrk's figures and the server's (see sampling.ts). */
 export async function measure(run: LoadRun): Promise<Measurement> {
   const watch = watchServer(run.pid);
-  try {
-    const result = await runWrk(run);
-    watch.stop();
-    const seconds = result.durationUs / 1e6;
-    const ms = (us: number) => round(us / 1000);
-    return {
-      requestsPerSecond: round(result.requests / seconds, 0),
-      latencyMs: { p50: ms(result.p50), p90: ms(result.p90), p99: ms(result.p99), p999: ms(result.p999), max: ms(result.max), mean: ms(result.mean) },
-      responses: result.requests,
-      errors: result.status + result.connect + result.read + result.write + result.timeout,
-      bytesPerResponse: result.requests ? Math.round(result.bytes / result.requests) : 0,
-      ...watch.figures(round((result.cpuSeconds / seconds) * 100, 0), result.requests),
-    };
-  } finally {
-    watch.stop();
-  }
+  const result = await runWrk(run);
+  watch.stop();
+  const seconds = result.durationUs / 1e6;
+  const ms = (us: number) => round(us / 1000);
+  return {
+    requestsPerSecond: round(result.requests / seconds, 0),
+    latencyMs: { p50: ms(result.p50), p90: ms(result.p90), p99: ms(result.p99), p999: ms(result.p999), max: ms(result.max), mean: ms(result.mean) },
+    responses: result.requests,
+    errors: result.status + result.connect + result.read + result.write + result.timeout,
+    bytesPerResponse: result.requests ? Math.round(result.bytes / result.requests) : 0,
+    ...watch.figures(round((result.cpuSeconds / seconds) * 100, 0), result.requests),
+  };
 }
 
 /** Distinct requests a wrk run cycles through, keys and pairs rotating. */

@@ -17,60 +17,40 @@ export const REFERENCE_ROW = 'baseline+headers';
 const NOISY_OTHER_CPU = 50;
 const NOISY_STEAL = 10;
 
+/** A row: the bare baseline, a reference (the baseline sending the rate answer's header lines), or the service, several workers or on PostgreSQL + Redis when a variant (never judged). */
 export interface Row extends Measurement {
   name: string;
   description: string;
-  /** The bare baseline, a reference (the baseline sending the rate answer's header lines), or the service. */
   server: 'baseline' | 'reference' | 'service';
-  /** A service row of several workers or on PostgreSQL + Redis: measured, never judged. */
   variant?: string;
-  /** The service's own /metrics before and after the measured run: Redis commands per response, full collections, collections' pauses in % of the run. */
+  /** From the service's /metrics before and after the measured run: Redis commands per response, full collections, collections' pauses in % of the run. */
   redisCommandsPerRequest?: number;
   fullCollections?: number;
   collectionPct?: number;
-  /** The rounds of this row's server and the baseline measured in turn (run.ts). */
+  /** The rounds of this row's server and the baseline measured in turn; the median of their ratios, the baseline's median figures; that ratio over baseline+headers'. */
   rounds?: Round[];
-  /** The median of the rounds' ratios to the baseline, and the baseline's median figures in them. */
   ratioToBaseline?: number;
   baselineRequestsPerSecond?: number;
   baselineCpuPerRequestUs?: number;
-  /** ratioToBaseline over baseline+headers' own. */
   ratioToHeaders?: number;
   target?: ScenarioTarget;
   pass?: boolean;
   failedBecause?: string[];
 }
 
-/** One round: the row's server and the baseline, each measured for a few seconds, one after the other. */
-export interface Round {
-  requestsPerSecond: number;
-  baselineRequestsPerSecond: number;
-  cpuPerRequestUs?: number;
-  baselineCpuPerRequestUs?: number;
-}
+export type Round = { requestsPerSecond: number; baselineRequestsPerSecond: number; cpuPerRequestUs?: number; baselineCpuPerRequestUs?: number };
 
+/** A run: `runtime` is the Node.js of the bench, the service and the baselines; `uncommittedSrcChanges`, files of src/ changed (-1: unknown); `nodeFlags`, the service's (the built CLI's first line). */
 export interface Run {
   startedAt: string;
   command: string;
-  /** The Node.js version of the bench, the service and the baselines (all run on process.execPath). */
   runtime: string;
   commit: string;
-  /** Uncommitted changes in src/ when the run started (-1: unknown). */
   uncommittedSrcChanges: number;
   machine: { cpus: number; cpu: string; memoryGb: number; platform: string; busyBeforePct?: number };
-  /** The options of the run (seconds of each part), and what the service ran with. */
-  setup: {
-    connections: number;
+  setup: Record<'connections' | 'duration' | 'warmup' | 'settle' | 'rounds' | 'roundSeconds' | 'keys' | 'currencies', number> & {
     pinned: string;
-    duration: number;
-    warmup: number;
-    settle: number;
-    rounds: number;
-    roundSeconds: number;
-    keys: number;
-    currencies: number;
     serviceEnv: Record<string, string>;
-    /** The node flags of the service's start (the built CLI's first line). */
     nodeFlags: readonly string[];
   };
   rows: Row[];
@@ -132,27 +112,12 @@ export function resultsTable(rows: readonly Row[]): string {
   ];
   for (const row of rows) {
     const baseline = row.server === 'baseline';
+    const { latencyMs: ms } = row;
     lines.push([
-      row.name,
-      String(row.requestsPerSecond),
-      baseline ? '1.000' : fixed(row.ratioToBaseline, 3),
-      fixed(row.ratioToHeaders, 3),
-      fixed(row.cpuPerRequestUs, 1),
-      baseline ? '–' : fixed(row.baselineCpuPerRequestUs, 1),
-      fixed(row.latencyMs.p50, 2),
-      fixed(row.latencyMs.p99, 2),
-      fixed(row.latencyMs.p999, 2),
-      String(row.errors),
-      fixed(row.redisCommandsPerRequest, 3),
-      fixed(row.fullCollections, 0),
-      fixed(row.collectionPct, 1),
-      pct(row.serverCpuPct),
-      pct(row.loadGeneratorCpuPct),
-      pct(row.otherCpuPct, NOISY_OTHER_CPU),
-      pct(row.stealPct, NOISY_STEAL),
-      String(row.bytesPerResponse),
-      targetText(row.target),
-      row.pass === undefined ? '' : row.pass ? 'PASS' : 'FAIL',
+      ...[row.name, String(row.requestsPerSecond), baseline ? '1.000' : fixed(row.ratioToBaseline, 3), fixed(row.ratioToHeaders, 3)],
+      ...[fixed(row.cpuPerRequestUs, 1), baseline ? '–' : fixed(row.baselineCpuPerRequestUs, 1), fixed(ms.p50, 2), fixed(ms.p99, 2), fixed(ms.p999, 2), String(row.errors)],
+      ...[fixed(row.redisCommandsPerRequest, 3), fixed(row.fullCollections, 0), fixed(row.collectionPct, 1), pct(row.serverCpuPct), pct(row.loadGeneratorCpuPct)],
+      ...[pct(row.otherCpuPct, NOISY_OTHER_CPU), pct(row.stealPct, NOISY_STEAL), String(row.bytesPerResponse), targetText(row.target), row.pass === undefined ? '' : row.pass ? 'PASS' : 'FAIL'],
     ]);
   }
   return table(lines, `l${'r'.repeat(lines[0]!.length - 3)}ll`);
@@ -183,11 +148,6 @@ export function renderRun(run: Run): string {
     lines.push(`- Cold start (spawn → first 200 of /api/v1/rate, full history stored): median ${medianMs} ms of ${runsMs.join(', ')}; target ≤ ${targetMs} ms: **${verdict(pass)}**.`);
   }
   for (const row of run.rows.filter((r) => r.pass === false)) lines.push(`- ${row.name} misses its target: ${row.failedBecause!.join('; ')}.`);
-  const spread = run.rows.filter((r) => r.rounds?.length).map((r) => {
-    const ratios = r.rounds!.map((x) => x.requestsPerSecond / x.baselineRequestsPerSecond);
-    return `${r.name} ${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}`;
-  });
-  if (spread.length) lines.push(`- The rounds' ratios to the baseline: ${spread.join('; ')}.`);
   if (setup.connections !== TARGET_CONNECTIONS) lines.push(`- The ratio and p99 targets hold at ${TARGET_CONNECTIONS} connections: not judged in this run.`);
   const noisy = run.rows.filter((r) => (r.otherCpuPct ?? 0) > NOISY_OTHER_CPU || (r.stealPct ?? 0) > NOISY_STEAL).map((r) => r.name);
   if (noisy.length) lines.push(`- \\*: other processes (over ${NOISY_OTHER_CPU} % of a core) or the host (steal over ${NOISY_STEAL} %) took CPU during ${noisy.join(', ')}: those rows are low and noisy.`);
@@ -204,11 +164,6 @@ export function writeRun(run: Run): string {
 
 /** The commit a run measures and how many files in src/ differ from it. */
 export function gitState(root: string): { commit: string; uncommittedSrcChanges: number } {
-  try {
-    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: root, encoding: 'utf8' });
-    return { commit, uncommittedSrcChanges: dirty.split('\n').filter((line) => line.trim()).length };
-  } catch {
-    return { commit: 'unknown', uncommittedSrcChanges: -1 };
-  }
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
+  return { commit: git('rev-parse', '--short', 'HEAD'), uncommittedSrcChanges: git('status', '--porcelain', '--', 'src').split('\n').filter(Boolean).length };
 }

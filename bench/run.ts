@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: the service against two bare Fastify routes, in one run, on the runtime that
- * runs the bench. Options: `npm run bench -- --help` (options.ts). What a run does: README.md.
+ * runs the bench. Options: `npm run bench -- --help`. What a run does: docs/performance.md.
  */
 import { cpus, totalmem } from 'node:os';
 import { join, relative } from 'node:path';
@@ -11,27 +11,13 @@ import { REFERENCE_ROW, gitState, judge, judgeRun, renderRun, writeRun, type Rou
 import { machineBusyFor, processMemory } from './sampling.js';
 import { SCENARIOS, VARIANT_SCENARIOS, createRotation, currentCurrencies, selectScenarios, type Scenario } from './scenarios.js';
 import { serviceStart } from '../scripts/node-flags.js';
-import {
-  ROOT,
-  coldStart,
-  build,
-  issueKeys,
-  loadHistory,
-  runWorkspace,
-  serviceCounters,
-  serviceEnvironment,
-  serviceReady,
-  startBaseline,
-  startService,
-  type Server,
-  type ServiceSetup,
-} from './servers.js';
+import { ROOT, build, coldStart, issueKeys, loadHistory, runWorkspace, serviceCounters, serviceEnvironment, serviceReady, startBaseline, startService, type Server, type ServiceSetup } from './servers.js';
 
 const KEY_COUNT = 1000;
 const COLD_STARTS = 3;
 
 /** A service started once for some rows: plain (judged), with several workers (wrk on every CPU too), or on PostgreSQL + Redis (keys of its own). */
-type Variant = { suffix: string; description: string; setup: ServiceSetup; env: Record<string, string>; wrkCpus?: string; scenarios: Scenario[]; keys: string[] };
+type Variant = { suffix: string; description: string; setup: ServiceSetup; wrkCpus?: string; scenarios: Scenario[]; keys: string[] };
 
 const pick = <T, K extends keyof T>(from: T, ...names: K[]) => Object.fromEntries(names.map((name) => [name, from[name]])) as Pick<T, K>;
 
@@ -57,13 +43,13 @@ async function main(): Promise<void> {
   const { dir, cleanUp, redis } = await runWorkspace(options.databaseUrl, options.redisUrl);
   const extra = options.env ?? {};
   const setup: ServiceSetup = { dir, env: serviceEnvironment({ databaseUrl: `sqlite:${join(dir, 'bench.db')}`, csv: options.csv, extra }), cpus: pinning?.server };
-  const variants: Variant[] = [{ suffix: '', description: '', setup, env: {}, wrkCpus: pinning?.generator, scenarios: serviceScenarios, keys }];
+  const variants: Variant[] = [{ suffix: '', description: '', setup, wrkCpus: pinning?.generator, scenarios: serviceScenarios, keys }];
   if (options.workers > 1 && variantScenarios.length > 0) {
-    variants.push({ suffix: `@${options.workers}w`, description: `, EXRATES_WORKERS=${options.workers}`, setup: { ...setup, cpus: pinning?.all }, env: { EXRATES_WORKERS: String(options.workers) }, wrkCpus: pinning?.all, scenarios: variantScenarios, keys });
+    variants.push({ suffix: `@${options.workers}w`, description: `, EXRATES_WORKERS=${options.workers}`, setup: { ...setup, cpus: pinning?.all, env: { ...setup.env, EXRATES_WORKERS: String(options.workers) } }, wrkCpus: pinning?.all, scenarios: variantScenarios, keys });
   }
   if (redis && variantScenarios.length > 0) {
     const env = serviceEnvironment({ databaseUrl: redis.databaseUrl, csv: options.csv, redisUrl: redis.redisUrl, redisPrefix: redis.prefix, extra });
-    variants.push({ suffix: '@redis', description: ', PostgreSQL + Redis', setup: { ...setup, env }, env: {}, wrkCpus: pinning?.generator, scenarios: variantScenarios, keys: [] });
+    variants.push({ suffix: '@redis', description: ', PostgreSQL + Redis', setup: { ...setup, env }, wrkCpus: pinning?.generator, scenarios: variantScenarios, keys: [] });
   }
   console.log(`bench: node ${process.version}, ${options.connections} connections, ${KEY_COUNT} keys, ${pinning ? `servers on CPU ${pinning.server}, wrk on CPU ${pinning.generator}` : 'not pinned'}`);
   if (busy > 25) console.log(`bench: WARNING: the machine is already ${busy} % busy: results will be low and noisy`);
@@ -137,7 +123,7 @@ async function main(): Promise<void> {
     for (const variant of variants) {
       if (variant.keys.length === 0) variant.keys.push(...(await issueKeys(variant.setup, KEY_COUNT)));
       keys.splice(0, keys.length, ...variant.keys);
-      const server = await startService(variant.setup, variant.env);
+      const server = await startService(variant.setup);
       try {
         await serviceReady(server, keys[0]!, 120_000);
         await settle(variant.scenarios[0]!, server, variant.wrkCpus);

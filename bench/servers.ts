@@ -8,6 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import pg from 'pg';
 import { serviceStart } from '../scripts/node-flags.js';
 import { loadConfig } from '../src/config.js';
 import { issueApiKey } from '../src/core/api-keys.js';
@@ -32,43 +34,26 @@ export function build(): void {
 }
 
 /**
- * What a run works in: a temporary folder (its SQLite store) and, for the rows on PostgreSQL +
- * Redis, a PostgreSQL schema and a Redis key prefix of its own; cleanUp() removes all three, as
- * does an interrupt. The databases are shared, and the service's start and refresh locks outlive
- * a run, so a second run on the same prefix would wait for ever for a load that never comes.
+ * What a run works in: a temporary folder (its SQLite store) and, for the row on PostgreSQL +
+ * Redis, a PostgreSQL schema and a Redis key prefix of its own (the databases are shared, and the
+ * service's locks outlive a run); cleanUp() removes all three, as does an interrupt.
  */
 export async function runWorkspace(databaseUrl: string | undefined, redisUrl: string | undefined) {
   const dir = mkdtempSync(join(tmpdir(), 'exrates-bench-'));
-  const stamp = Date.now();
-  const schema = `exrates_bench_${stamp}`;
-  const prefix = `exrates-bench-${stamp}:`;
+  const schema = `exrates_bench_${Date.now()}`;
+  const prefix = `exrates-bench-${Date.now()}:`;
   const postgres = async (statement: string) => {
-    const { default: pg } = await import('pg');
     const client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
+    await client.query(statement).finally(() => client.end());
   };
-  let scoped: string | undefined;
-  if (databaseUrl) {
-    await postgres(`create schema "${schema}"`);
-    const url = new URL(databaseUrl);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    scoped = url.toString();
-  }
   const dropRedisKeys = async (url: string) => {
-    const { Redis } = await import('ioredis');
-    const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
+    const redis = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 2_000 });
     try {
-      await redis.connect();
       for (let cursor = '0'; ; ) {
         const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
         if (keys.length > 0) await redis.unlink(...keys);
-        if (next === '0') break;
-        cursor = next;
+        if ((cursor = next) === '0') break;
       }
     } finally {
       redis.disconnect();
@@ -81,7 +66,11 @@ export async function runWorkspace(databaseUrl: string | undefined, redisUrl: st
     if (redisUrl) await dropRedisKeys(redisUrl).catch((error: unknown) => console.error(`bench: could not delete the Redis keys under ${prefix}: ${String(error)}`));
   };
   cleanUpOnInterrupt(cleanUp);
-  return { dir, cleanUp, redis: scoped && redisUrl ? { databaseUrl: scoped, redisUrl, prefix } : undefined };
+  if (!databaseUrl || !redisUrl) return { dir, cleanUp };
+  await postgres(`create schema "${schema}"`);
+  const scoped = new URL(databaseUrl);
+  scoped.searchParams.set('options', `-c search_path=${schema}`);
+  return { dir, cleanUp, redis: { databaseUrl: scoped.toString(), redisUrl, prefix } };
 }
 
 export interface ServiceSetup {
@@ -92,23 +81,15 @@ export interface ServiceSetup {
   cpus?: string;
 }
 
-/** The service's environment in a run: the ECB history from a file, one refresh, quotas that never refuse. */
+/**
+ * The service's environment in a run: the ECB history from a file, quotas that never refuse, and
+ * one refresh, at start (a scheduled one re-reads the whole file and would land in some measurement).
+ */
 export function serviceEnvironment(options: { databaseUrl: string; csv: string; redisUrl?: string; redisPrefix?: string; extra: Record<string, string> }): Record<string, string> {
   return {
-    EXRATES_DATABASE_URL: options.databaseUrl,
-    EXRATES_PROVIDERS: 'file',
-    EXRATES_FILE_URL: options.csv,
-    EXRATES_NOW: FIXED_NOW,
-    EXRATES_LOG_LEVEL: 'warn',
-    EXRATES_QUOTA_FREE: '100000000',
-    EXRATES_QUOTA_PRO: '100000000',
-    // One refresh at start only: a scheduled refresh re-reads the whole file and would land in
-    // the middle of some measurement.
-    EXRATES_REFRESH_SECONDS: '86400',
-    EXRATES_CONTACT_EMAIL: 'bench@example.org',
-    HOST: '127.0.0.1',
-    ...(options.redisUrl ? { EXRATES_REDIS_URL: options.redisUrl } : {}),
-    ...(options.redisPrefix ? { EXRATES_REDIS_PREFIX: options.redisPrefix } : {}),
+    ...{ EXRATES_DATABASE_URL: options.databaseUrl, EXRATES_PROVIDERS: 'file', EXRATES_FILE_URL: options.csv, EXRATES_NOW: FIXED_NOW, EXRATES_LOG_LEVEL: 'warn' },
+    ...{ EXRATES_QUOTA_FREE: '100000000', EXRATES_QUOTA_PRO: '100000000', EXRATES_REFRESH_SECONDS: '86400', EXRATES_CONTACT_EMAIL: 'bench@example.org', HOST: '127.0.0.1' },
+    ...(options.redisUrl ? { EXRATES_REDIS_URL: options.redisUrl, EXRATES_REDIS_PREFIX: options.redisPrefix! } : {}),
     ...options.extra,
   };
 }
@@ -127,12 +108,12 @@ export async function issueKeys(setup: ServiceSetup, count: number): Promise<str
 }
 
 /** Starts the built CLI's `serve` as its first line starts it (environment and node flags), on this runtime. */
-export async function startService(setup: ServiceSetup, extraEnv: Record<string, string> = {}): Promise<Server> {
+export async function startService(setup: ServiceSetup): Promise<Server> {
   const port = await freePort();
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.startsWith('EXRATES_')) env[name] = value;
   const start = serviceStart(ROOT);
-  Object.assign(env, start.env, setup.env, extraEnv, { PORT: String(port) });
+  Object.assign(env, start.env, setup.env, { PORT: String(port) });
   const [command, args] = onCpu(setup.cpus, process.execPath, [...start.flags, join(ROOT, 'dist', 'cli', 'main.js'), 'serve']);
   const child = track(spawn(command, args, { cwd: setup.dir, env, stdio: ['ignore', 'pipe', 'pipe'] }));
   return { child, port, output: tail(child, 'service') };

@@ -6,13 +6,8 @@
 /** The two references every run measures: the bare route, and the same route sending the rate answer's header lines. */
 export type Reference = 'baseline' | 'baseline+headers';
 
-export interface ScenarioTarget {
-  /** Minimum requests/s as a share of the reference's, each measured in rounds against the bare baseline. */
-  minRatio: number;
-  versus: Reference;
-  /** Maximum p99 latency in ms. */
-  maxP99Ms?: number;
-}
+/** Minimum requests/s as a share of the reference's (each measured in rounds against the bare baseline), maximum p99 in ms. */
+export type ScenarioTarget = { minRatio: number; versus: Reference; maxP99Ms?: number };
 
 /** The ratio and latency targets hold at this many connections; other runs are not judged. */
 export const TARGET_CONNECTIONS = 50;
