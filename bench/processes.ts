@@ -5,6 +5,7 @@
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { cpus } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const children = new Set<ChildProcess>();
 /** Clean-ups to run when the bench is interrupted (the temporary folder, a PostgreSQL schema, Redis keys). */
@@ -59,17 +60,14 @@ export function freePort(): Promise<number> {
   });
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /** Keeps the last lines of a child's output, to show when it fails. */
 export function tail(child: ChildProcess, label: string): () => string {
   const lines: string[] = [];
   const keep = (chunk: Buffer) => {
-    for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) lines.push(line);
-    if (lines.length > 40) lines.splice(0, lines.length - 40);
+    lines.push(...chunk.toString('utf8').split('\n').filter((line) => line.trim()));
+    lines.splice(0, Math.max(0, lines.length - 40));
   };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
+  for (const stream of [child.stdout, child.stderr]) stream?.on('data', keep);
   return () => (lines.length ? `${label} output:\n  ${lines.join('\n  ')}` : `${label}: no output`);
 }
 

@@ -5,7 +5,7 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { sleep } from './processes.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Linux's USER_HZ, the unit of /proc/PID/stat's CPU times: 100 on x86 and ARM. */
 const CLOCK_TICKS = 100;
