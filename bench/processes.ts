@@ -3,9 +3,9 @@
  * killed when the bench ends, fails or is interrupted, with the clean-ups an interruption needs.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const children = new Set<ChildProcess>();
 /** Clean-ups to run when the bench is interrupted (the temporary folder, a PostgreSQL schema, Redis keys). */
@@ -21,10 +21,10 @@ export function cleanUpOnInterrupt(cleanup: () => void | Promise<void>): void {
   onInterrupt.push(cleanup);
 }
 
+const running = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;
+
 export function killAll(): void {
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  }
+  for (const child of children) if (running(child)) child.kill('SIGKILL');
 }
 
 process.on('exit', killAll);
@@ -38,17 +38,13 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   });
 }
 
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
-}
-
-/** SIGTERM (graceful: the service drains and, under --cpu-prof, writes its profile), SIGKILL after a grace period. */
+/** SIGTERM (the service drains), SIGKILL after a grace period. */
 export async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
+  if (!running(child)) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
   const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-  await exited(child);
+  await exited;
   clearTimeout(timer);
 }
 
@@ -58,34 +54,28 @@ export function freePort(): Promise<number> {
     server.unref();
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
+      const { port } = server.address() as { port: number };
       server.close(() => resolve(port));
     });
   });
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /** Keeps the last lines of a child's output, to show when it fails. */
 export function tail(child: ChildProcess, label: string): () => string {
   const lines: string[] = [];
   const keep = (chunk: Buffer) => {
-    for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) lines.push(line);
-    if (lines.length > 40) lines.splice(0, lines.length - 40);
+    lines.push(...chunk.toString('utf8').split('\n').filter((line) => line.trim()));
+    lines.splice(0, Math.max(0, lines.length - 40));
   };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
+  for (const stream of [child.stdout, child.stderr]) stream?.on('data', keep);
   return () => (lines.length ? `${label} output:\n  ${lines.join('\n  ')}` : `${label}: no output`);
 }
 
-const POLL_MS = 10;
-
-/** Polls a URL every POLL_MS until it answers 200; returns that answer's body and headers. */
+/** Polls a URL every 10 ms until it answers 200; returns that answer's body and headers. */
 export async function waitFor200(url: string, headers: Record<string, string>, child: ChildProcess, output: () => string, timeoutMs = 60_000): Promise<{ body: string; headers: Headers }> {
   const started = performance.now();
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the server exited (${child.exitCode ?? child.signalCode}) before answering ${url}\n${output()}`);
+    if (!running(child)) throw new Error(`the server exited (${child.exitCode ?? child.signalCode}) before answering ${url}\n${output()}`);
     try {
       const response = await fetch(url, { headers, signal: AbortSignal.timeout(2_000) });
       const body = await response.text();
@@ -94,28 +84,21 @@ export async function waitFor200(url: string, headers: Record<string, string>, c
       // not listening yet
     }
     if (performance.now() - started > timeoutMs) throw new Error(`no 200 from ${url} within ${timeoutMs} ms\n${output()}`);
-    await sleep(POLL_MS);
+    await sleep(10);
   }
 }
 
 /**
- * The CPUs of a pinned run: the server on one, the load generator on the other, so that neither
- * takes the other's core and the kernel never moves them (the figures then move far less).
- * Undefined when the machine has fewer than two CPUs or no `taskset` (util-linux).
+ * The CPUs of a pinned run: the servers on one, wrk on the other, so that neither takes the
+ * other's core and the kernel never moves them; several workers on every CPU. Undefined with
+ * fewer than two CPUs or no `taskset` (util-linux).
  */
-export interface Pinning {
-  server: string;
-  generator: string;
-  /** Every CPU: for the runs with several workers, which need more than one. */
-  all: string;
-}
-
-export function choosePinning(wanted: boolean): Pinning | undefined {
+export function choosePinning(wanted: boolean): { server: string; generator: string; all: string } | undefined {
   if (!wanted || cpus().length < 2) return undefined;
   try {
     execFileSync('taskset', ['--version'], { stdio: 'ignore' });
   } catch {
-    console.log('bench: taskset (util-linux) is not installed: servers and load generator are not pinned to CPUs');
+    console.log('bench: taskset (util-linux) is not installed: the processes are not pinned to CPUs');
     return undefined;
   }
   return { server: '0', generator: '1', all: `0-${cpus().length - 1}` };
@@ -124,25 +107,4 @@ export function choosePinning(wanted: boolean): Pinning | undefined {
 /** A command run on these CPUs (taskset's list; its threads and children inherit it), or as it is. */
 export function onCpu(cpus: string | undefined, command: string, args: readonly string[]): [string, string[]] {
   return cpus === undefined ? [command, [...args]] : ['taskset', ['-c', cpus, command, ...args]];
-}
-
-/** Pins a running process (every thread of it) to these CPUs: the bench itself when it generates the load. */
-export function pinProcess(pid: number, cpus: string): void {
-  execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
-}
-
-/** A bench script's --help: the doc comment at the top of its file (`url`: its import.meta.url), printed; then exits. */
-export function printUsage(url: string): never {
-  console.log(readFileSync(new URL(url), 'utf8').split('*/')[0]!.replace(/^\/\*\*\n/, '').replace(/^ \* ?/gm, ''));
-  process.exit(0);
-}
-
-/** Runs a bench script's main: a failure is printed as `<tool>: <message>` and sets exit code 1; every process it started is killed at the end. */
-export function runMain(tool: string, main: () => Promise<void>): void {
-  main()
-    .catch((error: unknown) => {
-      console.error(`${tool}: ${error instanceof Error ? error.message : String(error)}`);
-      process.exitCode = 1;
-    })
-    .finally(killAll);
 }

@@ -1,67 +1,78 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { baselineCpuSpread, judge, resultsTable, type Round, type Row } from '../../bench/report.js';
+import { judge, judgeRun, resultsTable, type Round, type Row } from '../../bench/report.js';
 
-function row(name: string, requestsPerSecond: number, rounds?: Round[]): Row {
+function row(name: string, requestsPerSecond: number, rounds?: Round[], extra: Partial<Row> = {}): Row {
   return {
     name,
     description: name,
     server: name === 'baseline' ? 'baseline' : name === 'baseline+headers' ? 'reference' : 'service',
-    ...(name.endsWith('@sqlite') ? { sqlite: true as const } : {}),
     requestsPerSecond,
     latencyMs: { p50: 1, p90: 2, p99: 3, p999: 4, max: 5, mean: 1 },
     responses: requestsPerSecond * 10,
     errors: 0,
-    non2xx: 0,
-    socketErrors: 0,
-    timeouts: 0,
-    statusCodes: {},
     bytesPerResponse: 400,
     serverCpuPct: undefined,
     cpuPerRequestUs: undefined,
     loadGeneratorCpuPct: 50,
-    serverRssMaxMb: undefined,
-    machineBusyPct: undefined,
     otherCpuPct: undefined,
     stealPct: undefined,
     ...(rounds ? { rounds } : {}),
+    ...extra,
   };
 }
 
-/** Rounds in which the service makes `ratio` × the baseline's requests/s, whatever the host's speed. */
+/** Rounds in which a server makes `ratio` × the baseline's requests/s, whatever the host's speed. */
 const roundsAt = (ratio: number, baselines: number[]): Round[] => baselines.map((b) => ({ requestsPerSecond: b * ratio, baselineRequestsPerSecond: b }));
 
-test('the store is held to SQLite alone by the two rows\' ratios to the baseline, so that the host slowing down between them does not count', () => {
-  // The host ran the SQLite row 40 % faster than the store's: their own req/s say 0.64 ×.
-  const rows = [row('baseline', 30_000), row('rate', 16_000, roundsAt(0.72, [22_000, 23_000, 21_000])), row('rate@sqlite', 25_000, roundsAt(0.8, [31_000, 32_000, 30_000]))];
+test("rate and convert are held to baseline+headers by the two rows' ratios to the bare baseline, history to the bare baseline", () => {
+  const rows = [
+    row('baseline', 30_000),
+    row('baseline+headers', 24_000, roundsAt(0.8, [30_000, 29_000, 31_000])),
+    // 0.62 × the baseline is 0.775 × baseline+headers: it holds, though the host ran this row slower.
+    row('rate', 15_000, roundsAt(0.62, [22_000, 23_000, 21_000])),
+    // 0.56 × the baseline is 0.7 × baseline+headers: it misses.
+    row('convert', 17_000, roundsAt(0.56, [30_000, 30_000, 30_000])),
+    row('history-1y-json', 15_000, roundsAt(0.51, [30_000, 30_000, 30_000])),
+  ];
   judge(rows, 50);
-  assert.deepEqual(rows[1]!.vsSqlite, { ratio: 0.9, byRounds: true });
-  assert.equal(rows[2]!.vsSqlite, undefined);
-});
-
-test('without rounds against the baseline, the store is held to SQLite alone by the two rows\' requests/s', () => {
-  const rows = [row('rate', 16_000), row('rate@sqlite', 20_000)];
-  judge(rows, 50);
-  assert.deepEqual(rows[0]!.vsSqlite, { ratio: 0.8, byRounds: false });
-});
-
-test('the baseline+headers row gets its ratio from its rounds like a service row, and no target or verdict', () => {
-  const rows = [row('baseline', 30_000), row('baseline+headers', 21_000, roundsAt(0.7, [30_000, 29_000, 31_000])), row('rate', 20_000, roundsAt(0.75, [27_000, 26_000, 28_000]))];
-  judge(rows, 50);
-  const [, reference, rate] = rows;
-  assert.equal(reference!.ratioToBaseline, 0.7);
+  const [, reference, rate, convert, history] = rows;
+  assert.equal(reference!.ratioToBaseline, 0.8);
   assert.equal(reference!.baselineRequestsPerSecond, 30_000);
-  assert.equal(reference!.target, undefined);
-  assert.equal(reference!.pass, undefined);
-  assert.equal(rate!.pass, false, 'the service row is still judged');
-  const line = resultsTable(rows).split('\n').find((l) => l.startsWith('| baseline+headers'))!;
-  assert.match(line, /\| +0\.700 \| +30000 \|/);
-  assert.doesNotMatch(line, /PASS|FAIL/);
+  assert.equal(reference!.pass, undefined, 'a reference is never judged');
+  assert.equal(rate!.ratioToHeaders, 0.775);
+  assert.equal(rate!.pass, true);
+  assert.equal(convert!.pass, false);
+  assert.deepEqual(convert!.failedBecause, ['0.7 × baseline+headers < 0.75']);
+  assert.equal(history!.pass, true, 'history is held to the bare baseline: 0.51 ≥ 0.50');
+  const line = resultsTable(rows).split('\n').find((l) => l.startsWith('| convert'))!;
+  assert.match(line, /\| +0\.560 \| +0\.700 \|/);
+  assert.match(line, /FAIL +\|$/);
 });
 
-test("the host's speed during a row's rounds is read from the baseline's CPU time per request", () => {
-  const at = (...us: Array<number | undefined>): Round[] => us.map((baselineCpuPerRequestUs) => ({ requestsPerSecond: 1, baselineRequestsPerSecond: 1, ...(baselineCpuPerRequestUs === undefined ? {} : { baselineCpuPerRequestUs }) }));
-  assert.deepEqual(baselineCpuSpread({ rounds: at(16.6, 34.4, 20) }), { low: 16.6, high: 34.4, ratio: 34.4 / 16.6 });
-  assert.equal(baselineCpuSpread({ rounds: at(20, undefined) }), undefined, 'one reading is no spread');
-  assert.equal(baselineCpuSpread({}), undefined);
+test('a row with errors, a p99 over 5 ms or no baseline+headers in the run misses its target', () => {
+  const slow = { latencyMs: { p50: 1, p90: 2, p99: 6.5, p999: 9, max: 10, mean: 1 } };
+  const rows = [row('baseline', 30_000), row('rate', 29_000, roundsAt(0.95, [30_000]), { ...slow, errors: 2 })];
+  judge(rows, 50);
+  assert.deepEqual(rows[1]!.failedBecause, ['2 errors', 'no baseline+headers in this run', 'p99 6.5 ms > 5 ms']);
+});
+
+test('rows of several workers or on PostgreSQL + Redis, and runs at other connection counts, are measured and not judged', () => {
+  const rows = [row('baseline', 30_000), row('baseline+headers', 24_000, roundsAt(0.8, [30_000])), row('rate@2w', 10_000, roundsAt(0.3, [30_000]), { variant: '@2w' })];
+  judge(rows, 50);
+  assert.equal(rows[2]!.ratioToHeaders, 0.375);
+  assert.equal(rows[2]!.pass, undefined);
+  const other = [row('baseline', 30_000), row('rate', 10_000, roundsAt(0.3, [30_000]))];
+  judge(other, 100);
+  assert.equal(other[1]!.pass, undefined);
+});
+
+test('the memory target admits an operator\'s heap sizes and fails on any other node flag', () => {
+  const peak = { hwmMb: 200, afterRunsMb: 180 };
+  assert.equal(judgeRun(peak, ['--max-semi-space-size=4', '--max-old-space-size=200'], []).peakRss!.pass, true);
+  const tuned = judgeRun(peak, ['--max-semi-space-size=4', '--heap-growing-percent=20'], []).peakRss!;
+  assert.equal(tuned.pass, false);
+  assert.deepEqual(tuned.failedBecause, ['V8-internal flags: --heap-growing-percent=20']);
+  assert.deepEqual(judgeRun({ hwmMb: 300, afterRunsMb: 250 }, [], []).peakRss!.failedBecause, ['300 MB > 256 MB']);
+  assert.deepEqual(judgeRun(undefined, [], [1400.4, 1600, 900]).coldStart, { runsMs: [1400, 1600, 900], medianMs: 1400, targetMs: 1500, pass: true });
 });

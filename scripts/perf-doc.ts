@@ -1,0 +1,61 @@
+/**
+ * Writes the generated parts of docs/performance.md: the targets (from bench/targets.ts) and the
+ * latest results (the newest run of each runtime in bench/results/, rendered as the bench prints
+ * it); or with --check fails when the committed file differs from what they say.
+ */
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { RESULTS_DIR, renderRun, type Run } from '../bench/report.js';
+import { COLD_START_MS, PEAK_RSS_MB, SCENARIO_TARGETS, TARGET_CONNECTIONS, targetText } from '../bench/targets.js';
+
+const target = fileURLToPath(new URL('../docs/performance.md', import.meta.url));
+
+function renderTargets(): string {
+  return [
+    '| what | target |',
+    '| --- | --- |',
+    ...Object.entries(SCENARIO_TARGETS).map(([name, t]) => `| \`${name}\`, ${TARGET_CONNECTIONS} connections | requests/s ${targetText(t)} |`),
+    `| peak RSS of the service (VmHWM), full ECB history stored, 1,000 keys, no node flag but an operator's heap sizes | ≤ ${PEAK_RSS_MB} MB |`,
+    `| cold start: spawn → first 200 of \`/api/v1/rate\`, full history stored (median of 3) | ≤ ${(COLD_START_MS / 1000).toFixed(1)} s |`,
+  ].join('\n');
+}
+
+/** The newest run of each Node.js major line, the newest line first (file names start with the run's UTC time). */
+function newestRuns(): Array<{ file: string; run: Run }> {
+  const byLine = new Map<number, { file: string; run: Run }>();
+  for (const file of (existsSync(RESULTS_DIR) ? readdirSync(RESULTS_DIR) : []).filter((name) => name.endsWith('.json')).sort()) {
+    const run = JSON.parse(readFileSync(join(RESULTS_DIR, file), 'utf8')) as Run;
+    byLine.set(Number(/^v(\d+)/.exec(run.runtime)?.[1]), { file, run });
+  }
+  return [...byLine.entries()].sort(([a], [b]) => b - a).map(([, newest]) => newest);
+}
+
+function renderResults(): string {
+  const runs = newestRuns();
+  if (runs.length === 0) return 'No run is recorded in `bench/results/`.';
+  return runs.map(({ file, run }) => `### Node.js ${run.runtime.slice(1).split('.')[0]}\n\n[JSON](../bench/results/${file}). ${renderRun(run)}`.trimEnd()).join('\n\n');
+}
+
+/** Replaces what lies between `<!-- generated: NAME -->` and `<!-- end: NAME -->`. */
+function fill(doc: string, name: string, content: string): string {
+  const start = `<!-- generated: ${name} (npm run docs:performance) -->`;
+  const end = `<!-- end: ${name} -->`;
+  const from = doc.indexOf(start);
+  const to = doc.indexOf(end);
+  if (from < 0 || to < from) throw new Error(`docs/performance.md: the markers "${start}" and "${end}" are missing`);
+  return `${doc.slice(0, from + start.length)}\n${content}\n${doc.slice(to)}`;
+}
+
+const current = readFileSync(target, 'utf8');
+const rendered = fill(fill(current, 'targets', renderTargets()), 'results', renderResults());
+if (process.argv.includes('--check')) {
+  if (current !== rendered) {
+    console.error('docs/performance.md is out of date: run npm run docs:performance');
+    process.exit(1);
+  }
+  console.log('docs/performance.md is up to date');
+} else {
+  writeFileSync(target, rendered);
+  console.log(`wrote ${target}`);
+}
