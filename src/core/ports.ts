@@ -4,7 +4,10 @@ import type { Day } from './time.js';
 /** A decimal number written as text, exactly as published or computed (never via a binary float). */
 export type DecimalString = string;
 
-/** One published day of rates: `rates[quote]` is units of `quote` per one unit of the document's base. */
+/**
+ * One published day of rates: `rates[quote]` is units of `quote` per one unit of the document's
+ * base, or the other way round when the document says so (see {@link Quotation}).
+ */
 export interface DailyQuotes {
   day: Day;
   /** When the provider says these rates apply, ISO 8601 in UTC with a Z. */
@@ -12,10 +15,21 @@ export interface DailyQuotes {
   rates: Record<string, DecimalString>;
 }
 
+/**
+ * Which way a document's rates read. `quote-per-base` (the meaning when absent): units of the
+ * quote currency per one unit of the base, as the ECB publishes (USD per EUR). `base-per-quote`:
+ * units of the base per one unit of the quote currency, as most national central banks publish
+ * (CAD per USD at the Bank of Canada). Turning one into the other is an exact division whose
+ * result is seldom a finite decimal, so a document keeps the numbers the way they were published.
+ */
+export type Quotation = 'quote-per-base' | 'base-per-quote';
+
 /** What a provider published, days in ascending order. */
 export interface RateDocument {
   provider: string;
   base: string;
+  /** Absent means `quote-per-base`. */
+  quotation?: Quotation;
   days: DailyQuotes[];
 }
 

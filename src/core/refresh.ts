@@ -35,6 +35,11 @@ export interface ValidationReport {
  * dropped and reported, since providers keep series for withdrawn codes (HRK, for example).
  */
 export function validateDocument(document: RateDocument, clock: Clock): ValidationReport {
+  // The store and the rate arithmetic read every stored rate as units of the quote per base unit:
+  // a document quoted the other way would be served inverted, so it is refused until they can tell.
+  if ((document.quotation ?? 'quote-per-base') !== 'quote-per-base') {
+    throw new FeedError(`${document.provider}: rates quoted as ${document.base} per unit of each currency cannot be stored yet`);
+  }
   const todayDay = utcDay(clock.now());
   const dropped = new Set<string>();
   const days: DailyQuotes[] = [];

@@ -61,6 +61,13 @@ describe('validateDocument', () => {
     assert.deepEqual(report.dropped, []);
   });
 
+  it('refuses a document quoted as base per unit of each currency, which the store would read inverted', () => {
+    const input = { ...doc([['2026-02-11', { USD: '0.8403' }]]), quotation: 'base-per-quote' as const };
+    assert.throws(() => validateDocument(input, clock), feedError(/EUR per unit of each currency cannot be stored/));
+    const explicit = { ...doc([['2026-02-11', { USD: '1.19' }]]), quotation: 'quote-per-base' as const };
+    assert.deepEqual(validateDocument(explicit, clock).document, explicit);
+  });
+
   it('rejects zero rates', () => {
     for (const rate of ['0', '0.0', '0.0000', '000']) {
       assert.throws(() => validateDocument(doc([['2026-02-11', { USD: '1.19', JPY: rate }]]), clock), feedError(/JPY on 2026-02-11/), rate);
