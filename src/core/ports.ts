@@ -49,6 +49,8 @@ export interface Provider {
   readonly id: string;
   /** The currency all of this provider's rates are quoted against. */
   readonly base: string;
+  /** Which way its documents' rates read; absent means `quote-per-base`. */
+  readonly quotation?: Quotation;
   /** The most recent published day (or days) of rates. */
   latest(options?: FetchOptions): Promise<RateDocument>;
   /** Every published day within the range, inclusive. */

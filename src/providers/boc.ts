@@ -128,6 +128,7 @@ export function createBocProvider(options: BocProviderOptions): Provider {
   return {
     id: BOC.id,
     base: BASE,
+    quotation: 'base-per-quote',
 
     async latest(fetchOptions) {
       const today = utcDay(options.clock.now());

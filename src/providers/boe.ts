@@ -138,6 +138,7 @@ export function createBoeProvider(options: BoeProviderOptions): Provider {
   return {
     id: BOE.id,
     base: BASE,
+    quotation: 'quote-per-base',
 
     async latest(fetchOptions) {
       const today = utcDay(options.clock.now());

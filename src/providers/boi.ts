@@ -3,7 +3,8 @@
  * each foreign-currency business day and published at about 15:30 Israel time (12:30 on Fridays).
  * Read from its SDMX statistics service (dataflow `BOI.STATISTICS/EXR/1.0`, data type `OF00`,
  * the representative rate) as CSV.
- * Service: https://www.boi.org.il/en/economic-roles/statistics/ (SDMX web service, "Series database").
+ * Rates and their notes: https://www.boi.org.il/en/economic-roles/statistics/foreign-exchange-market/exchange-rates/
+ * (the bank's series database serves them over SDMX REST at edge.boi.gov.il).
  *
  * Each row names its pair (`BASE_CURRENCY` = USD, `COUNTER_CURRENCY` = ILS: shekels per dollar)
  * and a unit (`UNIT_MULT` = 2: shekels per 100 yen; 1: per 10 Lebanese pounds), so a value is
@@ -111,6 +112,7 @@ export function createBoiProvider(options: BoiProviderOptions): Provider {
   return {
     id: BOI.id,
     base: BASE,
+    quotation: 'base-per-quote',
 
     async latest(fetchOptions) {
       const today = utcDay(options.clock.now());

@@ -2,7 +2,7 @@
  * Norges Bank's exchange rates: middle rates of the Norwegian krone against about 40 currencies,
  * published on Norwegian business days at about 16:00 Oslo time, from its SDMX data API
  * (dataflow `EXR`, key `B..NOK.SP`: business-day spot rates of every currency against NOK).
- * API: https://app.norges-bank.no/query/index.html#/en/ (SDMX-CSV, `format=csvdata`).
+ * API: https://www.norges-bank.no/en/topics/Statistics/open-data/ (SDMX REST, SDMX-CSV with `format=csvdata`).
  *
  * Each row names its pair (`BASE_CUR` = USD, `QUOTE_CUR` = NOK: kroner per dollar) and a unit
  * (`UNIT_MULT` = 2: kroner per 100 units), so a value is kroner per 10^UNIT_MULT units of the
@@ -102,6 +102,7 @@ export function createNorgesBankProvider(options: NorgesBankProviderOptions): Pr
   return {
     id: NORGES_BANK.id,
     base: BASE,
+    quotation: 'base-per-quote',
 
     async latest(fetchOptions) {
       const today = utcDay(options.clock.now());

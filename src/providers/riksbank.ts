@@ -100,6 +100,7 @@ export function createRiksbankProvider(options: RiksbankProviderOptions): Provid
   return {
     id: RIKSBANK.id,
     base: BASE,
+    quotation: 'base-per-quote',
 
     async latest(fetchOptions) {
       const today = utcDay(options.clock.now());

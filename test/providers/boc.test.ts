@@ -186,6 +186,8 @@ describe('Bank of Canada provider against a local Valet', () => {
   });
 
   it('describes itself', () => {
+    const made = provider('2026-03-20T12:00:00Z');
+    assert.deepEqual([made.id, made.base, made.quotation], [BOC.id, BOC.base, 'base-per-quote']);
     assert.deepEqual(BOC, {
       id: 'boc',
       name: 'Bank of Canada',

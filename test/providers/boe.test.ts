@@ -156,6 +156,8 @@ describe('Bank of England provider against a local database', () => {
   });
 
   it('describes itself', () => {
+    const made = provider('2026-03-20T12:00:00Z');
+    assert.deepEqual([made.id, made.base, made.quotation], [BOE.id, BOE.base, 'quote-per-base']);
     assert.equal(BOE.id, 'boe');
     assert.equal(BOE.name, 'Bank of England');
     assert.equal(BOE.kind, 'central-bank');

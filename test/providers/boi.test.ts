@@ -164,6 +164,8 @@ describe('Bank of Israel provider against a local SDMX service', () => {
   });
 
   it('describes itself', () => {
+    const made = provider('2026-03-20T12:00:00Z');
+    assert.deepEqual([made.id, made.base, made.quotation], [BOI.id, BOI.base, 'base-per-quote']);
     assert.equal(BOI.id, 'boi');
     assert.equal(BOI.name, 'Bank of Israel');
     assert.equal(BOI.kind, 'central-bank');

@@ -148,6 +148,8 @@ describe('Norges Bank provider against a local SDMX server', () => {
   });
 
   it('describes itself', () => {
+    const made = provider('2026-03-20T12:00:00Z');
+    assert.deepEqual([made.id, made.base, made.quotation], [NORGES_BANK.id, NORGES_BANK.base, 'base-per-quote']);
     assert.equal(NORGES_BANK.id, 'norgesbank');
     assert.equal(NORGES_BANK.kind, 'central-bank');
     assert.equal(NORGES_BANK.base, 'NOK');

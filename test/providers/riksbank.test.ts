@@ -135,6 +135,8 @@ describe('Riksbank provider against a local SWEA API', () => {
   });
 
   it('describes itself', () => {
+    const made = provider('2026-03-20T12:00:00Z');
+    assert.deepEqual([made.id, made.base, made.quotation], [RIKSBANK.id, RIKSBANK.base, 'base-per-quote']);
     assert.equal(RIKSBANK.id, 'riksbank');
     assert.equal(RIKSBANK.name, 'Sveriges Riksbank');
     assert.equal(RIKSBANK.kind, 'central-bank');
