@@ -6,13 +6,18 @@
  */
 import type { Clock, Provider } from '../core/ports.js';
 import { createBancaDItaliaProvider } from './bancaditalia.js';
+import { BOC_METADATA, createBocProvider } from './boc.js';
+import { BOE_METADATA, createBoeProvider } from './boe.js';
+import { BOI_METADATA, createBoiProvider } from './boi.js';
 import { createCnbProvider } from './cnb.js';
 import { createEcbProvider } from './ecb.js';
 import { createFileProvider } from './file.js';
 import { createFrankfurterProvider } from './frankfurter.js';
 import { createNbpProvider } from './nbp.js';
 import { createNbuProvider } from './nbu.js';
+import { createNorgesBankProvider, NORGES_BANK_METADATA } from './norgesbank.js';
 import { createOpenExchangeRatesProvider } from './openexchangerates.js';
+import { createRiksbankProvider, RIKSBANK_METADATA } from './riksbank.js';
 
 export type ProviderKind = 'central bank' | 'aggregator' | 'commercial' | 'file';
 
@@ -160,6 +165,51 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     byDefault: true,
     loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createCnbProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'boc',
+    metadata: BOC_METADATA,
+    defaultUrl: 'https://www.bankofcanada.ca',
+    urlVariable: urlVariableOf('boc'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock }) => createBocProvider({ baseUrl, timeoutMs, clock }),
+  },
+  {
+    id: 'norgesbank',
+    metadata: NORGES_BANK_METADATA,
+    defaultUrl: 'https://data.norges-bank.no',
+    urlVariable: urlVariableOf('norgesbank'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock }) => createNorgesBankProvider({ baseUrl, timeoutMs, clock }),
+  },
+  {
+    id: 'riksbank',
+    metadata: RIKSBANK_METADATA,
+    defaultUrl: 'https://api.riksbank.se',
+    urlVariable: urlVariableOf('riksbank'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock }) => createRiksbankProvider({ baseUrl, timeoutMs, clock }),
+  },
+  {
+    id: 'boe',
+    metadata: BOE_METADATA,
+    defaultUrl: 'https://www.bankofengland.co.uk',
+    urlVariable: urlVariableOf('boe'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock }) => createBoeProvider({ baseUrl, timeoutMs, clock }),
+  },
+  {
+    id: 'boi',
+    metadata: BOI_METADATA,
+    defaultUrl: 'https://edge.boi.gov.il',
+    urlVariable: urlVariableOf('boi'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock }) => createBoiProvider({ baseUrl, timeoutMs, clock }),
   },
   {
     id: 'frankfurter',

@@ -1,9 +1,16 @@
 /**
- * The service on local stand-ins for the ECB, Banca d'Italia, the NBU, the NBP and the CNB (each
+ * The service on local stand-ins for the ECB, Banca d'Italia and the eight national banks (each
  * serving its recorded documents) answers a pair whose currencies come from two providers with
  * exactly the cross of the numbers those providers published on one day, rounded once (SPEC §2,
- * §3). The expectations are computed here from the recorded bytes with decimal.js, not with the
- * service's parsers or arithmetic.
+ * §3), and a pair one bank quotes alone with the cross of its two published numbers through its
+ * own currency. The expectations are computed here from the recorded bytes with decimal.js, not
+ * with the service's parsers or arithmetic.
+ *
+ * The recordings are of different days, so the service runs on four dates: February (ECB, Banca
+ * d'Italia, CNB), 6 March (ECB, NBU, NBP, CNB, Bank of Israel: its recording holds 2, 5 and 6
+ * March), 18 March (Bank of Canada 12–18 March, Norges Bank from 16 March, Bank of England from 17
+ * March, the NBU to 16 March, the CNB) and 25 March (the Riksbank from 24 March, Norges Bank to
+ * 24 March, the CNB).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -13,7 +20,7 @@ import { ECB_CSV } from '../support/data.js';
 import { startFakeUpstreams, type FakeUpstreams } from '../support/upstreams.js';
 import { D, formatRate, parseEcbCsv, type Dec } from '../e2e/independent.js';
 
-const PROVIDERS = 'ecb,bancaditalia,nbu,nbp,cnb';
+const PROVIDERS = 'ecb,bancaditalia,nbu,nbp,cnb,boc,norgesbank,riksbank,boe,boi';
 const ecb = parseEcbCsv(ECB_CSV);
 const ecbOn = (day: string, code: string): Dec => ecb.days.find((d) => d.date === day)!.values.get(code)!;
 const bdiOn = (day: string, code: string): Dec => new D(bdiRows(recorded(BDI_DAYS[day]!).toString('utf8')).find((r) => r.code === code)!.rate);
@@ -32,6 +39,35 @@ function nbuOn(day: string, code: string): Dec {
 function nbpOn(day: string, code: string): Dec {
   const table = recorded('nbp/01.json').toString('utf8').split('{"table":"A"').find((t) => t.includes(`"effectiveDate":"${day}"`))!;
   return new D(new RegExp(`"code":"${code}","mid":([0-9.]+)`).exec(table)![1]!);
+}
+
+/** Canadian dollars per unit: the Valet value of the series labelled `<code>/CAD`. */
+function bocOn(day: string, code: string): Dec {
+  const valet = JSON.parse(recorded('boc/01.json').toString('utf8')) as { seriesDetail: Record<string, { label: string }>; observations: Array<Record<string, { v: string } | string>> };
+  const series = Object.keys(valet.seriesDetail).find((name) => valet.seriesDetail[name]!.label === `${code}/CAD`)!;
+  return new D((valet.observations.find((o) => o['d'] === day)![series] as { v: string }).v);
+}
+/** Kroner per unit: OBS_VALUE over 10^UNIT_MULT of the row `<code>,NOK` of that day. */
+function nbOn(day: string, code: string): Dec {
+  const row = recorded('nb/01.csv').toString('utf8').split('\n').map((line) => line.split(',')).find((f) => f[1] === code && f[2] === 'NOK' && f[8] === day)!;
+  return new D(row[9]!).div(new D(10).pow(row[6]!));
+}
+/** Kronor per unit: the value of `SEK<code>PMI` that day. */
+function rbOn(day: string, code: string): Dec {
+  return new D(new RegExp(`"seriesId":"SEK${code}PMI","date":"${day}","value":([0-9.]+)`).exec(recorded('rb/01.json').toString('utf8'))![1]!);
+}
+/** Units per pound: the cell of the currency's "into sterling" series on that day. */
+function boeOn(day: string, code: string): Dec {
+  const series: Record<string, string> = { CAD: 'XUDLCDS', NOK: 'XUDLNKS', SEK: 'XUDLSKS', ILS: 'XUDLBK78', SAR: 'XUDLSRS' };
+  const [header, ...rows] = recorded('boe/01.csv').toString('utf8').trimEnd().split('\r\n').map((line) => line.split(','));
+  const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+  const written = `${Number(day.slice(8))} ${months[Number(day.slice(5, 7)) - 1]} ${day.slice(0, 4)}`;
+  return new D(rows.find((r) => r[0] === written || r[0] === `0${written}`)![header!.indexOf(series[code]!)]!);
+}
+/** Shekels per unit: OBS_VALUE over 10^UNIT_MULT of the row `<code>,ILS` of that day. */
+function boiOn(day: string, code: string): Dec {
+  const row = recorded('boi/01.csv').toString('utf8').split('\n').map((line) => line.split(',')).find((f) => f[2] === code && f[3] === 'ILS' && f[12] === day)!;
+  return new D(row[13]!).div(new D(10).pow(row[10]!));
 }
 
 async function rate(service: FeedsService, from: string, to: string): Promise<{ rate: string; asOf: string; stale: boolean }> {
@@ -56,8 +92,8 @@ describe('a cross between providers is the exact cross of their published number
       service = await createFeedsService(fake, { env: { ...banks.env(), EXRATES_PROVIDERS: PROVIDERS, EXRATES_NOW: '2026-02-12T12:00:00Z' } });
       const outcomes = await service.deps.refresher.refreshAll();
       const ok = Object.fromEntries(outcomes.map((o) => [o.provider, o.ok]));
-      // Nothing the NBU or NBP stand-in holds is dated yet: their loads fail, which blocks nothing else.
-      assert.deepEqual(ok, { ecb: true, bancaditalia: true, nbu: false, nbp: false, cnb: true });
+      // Nothing the other banks' stand-ins hold is dated yet: their loads fail, which blocks nothing else.
+      assert.deepEqual(ok, { ecb: true, bancaditalia: true, nbu: false, nbp: false, cnb: true, boc: false, norgesbank: false, riksbank: false, boe: false, boi: false });
     });
     after(async () => {
       await service.close();
@@ -85,7 +121,7 @@ describe('a cross between providers is the exact cross of their published number
     });
   });
 
-  describe('in March: ECB, NBU, NBP and CNB publish', () => {
+  describe('on 6 March: ECB, NBU, NBP, CNB and the Bank of Israel publish', () => {
     let banks: CentralBankStandIns;
     let service: FeedsService;
     const day = '2026-03-05';
@@ -96,7 +132,7 @@ describe('a cross between providers is the exact cross of their published number
       const outcomes = await service.deps.refresher.refreshAll();
       assert.deepEqual(
         outcomes.filter((o) => !o.ok).map((o) => o.provider),
-        [],
+        ['boc', 'norgesbank', 'riksbank', 'boe'],
         JSON.stringify(outcomes.map((o) => [o.provider, o.error])),
       );
     });
@@ -127,6 +163,107 @@ describe('a cross between providers is the exact cross of their published number
       // The ECB is preferred for USD but does not quote UAH; the NBU quotes both and serves the pair alone.
       const answer = await rate(service, 'USD', 'UAH');
       assert.equal(answer.rate, formatRate(nbuOn('2026-03-06', 'USD')));
+    });
+
+    it('JOD→UAH: the Jordanian dinar from the Bank of Israel, the hryvnia from the NBU, through the shekel the NBU quotes', async () => {
+      // 1 JOD = j ILS = j × s UAH, s the NBU's hryvnias per shekel; 6 March is the last day both published.
+      const answer = await rate(service, 'JOD', 'UAH');
+      assert.equal(answer.rate, formatRate(boiOn('2026-03-06', 'JOD').mul(nbuOn('2026-03-06', 'ILS'))));
+    });
+
+    it('JOD→CZK: the dinar from the Bank of Israel, the koruna from the ECB (preferred to the CNB), through the euro on 5 March, the ECB\'s last day', async () => {
+      // 1 JOD = j ILS = j / e EUR = j / e × c CZK, e the shekels per euro, c the ECB's koruna per euro.
+      const both = '2026-03-05';
+      const answer = await rate(service, 'JOD', 'CZK');
+      assert.equal(answer.rate, formatRate(boiOn(both, 'JOD').div(boiOn(both, 'EUR')).mul(ecbOn(both, 'CZK'))));
+    });
+  });
+
+  describe('on 18 March, the Bank of England preferred: the Bank of Canada, Norges Bank, the Bank of England, the NBU and the CNB publish', () => {
+    let banks: CentralBankStandIns;
+    let service: FeedsService;
+    const day = '2026-03-18';
+    before(async () => {
+      fake.ecb.historyThrough = '2026-03-05';
+      banks = await startCentralBankStandIns(day);
+      const providers = 'boe,ecb,bancaditalia,nbu,nbp,cnb,boc,norgesbank,riksbank,boi';
+      service = await createFeedsService(fake, { env: { ...banks.env(), EXRATES_PROVIDERS: providers, EXRATES_NOW: '2026-03-18T22:00:00Z' } });
+      const outcomes = await service.deps.refresher.refreshAll();
+      // The Riksbank recording starts on 24 March: nothing to load yet.
+      assert.deepEqual(
+        outcomes.filter((o) => !o.ok).map((o) => o.provider),
+        ['riksbank'],
+        JSON.stringify(outcomes.map((o) => [o.provider, o.error])),
+      );
+    });
+    after(async () => {
+      await service.close();
+      await banks.close();
+    });
+
+    it('CAD→NOK, both quoted by the Bank of England: its kroner per pound over its Canadian dollars per pound', async () => {
+      assert.equal((await rate(service, 'CAD', 'NOK')).rate, formatRate(boeOn(day, 'NOK').div(boeOn(day, 'CAD'))));
+    });
+
+    it('SEK→ILS, both quoted by the Bank of England', async () => {
+      assert.equal((await rate(service, 'SEK', 'ILS')).rate, formatRate(boeOn(day, 'ILS').div(boeOn(day, 'SEK'))));
+    });
+
+    it('GBP→UAH: the NBU quotes both, and its hryvnias per pound of 16 March are served as published', async () => {
+      assert.equal((await rate(service, 'GBP', 'UAH')).rate, formatRate(nbuOn('2026-03-16', 'GBP')));
+    });
+
+    it('PEN→BYN: the sol from the Bank of Canada, the Belarusian rouble from Norges Bank, through the krone the Bank of Canada quotes', async () => {
+      // 1 PEN = p CAD = p / k NOK = p / k / b BYN, k the Canadian dollars per krone, b the kroner per rouble.
+      const answer = await rate(service, 'PEN', 'BYN');
+      assert.equal(answer.rate, formatRate(bocOn(day, 'PEN').div(bocOn(day, 'NOK')).div(nbOn(day, 'BYN'))));
+    });
+
+    it('SAR→BYN: the riyal from the Bank of England, the Belarusian rouble from Norges Bank, through the krone', async () => {
+      // 1 SAR = 1 / s GBP = n / s NOK = n / s / b BYN.
+      const answer = await rate(service, 'SAR', 'BYN');
+      assert.equal(answer.rate, formatRate(boeOn(day, 'NOK').div(boeOn(day, 'SAR')).div(nbOn(day, 'BYN'))));
+    });
+
+    it('RUB→XAU: the rouble from the Bank of Canada, gold from the NBU, through the Canadian dollar on 16 March, the last day both published', async () => {
+      // 1 RUB = r CAD = r × c UAH = r × c / g XAU.
+      const answer = await rate(service, 'RUB', 'XAU');
+      const both = '2026-03-16';
+      assert.equal(answer.rate, formatRate(bocOn(both, 'RUB').mul(nbuOn(both, 'CAD')).div(nbuOn(both, 'XAU'))));
+    });
+  });
+
+  describe('on 25 March, the Riksbank preferred: the Riksbank, Norges Bank and the CNB publish', () => {
+    let banks: CentralBankStandIns;
+    let service: FeedsService;
+    const day = '2026-03-25';
+    before(async () => {
+      fake.ecb.historyThrough = '2026-03-05';
+      banks = await startCentralBankStandIns(day);
+      const providers = 'riksbank,norgesbank,cnb,ecb,bancaditalia,nbu,nbp,boc,boe,boi';
+      service = await createFeedsService(fake, { env: { ...banks.env(), EXRATES_PROVIDERS: providers, EXRATES_NOW: '2026-03-25T22:00:00Z' } });
+      const outcomes = await service.deps.refresher.refreshAll();
+      assert.deepEqual(
+        outcomes.filter((o) => !o.ok).map((o) => o.provider),
+        [],
+        JSON.stringify(outcomes.map((o) => [o.provider, o.error])),
+      );
+    });
+    after(async () => {
+      await service.close();
+      await banks.close();
+    });
+
+    it('CAD→NOK, both quoted by the Riksbank: its kronor per Canadian dollar over its kronor per krone', async () => {
+      assert.equal((await rate(service, 'CAD', 'NOK')).rate, formatRate(rbOn(day, 'CAD').div(rbOn(day, 'NOK'))));
+    });
+
+    it('SEK→ILS: the exact reciprocal of the Riksbank\'s kronor per shekel', async () => {
+      assert.equal((await rate(service, 'SEK', 'ILS')).rate, formatRate(new D(1).div(rbOn(day, 'ILS'))));
+    });
+
+    it('BYN→CZK: Norges Bank quotes both (the Riksbank no rouble), on 24 March, its last day', async () => {
+      assert.equal((await rate(service, 'BYN', 'CZK')).rate, formatRate(nbOn('2026-03-24', 'BYN').div(nbOn('2026-03-24', 'CZK'))));
     });
   });
 });

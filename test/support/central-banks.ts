@@ -8,6 +8,10 @@
  *    recorded days' rows (no recording of it exists).
  *  - NBU `exchange_site`, NBP table A (`tables/A/` and `tables/A/{from}/{to}/`, 404 for a range
  *    without table), CNB `daily` and `daily-year` (an empty year for years not recorded).
+ *  - Bank of Canada Valet (`start_date`, optional `end_date`), Norges Bank SDMX-CSV
+ *    (`startPeriod`/`endPeriod`), Riksbank SWEA (`ByGroup/130/{from}/{to}`), Bank of England
+ *    database CSV (`Datefrom`/`Dateto`, `17/Mar/2026`), Bank of Israel SDMX CSV
+ *    (`startperiod`/`endperiod`): the recorded observations or rows within the range.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -70,13 +74,12 @@ function rawObjects(text: string): string[] {
 const dotted = (day: string) => `${day.slice(8, 10)}.${day.slice(5, 7)}.${day.slice(0, 4)}`;
 const fromCompact = (text: string) => `${text.slice(0, 4)}-${text.slice(4, 6)}-${text.slice(6, 8)}`;
 
-export interface CentralBankStandIns {
-  bdi: LoopbackServer;
-  nbu: LoopbackServer;
-  nbp: LoopbackServer;
-  cnb: LoopbackServer;
+const BANKS = ['bdi', 'nbu', 'nbp', 'cnb', 'boc', 'norgesbank', 'riksbank', 'boe', 'boi'] as const;
+type Bank = (typeof BANKS)[number];
+
+export interface CentralBankStandIns extends Record<Bank, LoopbackServer> {
   /** Every request by bank: path and query as received. */
-  requests: Record<'bdi' | 'nbu' | 'nbp' | 'cnb', URL[]>;
+  requests: Record<Bank, URL[]>;
   /** EXRATES_<ID>_URL for each. */
   env(): Record<string, string>;
   close(): Promise<void>;
@@ -87,10 +90,30 @@ function send(res: ServerResponse, status: number, type: string, body: string | 
   res.writeHead(status, { 'content-type': type, 'content-length': String(bytes.length) }).end(bytes);
 }
 
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+/** `17 Mar 2026` or `17/Mar/2026` → `2026-03-17`. */
+const fromBoeDate = (text: string): string => {
+  const [d, m, y] = text.split(/[ /]/) as [string, string, string];
+  return `${y}-${String(MONTHS.indexOf(m) + 1).padStart(2, '0')}-${d.padStart(2, '0')}`;
+};
+
+/** The header line and the data lines of a recorded CSV whose `column` (by name) is within the range. */
+function csvWithin(text: string, column: string, from: string, to: string, day: (cell: string) => string = (cell) => cell): string {
+  const eol = text.includes('\r\n') ? '\r\n' : '\n';
+  const [header, ...lines] = text.split(eol).filter((line) => line !== '');
+  const at = header!.split(',').indexOf(column);
+  const kept = lines.filter((line) => {
+    const d = day(line.split(',')[at]!);
+    return d >= from && d <= to;
+  });
+  return [header, ...kept].map((line) => line + eol).join('');
+}
+
 /** The stand-ins, publishing nothing dated after `today`. */
 export async function startCentralBankStandIns(today: string): Promise<CentralBankStandIns> {
-  const requests: CentralBankStandIns['requests'] = { bdi: [], nbu: [], nbp: [], cnb: [] };
-  const listen = (bank: keyof CentralBankStandIns['requests'], answer: (url: URL, res: ServerResponse, req: IncomingMessage) => void) =>
+  const requests = Object.fromEntries(BANKS.map((bank) => [bank, []])) as unknown as CentralBankStandIns['requests'];
+  const earlier = (a: string, b: string) => (a < b ? a : b);
+  const listen = (bank: Bank, answer: (url: URL, res: ServerResponse, req: IncomingMessage) => void) =>
     serveOnLoopback((req, res) => {
       const url = new URL(req.url ?? '/', 'http://bank.test');
       requests[bank].push(url);
@@ -166,15 +189,76 @@ export async function startCentralBankStandIns(today: string): Promise<CentralBa
     send(res, 404, 'application/json', '{"description":"not found"}');
   });
 
+  const bocText = recorded('boc/01.json').toString('utf8');
+  const bocOpen = /"observations"\s*:\s*\[/.exec(bocText)!;
+  const bocHead = bocText.slice(0, bocOpen.index + bocOpen[0].length);
+  const bocTail = bocText.slice(bocText.lastIndexOf(']'));
+  const bocObservations = rawObjects(bocText.slice(bocHead.length, bocText.lastIndexOf(']')));
+  const boc = await listen('boc', (url, res) => {
+    const from = url.searchParams.get('start_date');
+    if (url.pathname !== '/valet/observations/group/FX_RATES_DAILY/json' || from === null) return send(res, 404, 'application/json', '{"message":"not found"}');
+    const to = earlier(url.searchParams.get('end_date') ?? today, today);
+    const kept = bocObservations.filter((o) => {
+      const day = /"d"\s*:\s*"([\d-]+)"/.exec(o)![1]!;
+      return day >= from && day <= to;
+    });
+    send(res, 200, 'application/json', `${bocHead}\n${kept.join(',\n')}\n${bocTail}`);
+  });
+
+  const nbText = recorded('nb/01.csv').toString('utf8');
+  const norgesbank = await listen('norgesbank', (url, res) => {
+    const q = url.searchParams;
+    if (url.pathname !== '/api/data/EXR/B..NOK.SP' || q.get('format') !== 'csvdata' || !q.has('startPeriod') || !q.has('endPeriod')) return send(res, 404, 'text/plain', 'NoRecordsFound');
+    send(res, 200, 'text/csv', csvWithin(nbText, 'TIME_PERIOD', q.get('startPeriod')!, earlier(q.get('endPeriod')!, today)));
+  });
+
+  const rbObservations = rawObjects(recorded('rb/01.json').toString('utf8'));
+  const riksbank = await listen('riksbank', (url, res) => {
+    const range = /^\/swea\/v1\/Observations\/ByGroup\/130\/(\d{4}-\d{2}-\d{2})\/(\d{4}-\d{2}-\d{2})$/.exec(url.pathname);
+    if (!range) return send(res, 404, 'application/json', '{"statusCode":404}');
+    const to = earlier(range[2]!, today);
+    const kept = rbObservations.filter((o) => {
+      const day = /"date":"([\d-]+)"/.exec(o)![1]!;
+      return day >= range[1]! && day <= to;
+    });
+    send(res, 200, 'application/json; charset=utf-8', `[${kept.join(',')}]`);
+  });
+
+  const boeText = recorded('boe/01.csv').toString('utf8');
+  const boe = await listen('boe', (url, res) => {
+    const q = url.searchParams;
+    if (url.pathname !== '/boeapps/database/_iadb-fromshowcolumns.asp' || q.get('CSVF') !== 'TN' || !q.has('Datefrom') || !q.has('Dateto')) {
+      return send(res, 404, 'text/html', '<html><body>Not found</body></html>');
+    }
+    send(res, 200, 'application/csv', csvWithin(boeText, 'DATE', fromBoeDate(q.get('Datefrom')!), earlier(fromBoeDate(q.get('Dateto')!), today), fromBoeDate));
+  });
+
+  const boiText = recorded('boi/01.csv').toString('utf8');
+  const boi = await listen('boi', (url, res) => {
+    const q = url.searchParams;
+    if (url.pathname !== '/FusionEdgeServer/sdmx/v2/data/dataflow/BOI.STATISTICS/EXR/1.0/' || q.get('format') !== 'csv' || !q.has('startperiod') || !q.has('endperiod')) {
+      return send(res, 404, 'text/plain', 'not found');
+    }
+    send(res, 200, 'text/csv', csvWithin(boiText, 'TIME_PERIOD', q.get('startperiod')!, earlier(q.get('endperiod')!, today)));
+  });
+
+  const servers: Record<Bank, LoopbackServer> = { bdi, nbu, nbp, cnb, boc, norgesbank, riksbank, boe, boi };
   return {
-    bdi,
-    nbu,
-    nbp,
-    cnb,
+    ...servers,
     requests,
-    env: () => ({ EXRATES_BANCADITALIA_URL: bdi.origin, EXRATES_NBU_URL: nbu.origin, EXRATES_NBP_URL: nbp.origin, EXRATES_CNB_URL: cnb.origin }),
+    env: () => ({
+      EXRATES_BANCADITALIA_URL: bdi.origin,
+      EXRATES_NBU_URL: nbu.origin,
+      EXRATES_NBP_URL: nbp.origin,
+      EXRATES_CNB_URL: cnb.origin,
+      EXRATES_BOC_URL: boc.origin,
+      EXRATES_NORGESBANK_URL: norgesbank.origin,
+      EXRATES_RIKSBANK_URL: riksbank.origin,
+      EXRATES_BOE_URL: boe.origin,
+      EXRATES_BOI_URL: boi.origin,
+    }),
     async close() {
-      await Promise.all([bdi.close(), nbu.close(), nbp.close(), cnb.close()]);
+      await Promise.all(Object.values(servers).map((server) => server.close()));
     },
   };
 }

@@ -1,0 +1,158 @@
+/**
+ * The Bank of England's daily spot exchange rates against sterling, for 26 currencies, as
+ * observed by the Bank's foreign exchange desk at about 16:00 London time each UK business day.
+ * Read from its Interactive Statistical Database as CSV.
+ * Database: https://www.bankofengland.co.uk/boeapps/database/ (help: "Download data from the
+ * database"; series codes on https://www.bankofengland.co.uk/boeapps/database/Rates.asp?into=GBP).
+ *
+ * The CSV has a `DATE` column (`17 Mar 2026`) and one column per series code. Every series asked
+ * for is an "into sterling" series (`XUDLUSS`: US dollars per pound), so the values are units of
+ * each currency per pound, stored as published. A day
+ * without a value for a series has an empty cell.
+ */
+import { FeedError } from '../core/errors.js';
+import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
+import { addDays, isDay, utcDay, type Day } from '../core/time.js';
+import { londonTime } from './bank-time.js';
+import { publishedRate, readCsv } from './central-bank.js';
+import { fetchBytes } from './fetch-bytes.js';
+import { decodeUtf8 } from './json-number.js';
+import type { ProviderMetadata } from './registry.js';
+
+const FEED = 'Bank of England feed';
+const BASE = 'GBP';
+
+const PROVIDER = 'boe';
+
+export const BOE_METADATA: ProviderMetadata = {
+  name: 'Bank of England',
+  label: 'Bank of England',
+  kind: 'central bank',
+  base: BASE,
+  quotes: 'the sterling spot rates of 26 currencies observed at about 16:00 London time, indicative',
+  termsUrl: 'https://www.bankofengland.co.uk/legal',
+  schedule: 'UK business days, in the database in the late afternoon London time',
+};
+
+/** Each "into sterling" spot series and the currency it quotes per pound. */
+const SERIES: Readonly<Record<string, string>> = {
+  XUDLUSS: 'USD',
+  XUDLERS: 'EUR',
+  XUDLJYS: 'JPY',
+  XUDLCDS: 'CAD',
+  XUDLSFS: 'CHF',
+  XUDLADS: 'AUD',
+  XUDLNDS: 'NZD',
+  XUDLNKS: 'NOK',
+  XUDLSKS: 'SEK',
+  XUDLDKS: 'DKK',
+  XUDLHDS: 'HKD',
+  XUDLSGS: 'SGD',
+  XUDLSRS: 'SAR',
+  XUDLZRS: 'ZAR',
+  XUDLTWS: 'TWD',
+  XUDLBK25: 'CZK',
+  XUDLBK33: 'HUF',
+  XUDLBK47: 'PLN',
+  XUDLBK78: 'ILS',
+  XUDLBK83: 'MYR',
+  XUDLBK87: 'THB',
+  XUDLBK89: 'CNY',
+  XUDLBK93: 'KRW',
+  XUDLBK95: 'TRY',
+  XUDLBK97: 'INR',
+  XUDLZOS4: 'RON',
+};
+
+const DATA_PATH = '/boeapps/database/_iadb-fromshowcolumns.asp';
+/** Eight days back reach the last business day across Easter and across Christmas. */
+const LATEST_WINDOW_DAYS = 8;
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'] as const;
+const BOE_DATE = /^(\d{1,2}) ([A-Z][a-z]{2}) (\d{4})$/;
+
+export interface BoeProviderOptions {
+  /** The Bank of England's origin, e.g. `https://www.bankofengland.co.uk`; the database path and query are appended. */
+  baseUrl: string;
+  timeoutMs: number;
+  clock: Clock;
+}
+
+/** `17 Mar 2026` → `2026-03-17`; null for anything else. */
+export function parseBoeDate(text: string): Day | null {
+  const match = BOE_DATE.exec(text);
+  if (!match) return null;
+  const month = MONTHS.indexOf(match[2] as (typeof MONTHS)[number]);
+  if (month < 0) return null;
+  const day = `${match[3]}-${String(month + 1).padStart(2, '0')}-${match[1]!.padStart(2, '0')}`;
+  return isDay(day) ? day : null;
+}
+
+/** A day as the database's query takes it: `17/Mar/2026`. */
+function boeQueryDate(day: Day): string {
+  return `${day.slice(8, 10)}/${MONTHS[Number(day.slice(5, 7)) - 1]}/${day.slice(0, 4)}`;
+}
+
+/**
+ * Parses the database's CSV (`CSVF=TN`, series codes as column names). Strict: a column of a
+ * series not known here (so of unknown currency and direction), a bad date or a malformed value
+ * rejects the whole document; an empty cell is skipped; a header alone is an empty document.
+ */
+export function parseBoeCsv(text: string): RateDocument {
+  const { header, rows } = readCsv(text, FEED);
+  if (header[0] !== 'DATE') throw new FeedError(`${FEED}: the CSV header does not start with DATE`);
+  const currencies = header.slice(1).map((code) => {
+    const currency = SERIES[code];
+    if (currency === undefined) throw new FeedError(`${FEED}: the CSV has a column for ${JSON.stringify(code)}, not a known sterling spot series`);
+    return currency;
+  });
+  if (new Set(currencies).size !== currencies.length) throw new FeedError(`${FEED}: the CSV names a series twice`);
+
+  const byDay = new Map<Day, Record<string, DecimalString>>();
+  for (const { line, fields } of rows) {
+    const day = parseBoeDate(fields[0]!);
+    if (day === null) throw new FeedError(`${FEED}: line ${line}: ${JSON.stringify(fields[0])} is not a date like "17 Mar 2026"`);
+    if (byDay.has(day)) throw new FeedError(`${FEED}: line ${line} repeats ${day}`);
+    const rates: Record<string, DecimalString> = {};
+    currencies.forEach((currency, c) => {
+      const value = fields[c + 1]!;
+      if (value === '') return;
+      rates[currency] = publishedRate(value, FEED, `${header[c + 1]} on ${day}`);
+    });
+    if (Object.keys(rates).length > 0) byDay.set(day, rates);
+  }
+  const days: DailyQuotes[] = [...byDay.keys()]
+    .sort()
+    .map((day) => ({ day, asOf: londonTime(day, 16), rates: byDay.get(day)! }));
+  return { provider: PROVIDER, base: BASE, days };
+}
+
+export function createBoeProvider(options: BoeProviderOptions): Provider {
+  const origin = options.baseUrl.replace(/\/+$/, '');
+  const seriesCodes = Object.keys(SERIES).join(',');
+
+  const get = async (range: DayRange, fetchOptions?: FetchOptions): Promise<RateDocument> => {
+    // The query as the database's own CSV download link writes it: dates and the code list unencoded.
+    const query = `CSVF=TN&Datefrom=${boeQueryDate(range.from)}&Dateto=${boeQueryDate(range.to)}&SeriesCodes=${seriesCodes}&UsingCodes=Y&csv.x=yes`;
+    const bytes = await fetchBytes(`${origin}${DATA_PATH}?${query}`, { timeoutMs: options.timeoutMs, signal: fetchOptions?.signal });
+    const document = parseBoeCsv(decodeUtf8(bytes, FEED));
+    return { ...document, days: document.days.filter((d) => d.day >= range.from && d.day <= range.to) };
+  };
+
+  // Every series is asked for at once, so `currencies` is not applied.
+  return {
+    id: PROVIDER,
+    base: BASE,
+
+    async latest(fetchOptions) {
+      const today = utcDay(options.clock.now());
+      const document = await get({ from: addDays(today, -LATEST_WINDOW_DAYS), to: today }, fetchOptions);
+      const newest = document.days.at(-1);
+      if (!newest) throw new FeedError(`${FEED}: nothing published in the ${LATEST_WINDOW_DAYS} days to ${today}`);
+      return { ...document, days: [newest] };
+    },
+
+    series(range, fetchOptions) {
+      return get(range, fetchOptions);
+    },
+  };
+}

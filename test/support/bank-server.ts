@@ -1,0 +1,67 @@
+/**
+ * A local stand-in for a central bank on loopback, and the bank's recorded answers
+ * (`../shared/data/central-banks/`, each with the exact request that produced it).
+ *
+ * The server answers what `answer` returns for a request's URL (path and query as sent), 404
+ * otherwise, and keeps every request line so a test can check what the provider asked for.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SHARED_DATA } from './data.js';
+import { serveOnLoopback } from './upstreams.js';
+
+const CENTRAL_BANKS = join(SHARED_DATA, 'central-banks');
+
+export interface Recording {
+  /** The response body, byte for byte. */
+  body: Buffer;
+  /** The request's path and query, exactly as recorded. */
+  pathAndQuery: string;
+  contentType: string;
+}
+
+interface RecordingsEntry {
+  bank: string;
+  recordings: Array<{ file: string; url: string; contentType: string; status: number }>;
+}
+
+/** The recordings of one bank folder (`boc`, `nb`, ...), in the order recordings.json lists them. */
+export function recordingsOf(folder: string): Recording[] {
+  const entries = JSON.parse(readFileSync(join(CENTRAL_BANKS, 'recordings.json'), 'utf8')) as RecordingsEntry[];
+  const entry = entries.find((e) => e.bank === folder);
+  if (!entry) throw new Error(`no recordings for ${folder}`);
+  return entry.recordings.map((r) => {
+    const url = new URL(r.url);
+    return { body: readFileSync(join(CENTRAL_BANKS, r.file)), pathAndQuery: `${url.pathname}${url.search}`, contentType: r.contentType };
+  });
+}
+
+export interface Reply {
+  status?: number;
+  body: Uint8Array | string;
+  contentType: string;
+}
+
+export interface BankServer {
+  /** Scheme, host and port: what a provider's `baseUrl` is set to. */
+  origin: string;
+  /** Path and query of every request, in arrival order. */
+  requests: string[];
+  close(): Promise<void>;
+}
+
+export async function startBankServer(answer: (url: URL) => Reply | undefined): Promise<BankServer> {
+  const requests: string[] = [];
+  const server = await serveOnLoopback((req, res) => {
+    const pathAndQuery = req.url ?? '';
+    requests.push(pathAndQuery);
+    const reply = answer(new URL(pathAndQuery, 'http://bank.invalid'));
+    if (!reply) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      return;
+    }
+    const body = typeof reply.body === 'string' ? Buffer.from(reply.body, 'utf8') : reply.body;
+    res.writeHead(reply.status ?? 200, { 'content-type': reply.contentType, 'content-length': String(body.length) }).end(body);
+  });
+  return { origin: server.origin, requests, close: server.close };
+}
