@@ -1,7 +1,7 @@
 import type { Config } from './config.js';
 import { createBackfill } from './core/backfill.js';
 import { guardDependency } from './core/errors.js';
-import { createCachedKeyStore, openQuotaCounters } from './core/caches.js';
+import { createCachedKeyStore } from './core/caches.js';
 import { createLocalLock } from './core/local-lock.js';
 import type { Clock, KeyStore, Lock, Metrics, Provider, QuotaStore, RateStore } from './core/ports.js';
 import { createRateBook, type RateBook } from './core/rates.js';
@@ -14,8 +14,7 @@ import { createFrankfurterProvider } from './providers/frankfurter.js';
 import { createOpenExchangeRatesProvider } from './providers/openexchangerates.js';
 import { migrateToLatest, openDatabase, type OpenDatabase } from './storage/database.js';
 import { createKeyStore } from './storage/key-store.js';
-import { quotaJournals } from './storage/quota-journal.js';
-import { createQuotaStore } from './storage/quota-store.js';
+import { createQuotaStore, type DatabaseQuotaStore } from './storage/quota-store.js';
 import { createRateStore } from './storage/rate-store.js';
 import { countRedisCommands, createRedisLock, createRedisQuotaStore, openRedis, type RedisClient } from './storage/redis.js';
 
@@ -93,13 +92,8 @@ export interface DepsOptions {
   log?: Logger;
   /** Apply pending migrations on open (the server and most commands do). */
   migrate?: boolean;
-  /** Quota counters held elsewhere (the main process of a cluster) instead of this process's. */
+  /** Quota counts kept by the main process of a cluster without Redis, instead of the store's. */
   quotas?: QuotaStore;
-  /**
-   * Fold in the quota journal a killed process left (default true). False for a command that
-   * may run beside a server on the same store: the journal is that server's.
-   */
-  replayQuotaJournal?: boolean;
   /** A lock held elsewhere (the main process of a cluster) instead of this process's. */
   lock?: Lock;
   /** The metrics text when it is gathered elsewhere (every worker's, summed by the main process). */
@@ -116,7 +110,7 @@ export async function connectRedis(url: string, log: Logger): Promise<RedisClien
 }
 
 /** The quota counters in Redis, over the store's quota table (`stored`). */
-export function redisQuotas(redis: RedisClient, stored: QuotaStore & Required<Pick<QuotaStore, 'addMany'>>, config: Config, log: Logger, clock: Clock): QuotaStore {
+export function redisQuotas(redis: RedisClient, stored: DatabaseQuotaStore, config: Config, log: Logger, clock: Clock): QuotaStore {
   return guardDependency(createRedisQuotaStore({ redis, store: stored, log, clock, prefix: config.redisPrefix }), 'the database');
 }
 
@@ -163,7 +157,8 @@ async function wire(
     config.keyCacheMs > 0 ? createCachedKeyStore(storedKeys, { ttlMs: config.keyCacheMs, revocationPollMs: config.revocationPollMs, log }) : undefined;
   if (cachedKeys) opened.push(() => cachedKeys.close());
   const keys = cachedKeys ?? storedKeys;
-  const storedQuotas = guardDependency(createQuotaStore(database.db), 'the database');
+  // The quota counts: one implementation per deployment (docs/operations.md, "Quota counts").
+  const storedQuotas = guardDependency(createQuotaStore(database), 'the database');
   let quotas: QuotaStore = storedQuotas;
   let lock: Lock = createLocalLock();
   let redis: RedisClient | undefined;
@@ -171,16 +166,13 @@ async function wire(
     const connected = (redis = await connectRedis(config.redisUrl, log));
     opened.push(() => connected.disconnect());
     opened.push(countRedisCommands((command) => metrics.redisCommand(command)));
-    // With EXRATES_REDIS_QUOTA_BATCHES=main a worker's decisions go to Redis through its main process (cluster.ts).
-    quotas = options.quotas ? guardDependency(options.quotas, 'the database') : redisQuotas(redis, storedQuotas, config, log, clock);
+    quotas = redisQuotas(redis, storedQuotas, config, log, clock);
     lock = guardDependency(createRedisLock(redis, config.redisPrefix), 'redis');
   } else if (options.quotas) {
     quotas = guardDependency(options.quotas, 'the database');
-  } else {
-    quotas = await openQuotaCounters(storedQuotas, quotaJournals(database), { flushMs: config.quotaFlushMs, replayJournal: options.replayQuotaJournal ?? true, log, clock });
   }
   const counters = quotas;
-  opened.push(() => counters.close?.());
+  opened.push(() => counters.close());
   if (options.lock && !redis) lock = options.lock;
   const providers = createProviders(config, clock).map((p) => instrumentProvider(p, metrics));
   let backfill: ((code: string) => Promise<boolean>) | undefined;

@@ -21,15 +21,9 @@ export function dailyQuota(tier: Tier, limits: QuotaLimits): number {
   return tier === 'pro' ? limits.pro : limits.free;
 }
 
-/** The current UTC day and its end, worked out once a day rather than on every request. */
-let current: { start: number; end: number; day: Day; resetAt: number } | undefined;
-function dayAt(now: Date): { start: number; end: number; day: Day; resetAt: number } {
-  const ms = now.getTime();
-  if (!current || ms < current.start || ms >= current.end) {
-    const resetAt = nextUtcMidnightSeconds(now);
-    current = { start: (resetAt - 86_400) * 1000, end: resetAt * 1000, day: utcDay(now), resetAt };
-  }
-  return current;
+/** The current UTC day, and its end (Unix seconds) when the quota resets. */
+function dayAt(now: Date): { day: Day; resetAt: number } {
+  return { day: utcDay(now), resetAt: nextUtcMidnightSeconds(now) };
 }
 
 function decision(now: Date, resetAt: number, limit: number, outcome: { allowed: boolean; used: number }): QuotaDecision {
