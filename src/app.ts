@@ -62,6 +62,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     ),
     manyRates: createManyRatesBodies(deps.book),
     keys: deps.keys,
+    keyHashes: deps.keyHashes,
     quotas: deps.quotas,
     limits: deps.config.quota,
     clock: deps.clock,

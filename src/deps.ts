@@ -1,4 +1,5 @@
 import type { Config } from './config.js';
+import { createPresentedKeyHashes, type PresentedKeyHashes } from './core/api-keys.js';
 import { createBackfill } from './core/backfill.js';
 import { guardDependency } from './core/errors.js';
 import { createCachedKeyStore } from './core/caches.js';
@@ -26,6 +27,8 @@ export interface Deps {
   database: OpenDatabase;
   rates: RateStore;
   keys: KeyStore;
+  /** The hashes of keys presented lately (authenticateApiKey). */
+  keyHashes: PresentedKeyHashes;
   quotas: QuotaStore;
   providers: readonly Provider[];
   lock: Lock;
@@ -35,6 +38,13 @@ export interface Deps {
   metricsText(): Promise<string>;
   close(): Promise<void>;
 }
+
+/** Known keys whose lookups are cached, at most. */
+const CACHED_KEYS = 50_000;
+/** How long a key the store does not know (or a revoked one) is cached: a key created a moment ago must work. */
+const UNKNOWN_KEY_MS = 1_000;
+/** Keys presented lately whose hashes are kept, at most. */
+const PRESENTED_KEYS = 10_000;
 
 export function createClock(fixed: Date | undefined): Clock {
   if (fixed) {
@@ -154,7 +164,9 @@ async function wire(
   const rates = guardDependency(createRateStore(database.db), 'the database');
   const storedKeys = guardDependency(createKeyStore(database.db), 'the database');
   const cachedKeys =
-    config.keyCacheMs > 0 ? createCachedKeyStore(storedKeys, { ttlMs: config.keyCacheMs, revocationPollMs: config.revocationPollMs, log }) : undefined;
+    config.keyCacheMs > 0
+      ? createCachedKeyStore(storedKeys, { ttlMs: config.keyCacheMs, unknownTtlMs: UNKNOWN_KEY_MS, revocationPollMs: config.revocationPollMs, maxEntries: CACHED_KEYS, log, clock })
+      : undefined;
   if (cachedKeys) opened.push(() => cachedKeys.close());
   const keys = cachedKeys ?? storedKeys;
   // The quota counts: one implementation per deployment (docs/operations.md, "Quota counts").
@@ -193,6 +205,7 @@ async function wire(
     database,
     rates,
     keys,
+    keyHashes: createPresentedKeyHashes(PRESENTED_KEYS),
     quotas,
     providers,
     lock,

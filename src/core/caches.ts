@@ -1,23 +1,33 @@
-import type { ApiKeyRecord, KeyStore } from './ports.js';
+import { LRUCache } from 'lru-cache';
+import type { ApiKeyRecord, Clock, KeyStore } from './ports.js';
 import type { Logger } from './refresh.js';
 
+/** A lookup in the cache: its answer once the store has given it (`known`; null: no such key). */
+interface Lookup {
+  record: Promise<ApiKeyRecord | null>;
+  known?: ApiKeyRecord | null;
+}
+
 /**
- * Key lookups cached, so a request costs one hash and one map lookup instead of a query. Known
+ * Key lookups cached, so a request costs one hash and one cache lookup instead of a query. Known
  * keys are kept for between half of `ttlMs` and all of it, at random: keys first presented
  * together (a burst of clients, a restart under load) would otherwise expire together, and their
  * lookups, all at once, hold every request behind them. Unknown keys are kept only briefly (a key
- * created a moment ago must work).
+ * created a moment ago must work). At most `maxEntries`, the least recently used going first.
+ * Times are the clock's.
  * Revocations, also those made by another process (the CLI, another instance), are noticed by
  * polling a revocation mark every `revocationPollMs`, which empties the cache.
  */
 export function createCachedKeyStore(
   keys: KeyStore,
-  options: { ttlMs: number; unknownTtlMs?: number; revocationPollMs: number; log: Logger; maxEntries?: number },
+  options: { ttlMs: number; unknownTtlMs: number; revocationPollMs: number; maxEntries: number; log: Logger; clock: Clock },
 ): KeyStore & { close(): void } {
-  const max = options.maxEntries ?? 50_000;
-  const unknownTtl = options.unknownTtlMs ?? 1_000;
-  /** `known` is the record once the lookup has answered (null: no such key). */
-  const cache = new Map<string, { until: number; record: Promise<ApiKeyRecord | null>; known?: ApiKeyRecord | null }>();
+  const cache = new LRUCache<string, Lookup>({
+    max: options.maxEntries,
+    // Every read asks the clock: a resolution of its own would read the time behind the clock's back.
+    ttlResolution: 0,
+    perf: { now: () => options.clock.now().getTime() },
+  });
   let mark: string | undefined;
   let polling = false;
   const timer = setInterval(() => {
@@ -49,21 +59,21 @@ export function createCachedKeyStore(
       return revoked;
     },
     findByHash(hash) {
-      const now = Date.now();
       const hit = cache.get(hash);
-      if (hit && now < hit.until) return hit.known !== undefined ? hit.known : hit.record;
+      if (hit) return hit.known !== undefined ? hit.known : hit.record;
       const record = Promise.resolve(keys.findByHash(hash));
-      if (cache.size >= max) cache.delete(cache.keys().next().value!);
-      const entry: { until: number; record: Promise<ApiKeyRecord | null>; known?: ApiKeyRecord | null } = { until: now + unknownTtl, record };
-      cache.set(hash, entry);
+      const lookup: Lookup = { record };
+      cache.set(hash, lookup, { ttl: options.unknownTtlMs });
       record.then(
         (found) => {
-          entry.known = found;
+          lookup.known = found;
           // A revoked key is kept no longer than an unknown one: both cost the same lookups, so
           // the time of a 401 does not tell a revoked key from one never issued (SPEC §6).
-          if (found && found.revokedAt === null) entry.until = now + options.ttlMs * (1 - Math.random() / 2);
+          if (found && found.revokedAt === null && cache.peek(hash) === lookup) cache.set(hash, lookup, { ttl: options.ttlMs * (1 - Math.random() / 2) });
         },
-        () => cache.delete(hash),
+        () => {
+          if (cache.peek(hash) === lookup) cache.delete(hash);
+        },
       );
       return record;
     },

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import proxyAddr from '@fastify/proxy-addr';
 import { parse as parseQueryString } from 'fast-querystring';
-import { authenticateApiKey } from '../core/api-keys.js';
+import { authenticateApiKey, type PresentedKeyHashes } from '../core/api-keys.js';
 import { andThen, type MaybePromise } from '../core/maybe.js';
 import { consumeDemoQuota, DEMO_KEY, demoUsage, looksLikeDemoKey, type DemoKeyPolicy } from '../core/demo-key.js';
 import { DomainError, UnavailableError, type ErrorCode } from '../core/errors.js';
@@ -110,6 +110,7 @@ export interface KeyedApiOptions {
   /** /rates answers (src/http/responses.ts createManyRatesBodies). */
   manyRates: (query: ManyRatesQuery) => MaybePromise<RenderedManyRates>;
   keys: KeyStore;
+  keyHashes: PresentedKeyHashes;
   quotas: QuotaStore;
   limits: QuotaLimits;
   clock: Clock;
@@ -171,7 +172,7 @@ interface Validator {
 }
 
 export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
-  const { book, histories, keys, quotas, limits, clock, metrics, log } = options;
+  const { book, histories, keys, keyHashes, quotas, limits, clock, metrics, log } = options;
   const compile = AjvCompiler()({}, { customOptions: AJV_OPTIONS }) as (input: { schema: unknown }) => Validator;
   const schemas: Record<KeyedRoute, unknown> = {
     '/api/v1/rate': RateQuery,
@@ -232,7 +233,7 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
     const presented = header !== undefined ? (typeof header === 'string' ? header : undefined) : typeof query.apikey === 'string' ? query.apikey : undefined;
     // The demo key is no stored key: it is recognised here, by its exact value, or refused.
     if (presented !== undefined && looksLikeDemoKey(presented)) return options.demo && presented === DEMO_KEY ? { demo: options.demo } : undefined;
-    return andThen(authenticateApiKey(keys, presented), (record) => (record ? { key: record } : undefined));
+    return andThen(authenticateApiKey(keys, presented, keyHashes), (record) => (record ? { key: record } : undefined));
   }
 
   /** A 401 names the scheme it wants (RFC 9110 §15.5.2): an API key, in a header or the query. */
