@@ -3,16 +3,18 @@ import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } fro
 import type { Config } from './config.js';
 import { guardDependency } from './core/errors.js';
 import { createLocalLock } from './core/local-lock.js';
+import { openQuotaCounters } from './core/quota-counters.js';
 import type { Lock, QuotaStore } from './core/ports.js';
+import { createClock, QUOTA_JOURNAL_MS } from './deps.js';
 import type { Logger } from './log.js';
 import { migrateToLatest, openDatabase } from './storage/database.js';
+import { quotaJournals } from './storage/quota-journal.js';
 import { createQuotaStore } from './storage/quota-store.js';
 
 /**
  * EXRATES_WORKERS > 1: worker processes share one port (node:cluster), and the main process
- * holds what must be one for all of them when there is no Redis: the quota counts (the store's,
- * counted by the main process alone, so quotas stay exact across workers) and the lock that lets
- * one refresh or backfill run at a time. Workers reach both through calls over the cluster's IPC
+ * holds what must be one for all of them when there is no Redis: the quota counters (so quotas
+ * stay exact across workers) and the lock that lets one refresh or backfill run at a time. Workers reach both through calls over the cluster's IPC
  * channel, sent in batches: all the calls a worker makes in one turn of its event loop travel in
  * one message. With Redis, both are Redis's: each worker counts there and takes its lock as
  * separate instances do. Metrics go through the main process in every case.
@@ -75,8 +77,21 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
     await database.close();
     throw error;
   }
-  // Without Redis, the workers' quota counts and lock are this process's.
-  const quotas: QuotaStore | undefined = config.redisUrl ? undefined : guardDependency(createQuotaStore(database), 'the database');
+  // Without Redis, the workers' quota counters and lock are this process's.
+  let quotas: QuotaStore | undefined;
+  if (!config.redisUrl) {
+    try {
+      quotas = await openQuotaCounters(guardDependency(createQuotaStore(database.db), 'the database'), quotaJournals(database), {
+        flushMs: QUOTA_JOURNAL_MS,
+        replayJournal: true,
+        log,
+        clock: createClock(config.now),
+      });
+    } catch (error) {
+      await database.close();
+      throw error;
+    }
+  }
   const lock: Lock | undefined = config.redisUrl ? undefined : createLocalLock();
   const releases = new Map<number, () => Promise<void>>();
   let nextRelease = 1;
@@ -187,6 +202,8 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
             }),
         ),
       );
+      // Every worker is gone: nothing can count any more, so the counters are final.
+      await quotas?.close();
       await database.close();
     },
   };

@@ -101,7 +101,7 @@ export const ConfigSchema = Type.Object({
     maximum: 64,
     default: 1,
     description:
-      'Worker processes serving one port (node:cluster). 1 serves from the main process. With more, the main process counts the quotas in the store (exact across workers; the workers ask it) and holds the refresh lock; with EXRATES_REDIS_URL set, Redis holds both. Use about one per core left free by other work.',
+      'Worker processes serving one port (node:cluster). 1 serves from the main process. With more, the main process holds the quota counters (exact across workers; the workers ask it) and the refresh lock; with EXRATES_REDIS_URL set, Redis holds both. Use about one per core left free by other work.',
   }),
   EXRATES_LOG_REQUESTS: Type.Boolean({
     default: false,

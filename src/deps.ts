@@ -3,6 +3,7 @@ import { createPresentedKeyHashes, type PresentedKeyHashes } from './core/api-ke
 import { createBackfill } from './core/backfill.js';
 import { guardDependency } from './core/errors.js';
 import { createCachedKeyStore } from './core/caches.js';
+import { openQuotaCounters } from './core/quota-counters.js';
 import { createLocalLock } from './core/local-lock.js';
 import type { Clock, KeyStore, Lock, Metrics, Provider, QuotaStore, RateStore } from './core/ports.js';
 import { createRateBook, type RateBook } from './core/rates.js';
@@ -15,6 +16,7 @@ import { createFrankfurterProvider } from './providers/frankfurter.js';
 import { createOpenExchangeRatesProvider } from './providers/openexchangerates.js';
 import { migrateToLatest, openDatabase, type OpenDatabase } from './storage/database.js';
 import { createKeyStore } from './storage/key-store.js';
+import { quotaJournals } from './storage/quota-journal.js';
 import { createQuotaStore, type DatabaseQuotaStore } from './storage/quota-store.js';
 import { createRateStore } from './storage/rate-store.js';
 import { countRedisCommands, createRedisLock, createRedisQuotaStore, openRedis, type RedisClient } from './storage/redis.js';
@@ -45,6 +47,12 @@ const CACHED_KEYS = 50_000;
 const UNKNOWN_KEY_MS = 1_000;
 /** Keys presented lately whose hashes are kept, at most. */
 const PRESENTED_KEYS = 10_000;
+/**
+ * Without Redis, how often the quota counts changed are appended to the journal while requests
+ * arrive: what a killed process may forgive. A write per request would cost several times what
+ * the rest of a rate request costs on SQLite.
+ */
+export const QUOTA_JOURNAL_MS = 10;
 
 export function createClock(fixed: Date | undefined): Clock {
   if (fixed) {
@@ -102,8 +110,13 @@ export interface DepsOptions {
   log?: Logger;
   /** Apply pending migrations on open (the server and most commands do). */
   migrate?: boolean;
-  /** Quota counts kept by the main process of a cluster without Redis, instead of the store's. */
+  /** Quota counters held elsewhere (the main process of a cluster) instead of this process's. */
   quotas?: QuotaStore;
+  /**
+   * Fold in the quota journal a killed process left (default true). False for a command that
+   * may run beside a server on the same store: the journal is that server's.
+   */
+  replayQuotaJournal?: boolean;
   /** A lock held elsewhere (the main process of a cluster) instead of this process's. */
   lock?: Lock;
   /** The metrics text when it is gathered elsewhere (every worker's, summed by the main process). */
@@ -170,7 +183,7 @@ async function wire(
   if (cachedKeys) opened.push(() => cachedKeys.close());
   const keys = cachedKeys ?? storedKeys;
   // The quota counts: one implementation per deployment (docs/operations.md, "Quota counts").
-  const storedQuotas = guardDependency(createQuotaStore(database), 'the database');
+  const storedQuotas = guardDependency(createQuotaStore(database.db), 'the database');
   let quotas: QuotaStore = storedQuotas;
   let lock: Lock = createLocalLock();
   let redis: RedisClient | undefined;
@@ -182,6 +195,8 @@ async function wire(
     lock = guardDependency(createRedisLock(redis, config.redisPrefix), 'redis');
   } else if (options.quotas) {
     quotas = guardDependency(options.quotas, 'the database');
+  } else {
+    quotas = await openQuotaCounters(storedQuotas, quotaJournals(database), { flushMs: QUOTA_JOURNAL_MS, replayJournal: options.replayQuotaJournal ?? true, log, clock });
   }
   const counters = quotas;
   opened.push(() => counters.close());

@@ -53,7 +53,7 @@ async function withDeps<T>(run: (deps: Deps) => Promise<T>, options: { quiet?: b
     const relative = !isAbsolute(cfg.databaseUrl.slice('sqlite:'.length));
     console.error(`note: no store at ${file}; this command creates a new, empty one (EXRATES_DATABASE_URL names the store${relative ? ', relative to the working directory' : ''})`);
   }
-  const deps = await createDeps(cfg, { log: createLogger(level, process.stderr as never, cfg.logFormat) });
+  const deps = await createDeps(cfg, { log: createLogger(level, process.stderr as never, cfg.logFormat), replayQuotaJournal: false });
   try {
     return await run(deps);
   } finally {

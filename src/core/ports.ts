@@ -123,8 +123,8 @@ export interface QuotaCount {
 
 /**
  * A key's daily count, one implementation per deployment (docs/operations.md, "Quota counts"):
- * the store's (one process), the main process's over IPC (workers on one machine), Redis's over
- * the store (several instances).
+ * counters in this process's memory over the store and a journal (one process), the main
+ * process's over IPC (workers on one machine), Redis's over the store (several instances).
  */
 export interface QuotaStore {
   /**
@@ -134,6 +134,27 @@ export interface QuotaStore {
   consume(keyId: string, day: Day, limit: number): MaybePromise<{ allowed: boolean; used: number }>;
   used(keyId: string, day: Day): Promise<number>;
   /** Writes what is still held in memory and stops any timer. */
+  close(): Promise<void>;
+}
+
+/** The stored counts that counters kept in memory start from and are folded into. */
+export interface StoredQuotaCounts {
+  used(keyId: string, day: Day): Promise<number>;
+  /** Raises stored counts to at least `used`, never lowering one; one statement. */
+  raiseMany(entries: ReadonlyArray<QuotaCount>): Promise<void>;
+}
+
+/**
+ * Where counters kept in memory write their counts between folds, so that a killed process
+ * forgives only the requests since its last append (src/core/quota-counters.ts).
+ */
+export interface QuotaJournal {
+  /** Appends the counts (absolute, as counted so far) of the counters changed; resolves the append's id. Ids only grow. */
+  append(entries: ReadonlyArray<QuotaCount>): Promise<number>;
+  /** Forgets the appends up to `throughId`, once their counts are folded in. */
+  trim(throughId: number): Promise<void>;
+  /** Every count appended and not forgotten, by this process or one killed before, and how to forget them once folded in. */
+  leftover(): Promise<{ counts: QuotaCount[]; drop(): Promise<void> }>;
   close(): Promise<void>;
 }
 

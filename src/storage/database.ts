@@ -13,19 +13,7 @@ export interface OpenDatabase {
   engine: Engine;
   /** The SQLite database file, when there is one (not for `sqlite::memory:` nor PostgreSQL). */
   file?: string;
-  /**
-   * The SQLite connection itself, for the one statement run on every request (the quota count),
-   * which it answers at once rather than through Kysely's promises. Not on PostgreSQL.
-   */
-  sqlite?: SqliteConnection;
   close(): Promise<void>;
-}
-
-/** What the quota count uses of a better-sqlite3 connection. */
-export interface SqliteConnection {
-  prepare(source: string): { get(...params: unknown[]): unknown };
-  /** True while a transaction is open on the connection (one of Kysely's). */
-  readonly inTransaction: boolean;
 }
 
 /** Every migration, in order. One portable set for SQLite and PostgreSQL. */
@@ -60,7 +48,7 @@ export async function openDatabase(url: string): Promise<OpenDatabase> {
     // each such pause short.
     sqlite.pragma('wal_autocheckpoint = 100');
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: keepingStatements(sqlite) }) });
-    return { db, engine: 'sqlite', sqlite, ...(path === ':memory:' ? {} : { file: path }), close: () => db.destroy() };
+    return { db, engine: 'sqlite', ...(path === ':memory:' ? {} : { file: path }), close: () => db.destroy() };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     const { default: pg } = await import('pg');

@@ -8,11 +8,12 @@
  *  - `PRAGMA integrity_check` is ok;
  *  - no stored rate is lost or half-written: the ECB rows are exactly those of a complete load,
  *    and each backfilled currency holds its whole series or nothing;
- *  - quota counts: what the store holds for each key against what was acknowledged (answered
- *    with X-RateLimit headers, not 429): no acknowledged request is lost (each is committed
- *    before its answer is sent), and no key holds more than was acknowledged plus the requests
- *    left unanswered.
- * Then the server starts again on the same file and serves the same counts.
+ *  - quota counts: what the store holds for each key (its stored count, or the highest count its
+ *    journal holds, which the next start folds in) against what was acknowledged (answered with
+ *    X-RateLimit headers, not 429): the requests lost over all keys are at most 1 % of those
+ *    acknowledged, or 50, whichever is larger (the bound of the journal's 10 ms interval);
+ *    and no key holds more than was acknowledged plus the requests left unanswered.
+ * Then the server starts again on the same file, folds the journal in and serves the same counts.
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -23,6 +24,7 @@ import { issueApiKey } from '../../src/core/api-keys.js';
 import { createClock } from '../../src/deps.js';
 import { migrateToLatest, openDatabase } from '../../src/storage/database.js';
 import { createKeyStore } from '../../src/storage/key-store.js';
+import { createFileJournal } from '../../src/storage/quota-journal.js';
 import { tempDir } from '../helper.js';
 import { fakeUpstreamVars, processEnv } from '../support/env.js';
 import { get } from '../support/http.js';
@@ -39,8 +41,8 @@ const HEAVY_KEYS = 1_000;
 const HEAVY_CONNECTIONS = 48;
 const EXOTIC = ['NGN', 'KES', 'GHS'] as const;
 
-/** The requests a kill may forgive over all keys: none, each is committed before its answer is sent. */
-const LOSS_BOUND = 0;
+/** The requests a kill may forgive over all keys: 1 % of those acknowledged, or 50, whichever is larger. */
+const lossBound = (acknowledged: number) => Math.max(Math.floor(acknowledged / 100), 50);
 
 interface Outcome {
   key: number;
@@ -51,6 +53,7 @@ interface Outcome {
 }
 
 async function storeState(file: string) {
+  const journal = (await createFileJournal(file).leftover()).counts;
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
     const integrity = (db.prepare('pragma integrity_check').all() as Array<{ integrity_check: string }>).map((r) => r.integrity_check).join(',');
@@ -60,10 +63,13 @@ async function storeState(file: string) {
     const ecbRows = (db.prepare("select count(*) as n from rates where provider = 'ecb'").get() as { n: number }).n;
     const ecb = db.prepare("select quote, day, rate, as_of from rates where provider = 'ecb' order by day, quote").all() as Array<{ quote: string; day: string; rate: string; as_of: string }>;
     const ecbRates = new Map(ecb.map((r) => [`${r.day} ${r.quote}`, `${r.rate} ${r.as_of}`]));
-    const used = new Map(
+    const folded = new Map(
       (db.prepare('select key_id, used from quota_usage where day = ?').all(TODAY) as Array<{ key_id: string; used: number }>).map((r) => [r.key_id, Number(r.used)]),
     );
-    return { integrity, perQuote, ecbRows, ecbRates, used };
+    // What the next start folds in: for each key, the highest of its stored count and the counts its journal holds.
+    const used = new Map(folded);
+    for (const { keyId, day, used: count } of journal) if (day === TODAY && count > (used.get(keyId) ?? 0)) used.set(keyId, count);
+    return { integrity, perQuote, ecbRows, ecbRates, used, folded, journalCounts: journal.length };
   } finally {
     db.close();
   }
@@ -138,7 +144,7 @@ describe('crash safety: kill -9 during load, then restart', () => {
     await fake?.close();
     writeResult({
       suite: SUITE,
-      claim: `kill -9 during the initial load, 3 times under load (${KEYS} keys, ${PER_SECOND} req/s, backfills writing) and once under heavy load (${HEAVY_KEYS} keys, ${HEAVY_CONNECTIONS} keep-alive connections): store opens cleanly, no rate lost or half-written, no acknowledged request lost from the quota counts`,
+      claim: `kill -9 during the initial load, 3 times under load (${KEYS} keys, ${PER_SECOND} req/s, backfills writing) and once under heavy load (${HEAVY_KEYS} keys, ${HEAVY_CONNECTIONS} keep-alive connections): store opens cleanly, no rate lost or half-written, quota loss at most 1 % of the acknowledged requests or 50`,
       passed: failures.length === 0,
       seconds: (performance.now() - started) / 1000,
       figures: rows,
@@ -239,8 +245,8 @@ describe('crash safety: kill -9 during load, then restart', () => {
       const probe = await get(`${server.base}/api/v1/rate?from=EUR&to=${exotic}`, { headers: { 'X-Api-Key': probeKey.key }, timeoutMs: 10_000 });
       const afterRestart = await storeState(file);
       const storedBeforeProbe = state.used.get(probeKey.id) ?? 0;
-      // The restart changed no count: every load key's stored count is what the kill left.
-      const changed = keys.slice(0, KEYS).filter(({ id }) => (afterRestart.used.get(id) ?? 0) !== (state.used.get(id) ?? 0)).length;
+      // The restart folded in the journal: every load key's stored count is what the kill left.
+      const unfolded = keys.slice(0, KEYS).filter(({ id }) => (afterRestart.folded.get(id) ?? 0) !== (state.used.get(id) ?? 0)).length;
       const served = 100_000 - Number(probe.headers['x-ratelimit-remaining']) - 1;
       // What a complete backfill of this currency holds, for the next cycles' checks.
       for (const code of EXOTIC) if (afterRestart.perQuote.has(code) && !seriesLength.has(code)) seriesLength.set(code, afterRestart.perQuote.get(code)!);
@@ -251,15 +257,15 @@ describe('crash safety: kill -9 during load, then restart', () => {
       rows.push([
         `kill ${cycle + 1} (${exotic} backfill in flight)`,
         `SIGKILL at ${Math.round(killedAt)} ms into ${PER_SECOND} req/s: ${tally(statuses)}; integrity ${state.integrity}; ECB rows ${state.ecbRows} (${ecbBefore.size} at the start, ${ecbLost} of them lost or changed); ${exotic} rows after the kill: ${state.perQuote.get(exotic) ?? 0}, after restart ${afterRestart.perQuote.get(exotic) ?? 0}; ` +
-          `acknowledged ${quota.acknowledged} over ${KEYS} keys, lost ${quota.lost} (bound ${LOSS_BOUND}; at most ${quota.lostMax} on one key), over-counted ${quota.overCounted}; ` +
+          `acknowledged ${quota.acknowledged} over ${KEYS} keys, lost ${quota.lost} (bound ${lossBound(quota.acknowledged)}; at most ${quota.lostMax} on one key; ${state.journalCounts} journal counts left), over-counted ${quota.overCounted}; ` +
           `ready again in ${Math.round(restartMs)} ms, serving ${served} used for the probe key the store held at ${storedBeforeProbe}`,
       ]);
       expect(state.integrity === 'ok', `kill ${cycle + 1}: integrity ${state.integrity}`);
       expect(ecbLost === 0 && ecbBefore.size > 30_000, `kill ${cycle + 1}: ${ecbLost} of ${ecbBefore.size} ECB rates lost or changed`);
       expect(partial.length === 0 && partialNow.length === 0, `kill ${cycle + 1}: half-written series: ${[...partial, ...partialNow.map(([q, n]) => `${q} ${n}`)].join(', ')}`);
-      expect(quota.lost <= LOSS_BOUND, `kill ${cycle + 1}: ${quota.lost} of ${quota.acknowledged} acknowledged requests lost, more than ${LOSS_BOUND}`);
+      expect(quota.lost <= lossBound(quota.acknowledged), `kill ${cycle + 1}: ${quota.lost} of ${quota.acknowledged} acknowledged requests lost, more than ${lossBound(quota.acknowledged)}`);
       expect(quota.overCounted === 0, `kill ${cycle + 1}: ${quota.overCounted} keys counted more than acknowledged plus unanswered`);
-      expect(changed === 0, `kill ${cycle + 1}: ${changed} keys' counts changed by the restart`);
+      expect(unfolded === 0, `kill ${cycle + 1}: ${unfolded} keys' journaled counts not folded in by the restart`);
       expect(served === storedBeforeProbe, `kill ${cycle + 1}: after restart the service counts from the store (${served} vs ${storedBeforeProbe})`);
       expect(probe.status === 200, `kill ${cycle + 1}: ${exotic} served after restart (${probe.status})`);
     }
@@ -306,7 +312,7 @@ describe('crash safety: kill -9 during load, then restart', () => {
     const perSecond = quota.acknowledged / (killedAt / 1000);
     server = await startInstance('crash', setup);
     const afterRestart = await storeState(file);
-    const changed = heavyKeys.filter(({ id }) => (afterRestart.used.get(id) ?? 0) !== (state.used.get(id) ?? 0)).length;
+    const unfolded = heavyKeys.filter(({ id }) => (afterRestart.folded.get(id) ?? 0) !== (state.used.get(id) ?? 0)).length;
     // A key the load used, asked again: the service counts on from what the kill left.
     const probeIndex = outcomes.find((o) => o.counted)?.key ?? 0;
     const probe = await get(`${server.base}/api/v1/rate?from=EUR&to=USD`, { headers: { 'X-Api-Key': heavyKeys[probeIndex]!.key }, timeoutMs: 10_000 });
@@ -317,14 +323,14 @@ describe('crash safety: kill -9 during load, then restart', () => {
     rows.push([
       'kill under heavy load',
       `SIGKILL at ${Math.round(killedAt)} ms into ${HEAVY_CONNECTIONS} connections over ${HEAVY_KEYS} keys (${Math.round(perSecond)} acknowledged/s): ${tally(statuses)}; integrity ${state.integrity}; ` +
-        `acknowledged ${quota.acknowledged}, lost ${quota.lost} (bound ${LOSS_BOUND}; at most ${quota.lostMax} on one key), over-counted ${quota.overCounted}; ` +
-        `after restart ${changed} keys' counts changed, serving ${served} used for a key the store held at ${storedBeforeProbe}`,
+        `acknowledged ${quota.acknowledged}, lost ${quota.lost} (bound ${lossBound(quota.acknowledged)}; at most ${quota.lostMax} on one key; ${state.journalCounts} journal counts left), over-counted ${quota.overCounted}; ` +
+        `after restart ${unfolded} keys not folded in, serving ${served} used for a key the store held at ${storedBeforeProbe}`,
     ]);
     expect(state.integrity === 'ok', `heavy load: integrity ${state.integrity}`);
     expect(perSecond >= 1_000, `heavy load: ${Math.round(perSecond)} acknowledged requests/s, fewer than the 1,000 the phase needs to mean anything`);
-    expect(quota.lost <= LOSS_BOUND, `heavy load: ${quota.lost} of ${quota.acknowledged} acknowledged requests lost, more than ${LOSS_BOUND}`);
+    expect(quota.lost <= lossBound(quota.acknowledged), `heavy load: ${quota.lost} of ${quota.acknowledged} acknowledged requests lost, more than ${lossBound(quota.acknowledged)}`);
     expect(quota.overCounted === 0, `heavy load: ${quota.overCounted} keys counted more than acknowledged plus unanswered`);
-    expect(changed === 0, `heavy load: ${changed} keys' counts changed by the restart`);
+    expect(unfolded === 0, `heavy load: ${unfolded} keys' journaled counts not folded in by the restart`);
     expect(served === storedBeforeProbe && probe.status === 200, `heavy load: after restart the service counts from the store (${served} vs ${storedBeforeProbe}, ${probe.status})`);
   });
 });

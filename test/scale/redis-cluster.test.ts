@@ -74,7 +74,7 @@ describe('Redis Cluster: quota counter and lock', () => {
   before(async () => {
     if (skip) return;
     opened = await storeEngines('exrates-cluster-')[0]!.open();
-    store = createQuotaStore(opened!.database);
+    store = createQuotaStore(opened!.database.db);
   });
   after(async () => {
     for (const quotas of stores) await quotas.close?.();

@@ -119,7 +119,7 @@ for (const engine of engines) {
         skip = `${engine.name} not available`;
         return;
       }
-      store = createQuotaStore(opened.database);
+      store = createQuotaStore(opened.database.db);
     });
 
     /** A store on a connection of its own, and a key whose counter Redis holds already: its first request, at `limit`, seeded it. */
