@@ -66,6 +66,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     quotas: deps.quotas,
     limits: deps.config.quota,
     clock: deps.clock,
+    quotaCalendar: deps.quotaCalendar,
     metrics: deps.metrics,
     log: deps.log,
     refreshSeconds: deps.config.refreshSeconds,

@@ -3,6 +3,7 @@ import { createPresentedKeyHashes, type PresentedKeyHashes } from './core/api-ke
 import { createBackfill } from './core/backfill.js';
 import { guardDependency } from './core/errors.js';
 import { createCachedKeyStore } from './core/caches.js';
+import { createQuotaCalendar, type QuotaCalendar } from './core/quota.js';
 import { openQuotaCounters } from './core/quota-counters.js';
 import { createLocalLock } from './core/local-lock.js';
 import type { Clock, KeyStore, Lock, Metrics, Provider, QuotaStore, RateStore } from './core/ports.js';
@@ -32,6 +33,8 @@ export interface Deps {
   /** The hashes of keys presented lately (authenticateApiKey). */
   keyHashes: PresentedKeyHashes;
   quotas: QuotaStore;
+  /** The current UTC day for quota counting, worked out once a day (consumeDailyQuota). */
+  quotaCalendar: QuotaCalendar;
   providers: readonly Provider[];
   lock: Lock;
   book: RateBook;
@@ -222,6 +225,7 @@ async function wire(
     keys,
     keyHashes: createPresentedKeyHashes(PRESENTED_KEYS),
     quotas,
+    quotaCalendar: createQuotaCalendar(),
     providers,
     lock,
     book,

@@ -8,7 +8,7 @@ import { consumeDemoQuota, DEMO_KEY, demoUsage, looksLikeDemoKey, type DemoKeyPo
 import { DomainError, UnavailableError, type ErrorCode } from '../core/errors.js';
 import { DEFAULT_RANGE, type HistoryRange } from '../core/history.js';
 import type { ApiKeyRecord, Clock, KeyStore, QuotaStore, Tier } from '../core/ports.js';
-import { consumeDailyQuota, dailyUsage, type QuotaDecision, type QuotaLimits, type QuotaUsage } from '../core/quota.js';
+import { consumeDailyQuota, dailyUsage, type QuotaCalendar, type QuotaDecision, type QuotaLimits, type QuotaUsage } from '../core/quota.js';
 import { parseDate, type RateBook, type RateQuote } from '../core/rates.js';
 import type { Logger } from '../log.js';
 import type { ServiceMetrics } from '../metrics.js';
@@ -114,6 +114,7 @@ export interface KeyedApiOptions {
   quotas: QuotaStore;
   limits: QuotaLimits;
   clock: Clock;
+  quotaCalendar: QuotaCalendar;
   metrics: ServiceMetrics;
   log: Logger;
   refreshSeconds: number;
@@ -172,7 +173,7 @@ interface Validator {
 }
 
 export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
-  const { book, histories, keys, keyHashes, quotas, limits, clock, metrics, log } = options;
+  const { book, histories, keys, keyHashes, quotas, quotaCalendar, limits, clock, metrics, log } = options;
   const compile = AjvCompiler()({}, { customOptions: AJV_OPTIONS }) as (input: { schema: unknown }) => Validator;
   const schemas: Record<KeyedRoute, unknown> = {
     '/api/v1/rate': RateQuery,
@@ -257,7 +258,7 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
         ),
       );
     }
-    return andThen(consumeDailyQuota(quotas, caller.key, limits, clock), (decision) =>
+    return andThen(consumeDailyQuota(quotas, caller.key, limits, clock, quotaCalendar), (decision) =>
       quotaRefusal(response, headers, decision, () => `This key's ${decision.limit} requests for today are used up; the quota resets at 00:00 UTC.`),
     );
   }
