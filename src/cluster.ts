@@ -1,29 +1,23 @@
 import cluster, { type Worker } from 'node:cluster';
-import { AggregatorRegistry, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { Config } from './config.js';
-import { openQuotaCounters } from './core/caches.js';
 import { guardDependency } from './core/errors.js';
 import { createLocalLock } from './core/local-lock.js';
+import { openQuotaCounters } from './core/quota-counters.js';
 import type { Lock, QuotaStore } from './core/ports.js';
-import { connectRedis, createClock, redisQuotas } from './deps.js';
+import { createClock, QUOTA_JOURNAL_MS } from './deps.js';
 import type { Logger } from './log.js';
-import { redisCommandCounter } from './metrics.js';
 import { migrateToLatest, openDatabase } from './storage/database.js';
 import { quotaJournals } from './storage/quota-journal.js';
 import { createQuotaStore } from './storage/quota-store.js';
-import { countRedisCommands, type RedisClient } from './storage/redis.js';
 
 /**
  * EXRATES_WORKERS > 1: worker processes share one port (node:cluster), and the main process
  * holds what must be one for all of them when there is no Redis: the quota counters (so quotas
- * stay exact across workers) and the lock that lets one refresh or backfill run at a time.
- * Workers reach both through calls over the cluster's IPC channel, sent in batches: all the
- * calls a worker makes in one turn of its event loop travel in one message. With Redis, both are
- * Redis's: the workers take its lock themselves, and send their quota decisions to it as
- * separate instances do, or, with EXRATES_REDIS_QUOTA_BATCHES=main, through the same calls to the
- * main process, which sends every worker's in one stream of batches (a script call then carries
- * the requests the machine receives per round trip, not one worker's: docs/capacity.md).
- * Metrics go through the main process in every case.
+ * stay exact across workers) and the lock that lets one refresh or backfill run at a time. Workers reach both through calls over the cluster's IPC
+ * channel, sent in batches: all the calls a worker makes in one turn of its event loop travel in
+ * one message. With Redis, both are Redis's: each worker counts there and takes its lock as
+ * separate instances do. Metrics go through the main process in every case.
  */
 
 type Method = 'consume' | 'used' | 'acquire' | 'release' | 'isHeld' | 'metrics';
@@ -83,40 +77,22 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
     await database.close();
     throw error;
   }
-  const clock = createClock(config.now);
-  // The stored counts back the quotas this process keeps: Redis's batches when they go through it,
-  // or the counters themselves without Redis.
-  const stored = () => guardDependency(createQuotaStore(database.db), 'the database');
-  /** The main process's own metrics, summed with the workers': its Redis commands. */
-  const own = new Registry();
+  // Without Redis, the workers' quota counters and lock are this process's.
   let quotas: QuotaStore | undefined;
-  let lock: Lock | undefined;
-  let closeRedis = () => {};
-  if (config.redisUrl) {
-    if (config.redisQuotaBatches === 'main') {
-      let redis: RedisClient;
-      try {
-        redis = await connectRedis(config.redisUrl, log);
-      } catch (error) {
-        await database.close();
-        throw error;
-      }
-      const stopCounting = countRedisCommands(redisCommandCounter(own));
-      closeRedis = () => {
-        stopCounting();
-        redis.disconnect();
-      };
-      quotas = redisQuotas(redis, stored(), config, log, clock);
-    }
-  } else {
+  if (!config.redisUrl) {
     try {
-      quotas = await openQuotaCounters(stored(), quotaJournals(database), { flushMs: config.quotaFlushMs, replayJournal: true, log, clock });
+      quotas = await openQuotaCounters(guardDependency(createQuotaStore(database.db), 'the database'), quotaJournals(database), {
+        flushMs: QUOTA_JOURNAL_MS,
+        replayJournal: true,
+        log,
+        clock: createClock(config.now),
+      });
     } catch (error) {
       await database.close();
       throw error;
     }
-    lock = createLocalLock();
   }
+  const lock: Lock | undefined = config.redisUrl ? undefined : createLocalLock();
   const releases = new Map<number, () => Promise<void>>();
   let nextRelease = 1;
 
@@ -147,8 +123,7 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
     }
   }
 
-  // Every worker's metrics and the main process's own, summed. Gathered here rather than by
-  // prom-client's AggregatorRegistry.clusterMetrics(), which sums the workers' only.
+  // Every worker's metrics, summed.
   let nextMetricsId = 1;
   const metricsWaiting = new Map<number, (answer: MetricsMessage) => void>();
   async function allMetrics(): Promise<string> {
@@ -171,7 +146,7 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
           }),
       ),
     );
-    return AggregatorRegistry.aggregate([...answers, await own.getMetricsAsJSON()]).metrics();
+    return AggregatorRegistry.aggregate(answers).metrics();
   }
 
   function onMessage(worker: Worker, message: unknown): void {
@@ -207,7 +182,7 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
     }, RESTART_DELAY_MS).unref();
   });
   for (let i = 0; i < config.workers; i++) fork();
-  log.info({ workers: config.workers, port: config.port, quotas: !config.redisUrl ? 'main process' : config.redisQuotaBatches === 'main' ? 'redis, through the main process' : 'redis, from each worker' }, 'started workers');
+  log.info({ workers: config.workers, port: config.port, quotas: config.redisUrl ? 'redis, from each worker' : 'main process' }, 'started workers');
 
   return {
     async stop(signal) {
@@ -228,8 +203,7 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
         ),
       );
       // Every worker is gone: nothing can count any more, so the counters are final.
-      await quotas?.close?.();
-      closeRedis();
+      await quotas?.close();
       await database.close();
     },
   };
@@ -271,7 +245,7 @@ function createCaller(): (method: Method, args: unknown[]) => Promise<unknown> {
 }
 
 export interface WorkerPorts {
-  /** The main process's counters: without Redis, or with EXRATES_REDIS_QUOTA_BATCHES=main its batches to Redis. */
+  /** The main process's quota counts, when it keeps them (no Redis). */
   quotas?: QuotaStore;
   /** The main process's lock, when it holds it (no Redis). */
   lock?: Lock;
@@ -287,17 +261,14 @@ export function workerPorts(config: Config): WorkerPorts {
   // Without the main process there are no quotas to count against and no one to restart us.
   process.on('disconnect', () => process.exit(1));
   return {
-    ...(config.redisUrl && config.redisQuotaBatches === 'worker'
+    ...(config.redisUrl
       ? {}
       : {
           quotas: {
             consume: (keyId, day, limit) => call('consume', [keyId, day, limit]) as Promise<{ allowed: boolean; used: number }>,
             used: (keyId, day) => call('used', [keyId, day]) as Promise<number>,
+            close: () => Promise.resolve(),
           } satisfies QuotaStore,
-        }),
-    ...(config.redisUrl
-      ? {}
-      : {
           lock: {
             async tryAcquire(name, ttlMs) {
               const token = (await call('acquire', [name, ttlMs])) as number | null;

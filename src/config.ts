@@ -38,7 +38,6 @@ const SECRET_VARIABLES = new Set(['EXRATES_OXR_APP_ID']);
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const DEMO_KEY_TIERS = ['off', 'free', 'pro'] as const;
 const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
-const REDIS_QUOTA_BATCHES = ['worker', 'main'] as const;
 /** EXRATES_CONTACT_EMAIL's default: an address nobody reads (.invalid, RFC 2606), warned about at start. */
 export const PLACEHOLDER_CONTACT_EMAIL = 'keys@exrates.invalid';
 
@@ -69,14 +68,6 @@ export const ConfigSchema = Type.Object({
     default: 'exrates:',
     description: 'Namespace of every Redis key the service writes (counters, locks): give each installation sharing one Redis its own.',
   }),
-  EXRATES_REDIS_QUOTA_BATCHES: Type.Union(
-    REDIS_QUOTA_BATCHES.map((b) => Type.Literal(b)),
-    {
-      default: 'worker',
-      description:
-        "With Redis and EXRATES_WORKERS > 1: who sends the quota decisions to Redis, in batches (one script call carries the requests that arrive while the previous one is on its way). `worker`: each worker its own. `main`: the main process, for every worker, so calls carry the requests of the whole machine: 11–23 % less Redis CPU per request, for 13–36 % more of the service's own CPU per request, a hop through the main process and a higher p99 (docs/capacity.md). Use `main` when Redis is what limits the fleet.",
-    },
-  ),
   EXRATES_PROVIDERS: Type.String({
     // Spaces around the commas are allowed: "ecb, frankfurter" is what people write.
     pattern: `^\\s*(${PROVIDER_IDS.join('|')})\\s*(,\\s*(${PROVIDER_IDS.join('|')})\\s*)*$`,
@@ -129,13 +120,6 @@ export const ConfigSchema = Type.Object({
   }),
   EXRATES_QUOTA_FREE: Type.Integer({ minimum: 1, default: 1000, description: 'Requests per UTC day for a free-tier key.' }),
   EXRATES_QUOTA_PRO: Type.Integer({ minimum: 1, default: 100000, description: 'Requests per UTC day for a pro-tier key.' }),
-  EXRATES_QUOTA_FLUSH_MS: Type.Integer({
-    minimum: 0,
-    maximum: 1000,
-    default: 10,
-    description:
-      'Without Redis: quota counts are kept in memory; the counts changed are appended to a journal this often (on SQLite, a line written to a file beside the database; on PostgreSQL, an insert), folded into the stored counts every second and on shutdown, and a journal left by a killed process is folded in at the next start. A killed process forgives at most the requests of this interval and of the append in progress. 0 writes every request through.',
-  }),
   EXRATES_KEY_CACHE_MS: Type.Integer({
     minimum: 0,
     maximum: 3600000,
@@ -154,7 +138,7 @@ export const ConfigSchema = Type.Object({
     maximum: 64,
     default: 1,
     description:
-      'Worker processes serving one port (node:cluster). 1 serves from the main process. With more, the main process holds the quota counters (exact across workers; the workers ask it) and the refresh lock; with EXRATES_REDIS_URL set, Redis holds both (see EXRATES_REDIS_QUOTA_BATCHES). Use about one per core left free by other work.',
+      'Worker processes serving one port (node:cluster). 1 serves from the main process. With more, the main process holds the quota counters (exact across workers; the workers ask it) and the refresh lock; with EXRATES_REDIS_URL set, Redis holds both. Use about one per core left free by other work.',
   }),
   EXRATES_LOG_REQUESTS: Type.Boolean({
     default: false,
@@ -215,8 +199,6 @@ export interface Config {
   databaseUrl: string;
   redisUrl: string | undefined;
   redisPrefix: string;
-  /** Who sends quota decisions to Redis with workers: each worker, or the main process for all. */
-  redisQuotaBatches: (typeof REDIS_QUOTA_BATCHES)[number];
   providers: readonly ProviderId[];
   /** Each provider's origin (EXRATES_<ID>_URL or its default), by provider id, without a trailing slash; none for the file provider. */
   providerUrls: Readonly<Record<string, string>>;
@@ -231,7 +213,6 @@ export interface Config {
   /** Days a provider's newest day may lie before today before the start log warns. */
   oldRatesDays: number;
   quota: { free: number; pro: number };
-  quotaFlushMs: number;
   keyCacheMs: number;
   revocationPollMs: number;
   logRequests: boolean;
@@ -315,9 +296,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (problems.size > 0) throw new ConfigError([...problems.values()]);
 
   const v = values as {
-    PORT: number; HOST: string; EXRATES_DATABASE_URL: string; EXRATES_REDIS_URL?: string; EXRATES_REDIS_PREFIX: string; EXRATES_REDIS_QUOTA_BATCHES: Config['redisQuotaBatches']; EXRATES_PROVIDERS: string; EXRATES_ECB_URL: string;
+    PORT: number; HOST: string; EXRATES_DATABASE_URL: string; EXRATES_REDIS_URL?: string; EXRATES_REDIS_PREFIX: string; EXRATES_PROVIDERS: string; EXRATES_ECB_URL: string;
     EXRATES_FILE_URL?: string; EXRATES_NOW?: string; EXRATES_OLD_RATES_DAYS: number; EXRATES_FRANKFURTER_URL: string; EXRATES_OXR_APP_ID?: string; EXRATES_OXR_URL: string;
-    EXRATES_NEGATIVE_CACHE_SECONDS: number; EXRATES_QUOTA_FLUSH_MS: number; EXRATES_KEY_CACHE_MS: number; EXRATES_REVOCATION_POLL_MS: number; EXRATES_LOG_REQUESTS: boolean; EXRATES_WORKERS: number; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
+    EXRATES_NEGATIVE_CACHE_SECONDS: number; EXRATES_KEY_CACHE_MS: number; EXRATES_REVOCATION_POLL_MS: number; EXRATES_LOG_REQUESTS: boolean; EXRATES_WORKERS: number; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
     EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_LOG_FORMAT: Config['logFormat']; EXRATES_CONTACT_EMAIL: string; EXRATES_DEMO_KEY_TIER: (typeof DEMO_KEY_TIERS)[number]; EXRATES_DEMO_QUOTA_PER_IP: number; EXRATES_TRUST_PROXY?: string; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
   };
   const list: string[] = [];
@@ -363,7 +344,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     databaseUrl: v.EXRATES_DATABASE_URL,
     redisUrl: v.EXRATES_REDIS_URL,
     redisPrefix: v.EXRATES_REDIS_PREFIX,
-    redisQuotaBatches: v.EXRATES_REDIS_QUOTA_BATCHES,
     providers: Object.freeze(providers),
     providerUrls: Object.freeze(providerUrls),
     ecbUrl: v.EXRATES_ECB_URL.replace(/\/+$/, ''),
@@ -375,7 +355,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     now,
     oldRatesDays: v.EXRATES_OLD_RATES_DAYS,
     quota: Object.freeze({ free: v.EXRATES_QUOTA_FREE, pro: v.EXRATES_QUOTA_PRO }),
-    quotaFlushMs: v.EXRATES_QUOTA_FLUSH_MS,
     keyCacheMs: v.EXRATES_KEY_CACHE_MS,
     revocationPollMs: v.EXRATES_REVOCATION_POLL_MS,
     logRequests: v.EXRATES_LOG_REQUESTS,

@@ -1,7 +1,10 @@
 import type { Config } from './config.js';
+import { createPresentedKeyHashes, type PresentedKeyHashes } from './core/api-keys.js';
 import { createBackfill } from './core/backfill.js';
 import { guardDependency } from './core/errors.js';
-import { createCachedKeyStore, openQuotaCounters } from './core/caches.js';
+import { createCachedKeyStore } from './core/caches.js';
+import { createQuotaCalendar, type QuotaCalendar } from './core/quota.js';
+import { openQuotaCounters } from './core/quota-counters.js';
 import { createLocalLock } from './core/local-lock.js';
 import type { Clock, KeyStore, Lock, Metrics, Provider, QuotaStore, RateStore } from './core/ports.js';
 import { createRateBook, type RateBook } from './core/rates.js';
@@ -13,7 +16,7 @@ import { providerEntry, type ProviderLog } from './providers/registry.js';
 import { migrateToLatest, openDatabase, type OpenDatabase } from './storage/database.js';
 import { createKeyStore } from './storage/key-store.js';
 import { quotaJournals } from './storage/quota-journal.js';
-import { createQuotaStore } from './storage/quota-store.js';
+import { createQuotaStore, type DatabaseQuotaStore } from './storage/quota-store.js';
 import { createRateStore } from './storage/rate-store.js';
 import { countRedisCommands, createRedisLock, createRedisQuotaStore, openRedis, type RedisClient } from './storage/redis.js';
 
@@ -25,7 +28,11 @@ export interface Deps {
   database: OpenDatabase;
   rates: RateStore;
   keys: KeyStore;
+  /** The hashes of keys presented lately (authenticateApiKey). */
+  keyHashes: PresentedKeyHashes;
   quotas: QuotaStore;
+  /** The current UTC day for quota counting, worked out once a day (consumeDailyQuota). */
+  quotaCalendar: QuotaCalendar;
   providers: readonly Provider[];
   lock: Lock;
   book: RateBook;
@@ -34,6 +41,19 @@ export interface Deps {
   metricsText(): Promise<string>;
   close(): Promise<void>;
 }
+
+/** Known keys whose lookups are cached, at most. */
+const CACHED_KEYS = 50_000;
+/** How long a key the store does not know (or a revoked one) is cached: a key created a moment ago must work. */
+const UNKNOWN_KEY_MS = 1_000;
+/** Keys presented lately whose hashes are kept, at most. */
+const PRESENTED_KEYS = 10_000;
+/**
+ * Without Redis, how often the quota counts changed are appended to the journal while requests
+ * arrive: what a killed process may forgive. A write per request would cost several times what
+ * the rest of a rate request costs on SQLite.
+ */
+export const QUOTA_JOURNAL_MS = 10;
 
 /** The service's clock: the machine's, or one starting at EXRATES_NOW and advancing from there. */
 export function createClock(start: Date | undefined): Clock {
@@ -114,7 +134,7 @@ export async function connectRedis(url: string, log: Logger): Promise<RedisClien
 }
 
 /** The quota counters in Redis, over the store's quota table (`stored`). */
-export function redisQuotas(redis: RedisClient, stored: QuotaStore & Required<Pick<QuotaStore, 'addMany'>>, config: Config, log: Logger, clock: Clock): QuotaStore {
+export function redisQuotas(redis: RedisClient, stored: DatabaseQuotaStore, config: Config, log: Logger, clock: Clock): QuotaStore {
   return guardDependency(createRedisQuotaStore({ redis, store: stored, log, clock, prefix: config.redisPrefix }), 'the database');
 }
 
@@ -158,9 +178,12 @@ async function wire(
   const rates = guardDependency(createRateStore(database.db), 'the database');
   const storedKeys = guardDependency(createKeyStore(database.db), 'the database');
   const cachedKeys =
-    config.keyCacheMs > 0 ? createCachedKeyStore(storedKeys, { ttlMs: config.keyCacheMs, revocationPollMs: config.revocationPollMs, log }) : undefined;
+    config.keyCacheMs > 0
+      ? createCachedKeyStore(storedKeys, { ttlMs: config.keyCacheMs, unknownTtlMs: UNKNOWN_KEY_MS, revocationPollMs: config.revocationPollMs, maxEntries: CACHED_KEYS, log, clock })
+      : undefined;
   if (cachedKeys) opened.push(() => cachedKeys.close());
   const keys = cachedKeys ?? storedKeys;
+  // The quota counts: one implementation per deployment (docs/operations.md, "Quota counts").
   const storedQuotas = guardDependency(createQuotaStore(database.db), 'the database');
   let quotas: QuotaStore = storedQuotas;
   let lock: Lock = createLocalLock();
@@ -169,16 +192,15 @@ async function wire(
     const connected = (redis = await connectRedis(config.redisUrl, log));
     opened.push(() => connected.disconnect());
     opened.push(countRedisCommands((command) => metrics.redisCommand(command)));
-    // With EXRATES_REDIS_QUOTA_BATCHES=main a worker's decisions go to Redis through its main process (cluster.ts).
-    quotas = options.quotas ? guardDependency(options.quotas, 'the database') : redisQuotas(redis, storedQuotas, config, log, clock);
+    quotas = redisQuotas(redis, storedQuotas, config, log, clock);
     lock = guardDependency(createRedisLock(redis, config.redisPrefix), 'redis');
   } else if (options.quotas) {
     quotas = guardDependency(options.quotas, 'the database');
   } else {
-    quotas = await openQuotaCounters(storedQuotas, quotaJournals(database), { flushMs: config.quotaFlushMs, replayJournal: options.replayQuotaJournal ?? true, log, clock });
+    quotas = await openQuotaCounters(storedQuotas, quotaJournals(database), { flushMs: QUOTA_JOURNAL_MS, replayJournal: options.replayQuotaJournal ?? true, log, clock });
   }
   const counters = quotas;
-  opened.push(() => counters.close?.());
+  opened.push(() => counters.close());
   if (options.lock && !redis) lock = options.lock;
   const providers = createProviders(config, clock, log).map((p) => instrumentProvider(p, metrics));
   let backfill: ((code: string) => Promise<boolean>) | undefined;
@@ -199,7 +221,9 @@ async function wire(
     database,
     rates,
     keys,
+    keyHashes: createPresentedKeyHashes(PRESENTED_KEYS),
     quotas,
+    quotaCalendar: createQuotaCalendar(),
     providers,
     lock,
     book,

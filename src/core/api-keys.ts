@@ -1,6 +1,6 @@
 import { hash, randomBytes, randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { andThen, type MaybePromise } from './maybe.js';
-import { TextKeyedMap } from './text-key.js';
 import type { ApiKeyRecord, Clock, KeyStore, Tier } from './ports.js';
 
 export const KEY_PREFIX = 'exr_';
@@ -63,29 +63,30 @@ export async function issueApiKey(keys: KeyStore, input: { tier: string; owner: 
 
 /**
  * The hashes of the well-formed keys presented lately, so that a request costs one lookup instead
- * of a shape check and a SHA-256 (the hash is then the same string every time, which the key
- * cache finds at once). The keys are held only in this process's memory, as they are in the
- * requests that bring them; never stored or logged. Emptied when full.
- *
- * Found through the key's text key, then compared (src/core/text-key.ts): two keys with one text
- * key take turns in its slot, each turn costing only a SHA-256.
+ * of a shape check and a SHA-256. The keys are held only in this process's memory, as they are in
+ * the requests that bring them; never stored or logged. Made by createDeps, at most `max` keys.
  */
-const presentedHashes = new TextKeyedMap<string>(10_000);
+export type PresentedKeyHashes = LRUCache<string, string>;
+
+export function createPresentedKeyHashes(max: number): PresentedKeyHashes {
+  return new LRUCache<string, string>({ max });
+}
+
 const LONGEST_KEY = KEY_PREFIX.length + 64;
 
-function presentedHash(presented: string): string | undefined {
+function presentedHash(presented: string, hashes: PresentedKeyHashes): string | undefined {
   if (presented.length > LONGEST_KEY) return undefined;
-  let hashed = presentedHashes.get(presented);
+  let hashed = hashes.get(presented);
   if (hashed === undefined) {
     if (!isWellFormedKey(presented)) return undefined;
-    presentedHashes.set(presented, (hashed = hashApiKey(presented)));
+    hashes.set(presented, (hashed = hashApiKey(presented)));
   }
   return hashed;
 }
 
 /** The active key record for a presented key, or null for a malformed, unknown or revoked one. */
-export function authenticateApiKey(keys: KeyStore, presented: string | undefined): MaybePromise<ApiKeyRecord | null> {
-  const hashed = presented === undefined ? undefined : presentedHash(presented);
+export function authenticateApiKey(keys: KeyStore, presented: string | undefined, hashes: PresentedKeyHashes): MaybePromise<ApiKeyRecord | null> {
+  const hashed = presented === undefined ? undefined : presentedHash(presented, hashes);
   if (hashed === undefined) return null;
   return andThen(keys.findByHash(hashed), (record) => (record && record.revokedAt === null ? record : null));
 }

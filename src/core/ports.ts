@@ -125,6 +125,11 @@ export interface QuotaCount {
   used: number;
 }
 
+/**
+ * A key's daily count, one implementation per deployment (docs/operations.md, "Quota counts"):
+ * counters in this process's memory over the store and a journal (one process), the main
+ * process's over IPC (workers on one machine), Redis's over the store (several instances).
+ */
 export interface QuotaStore {
   /**
    * Counts one request for a key on a UTC day unless the count already reached the limit.
@@ -132,21 +137,20 @@ export interface QuotaStore {
    */
   consume(keyId: string, day: Day, limit: number): MaybePromise<{ allowed: boolean; used: number }>;
   used(keyId: string, day: Day): Promise<number>;
-  /** Raises a stored count to at least `used` (never lowers it); for counters kept elsewhere and flushed here. */
-  record?(keyId: string, day: Day, used: number): Promise<void>;
-  /** Adds requests counted elsewhere (in Redis, by this instance) to the stored counts: `used` is the number to add. One statement, whatever the number of keys. */
-  addMany?(entries: ReadonlyArray<QuotaCount>): Promise<void>;
-  /** Raises many stored counts at once (one transaction). */
-  recordMany?(entries: ReadonlyArray<QuotaCount>): Promise<void>;
-  close?(): Promise<void>;
+  /** Writes what is still held in memory and stops any timer. */
+  close(): Promise<void>;
 }
 
-/** A store that counters kept in memory are folded into. */
-export type FoldableQuotaStore = QuotaStore & Required<Pick<QuotaStore, 'record' | 'recordMany'>>;
+/** The stored counts that counters kept in memory start from and are folded into. */
+export interface StoredQuotaCounts {
+  used(keyId: string, day: Day): Promise<number>;
+  /** Raises stored counts to at least `used`, never lowering one; one statement. */
+  raiseMany(entries: ReadonlyArray<QuotaCount>): Promise<void>;
+}
 
 /**
  * Where counters kept in memory write their counts between folds, so that a killed process
- * forgives only the requests since its last append (src/core/caches.ts).
+ * forgives only the requests since its last append (src/core/quota-counters.ts).
  */
 export interface QuotaJournal {
   /** Appends the counts (absolute, as counted so far) of the counters changed; resolves the append's id. Ids only grow. */
@@ -155,7 +159,7 @@ export interface QuotaJournal {
   trim(throughId: number): Promise<void>;
   /** Every count appended and not forgotten, by this process or one killed before, and how to forget them once folded in. */
   leftover(): Promise<{ counts: QuotaCount[]; drop(): Promise<void> }>;
-  close?(): Promise<void>;
+  close(): Promise<void>;
 }
 
 /** A mutual-exclusion lock, across processes when they share one (Redis), else within this process. */

@@ -21,16 +21,32 @@ export function dailyQuota(tier: Tier, limits: QuotaLimits): number {
   return tier === 'pro' ? limits.pro : limits.free;
 }
 
-/** The current UTC day and its end, worked out once a day rather than on every request. */
-let current: { start: number; end: number; day: Day; resetAt: number } | undefined;
-function dayAt(now: Date): { start: number; end: number; day: Day; resetAt: number } {
-  const ms = now.getTime();
-  if (!current || ms < current.start || ms >= current.end) {
-    const resetAt = nextUtcMidnightSeconds(now);
-    current = { start: (resetAt - 86_400) * 1000, end: resetAt * 1000, day: utcDay(now), resetAt };
-  }
-  return current;
+/** The current UTC day and its end (Unix seconds, when quotas reset). */
+export interface QuotaCalendar {
+  today(now: Date): { day: Day; resetAt: number };
 }
+
+/**
+ * A calendar that works the day out once a day rather than on every request (formatting the day
+ * costs more than the rest of counting a request in memory), and hands out the same string all
+ * day, which the counters' maps find at once. createDeps makes one (Deps.quotaCalendar).
+ */
+export function createQuotaCalendar(): QuotaCalendar {
+  let current: { start: number; end: number; day: Day; resetAt: number } | undefined;
+  return {
+    today(now) {
+      const ms = now.getTime();
+      if (!current || ms < current.start || ms >= current.end) {
+        const resetAt = nextUtcMidnightSeconds(now);
+        current = { start: (resetAt - 86_400) * 1000, end: resetAt * 1000, day: utcDay(now), resetAt };
+      }
+      return current;
+    },
+  };
+}
+
+/** Without a calendar of the caller's: the day worked out for this call alone. */
+const dayOf = (now: Date) => ({ day: utcDay(now), resetAt: nextUtcMidnightSeconds(now) });
 
 function decision(now: Date, resetAt: number, limit: number, outcome: { allowed: boolean; used: number }): QuotaDecision {
   return {
@@ -48,10 +64,11 @@ export function consumeDailyQuota(
   key: { id: string; tier: Tier },
   limits: QuotaLimits,
   clock: Clock,
+  calendar?: QuotaCalendar,
 ): MaybePromise<QuotaDecision> {
   const now = clock.now();
   const limit = dailyQuota(key.tier, limits);
-  const today = dayAt(now);
+  const today = calendar ? calendar.today(now) : dayOf(now);
   return andThen(store.consume(key.id, today.day, limit), (outcome) => decision(now, today.resetAt, limit, outcome));
 }
 
@@ -61,10 +78,10 @@ export interface QuotaUsage extends QuotaDecision {
 }
 
 /** Reads a key's count for the current UTC day without counting (GET /api/v1/usage). */
-export async function dailyUsage(store: QuotaStore, key: { id: string; tier: Tier }, limits: QuotaLimits, clock: Clock): Promise<QuotaUsage> {
+export async function dailyUsage(store: QuotaStore, key: { id: string; tier: Tier }, limits: QuotaLimits, clock: Clock, calendar?: QuotaCalendar): Promise<QuotaUsage> {
   const now = clock.now();
   const limit = dailyQuota(key.tier, limits);
-  const today = dayAt(now);
+  const today = calendar ? calendar.today(now) : dayOf(now);
   const used = await store.used(key.id, today.day);
   return { ...decision(now, today.resetAt, limit, { allowed: true, used }), used };
 }

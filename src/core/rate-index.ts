@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { ONE, parseRate, parseSmallDecimals, type Rational } from './decimal.js';
 import type { RateDocument, StoredQuote } from './ports.js';
 import { addDays, type Day } from './time.js';
@@ -22,7 +23,18 @@ export interface ProviderRates {
   days: Day[];
   asOf: Map<Day, string>;
   series: Map<string, CurrencySeries>;
+  /** Rate texts parsed (they repeat across days and requests), at most PARSED_RATES. */
+  parsed: LRUCache<string, Rational>;
+  /**
+   * Series as SmallDecimals, by the series (or, for the base, the days array): both are replaced,
+   * never changed, when rates arrive or are pruned, so an entry can never go out of date, and it
+   * goes with the series it was made from.
+   */
+  scaled: WeakMap<object, ScaledSeries>;
 }
+
+/** Distinct rate texts kept parsed per provider: more than a long history of its currencies holds. */
+const PARSED_RATES = 200_000;
 
 function indexOfDay(days: readonly Day[], day: Day): number {
   let lo = 0;
@@ -50,7 +62,7 @@ export function lowerBound(days: readonly Day[], day: Day): number {
 }
 
 export function emptyProviderRates(provider: string, base: string): ProviderRates {
-  return { provider, base, days: [], asOf: new Map(), series: new Map() };
+  return { provider, base, days: [], asOf: new Map(), series: new Map(), parsed: new LRUCache({ max: PARSED_RATES }), scaled: new WeakMap() };
 }
 
 /** Builds a provider's index from stored quotes (any order). */
@@ -115,22 +127,20 @@ export function rateTextOn(data: ProviderRates, code: string, day: Day): string 
   return i >= 0 ? s.rates[i] : undefined;
 }
 
-const parsed = new Map<string, Rational>();
-/** Rates repeat across days and requests; parsing each distinct text once keeps lookups cheap. */
-export function rateValue(text: string): Rational {
+/** A rate text's value, parsed once per provider while it is used. */
+function rateValue(data: ProviderRates, text: string): Rational {
   if (text === '1') return ONE;
-  let value = parsed.get(text);
+  let value = data.parsed.get(text);
   if (!value) {
     value = parseRate(text)!;
-    if (parsed.size > 200_000) parsed.clear();
-    parsed.set(text, value);
+    data.parsed.set(text, value);
   }
   return value;
 }
 
 export function valueOn(data: ProviderRates, code: string, day: Day): Rational | undefined {
   const text = rateTextOn(data, code, day);
-  return text === undefined ? undefined : rateValue(text);
+  return text === undefined ? undefined : rateValue(data, text);
 }
 
 /** Days on which a currency has a rate in this provider (every published day for the base). */
@@ -163,17 +173,11 @@ export interface ScaledSeries {
   scales: Int8Array;
 }
 
-/**
- * Keyed by the series (or, for the base, the provider's days array): both are replaced, never
- * changed, when rates arrive or are pruned, so an entry can never go out of date.
- */
-const scaled = new WeakMap<object, ScaledSeries>();
-
 /** A currency's rates in a provider as SmallDecimals, parsed once per version of its series. */
 export function scaledSeries(data: ProviderRates, code: string): ScaledSeries | undefined {
   const owner: object | undefined = code === data.base ? data.days : data.series.get(code);
   if (!owner) return undefined;
-  let found = scaled.get(owner);
+  let found = data.scaled.get(owner);
   if (found) return found;
   if (code === data.base) {
     found = { days: data.days, units: new Float64Array(data.days.length).fill(1), scales: new Int8Array(data.days.length) };
@@ -181,6 +185,6 @@ export function scaledSeries(data: ProviderRates, code: string): ScaledSeries | 
     const series = owner as CurrencySeries;
     found = { days: series.days, ...parseSmallDecimals(series.rates) };
   }
-  scaled.set(owner, found);
+  data.scaled.set(owner, found);
   return found;
 }

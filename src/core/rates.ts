@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { parseCurrency, resultDecimals } from './currencies.js';
 import { divideUnreduced, multiply, multiplyUnreduced, parseDecimal, roundSignificant, roundToScale, stripLeadingZeros, type Rational } from './decimal.js';
 import { DomainError } from './errors.js';
@@ -230,6 +231,9 @@ export function pairKey(from: string, to: string): number | undefined {
   return a === undefined || b === undefined ? undefined : a * CODE_NUMBERS + b;
 }
 
+/** Answers a rate book keeps, per kind: far more than the pairs and days asked for in a while. */
+const CACHED_ANSWERS = 100_000;
+
 export function createRateBook(options: RateBookOptions): RateBook {
   const { store, providers, clock } = options;
   const ttl = options.cacheTtlMs ?? 2_000;
@@ -238,7 +242,8 @@ export function createRateBook(options: RateBookOptions): RateBook {
   let dirty = true;
   /** Bumped whenever what is served may change; cached answers of an older generation are dropped. */
   let generation = 0;
-  const quoteCache = new Map<number, { generation: number; quote: RateQuote }>();
+  /** Live quotes by pair (pairKey), at most CACHED_ANSWERS. */
+  const quoteCache = new LRUCache<number, { generation: number; quote: RateQuote }>({ max: CACHED_ANSWERS });
 
   async function sync(): Promise<void> {
     const versions = await store.dataVersions();
@@ -346,7 +351,6 @@ export function createRateBook(options: RateBookOptions): RateBook {
       return cached.quote;
     }
     const quote = await computeRate(from, to);
-    if (quoteCache.size > 100_000) quoteCache.clear();
     quoteCache.set(key, { generation, quote });
     return quote;
   }
@@ -376,8 +380,8 @@ export function createRateBook(options: RateBookOptions): RateBook {
     throw feedUnavailable(`No day with rates for both ${from} and ${to} is stored yet.`);
   }
 
-  /** By pair and day: `datedKey`. */
-  const datedCache = new Map<number, { generation: number; dated: DatedQuote }>();
+  /** Quotes on a date by pair and day (`datedKey`), at most CACHED_ANSWERS. */
+  const datedCache = new LRUCache<number, { generation: number; dated: DatedQuote }>({ max: CACHED_ANSWERS });
   /** A pair (pairKey) on a day (dayNumber) as one number, exact in a double (below 2⁵³). */
   const datedKey = (pair: number, day: number) => day * PAIR_KEYS + pair;
 
@@ -411,7 +415,6 @@ export function createRateBook(options: RateBookOptions): RateBook {
       const asOfB = toData.asOf.get(day) ?? asOfA;
       const quote: RateQuote = { pair: from + to, from, to, rate: value ? formatRate(value) : '1', asOf: asOfA < asOfB ? asOfA : asOfB, stale: false };
       const dated = { quote, settled: date < (newestDay(fromData) ?? date) && date < (newestDay(toData) ?? date) };
-      if (datedCache.size > 100_000) datedCache.clear();
       datedCache.set(datedKey(pairKey(from, to)!, dayNumber(date)!), { generation: held, dated });
       return dated;
     }

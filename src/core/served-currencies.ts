@@ -1,4 +1,4 @@
-import { currencyTable } from './currencies.js';
+import { isoCurrencies, isoCurrency } from './currencies.js';
 import { daysOf, hasCurrency, quotesNow } from './rate-index.js';
 import type { RateSnapshot } from './rates.js';
 import type { Day } from './time.js';
@@ -34,7 +34,7 @@ export interface ListedCurrency {
 }
 
 function named(code: string): ServedCurrency {
-  return { code, name: currencyTable().get(code)?.name ?? code };
+  return { code, name: isoCurrency(code)?.name ?? code };
 }
 
 // Codes are three ASCII letters: compared by code unit, without a collator (ICU's, for localeCompare).
@@ -52,7 +52,7 @@ function servedCodes(snapshot: RateSnapshot): Set<string> {
 
 /** ISO codes a wide-coverage provider may still load: codes without minor units (gold, SDR, test codes) are not money a provider quotes. */
 function loadableCodes(served: ReadonlySet<string>): string[] {
-  return [...currencyTable().values()].filter((c) => c.minorUnits !== null && !served.has(c.code)).map((c) => c.code);
+  return isoCurrencies().filter((c) => c.minorUnits !== null && !served.has(c.code)).map((c) => c.code);
 }
 
 /** What a currency picker offers: the currencies quoted now, and those that may be loaded on first request. */
@@ -83,11 +83,11 @@ export function listCurrencies(snapshot: RateSnapshot, preference: readonly stri
       if (lastDate === undefined || days.at(-1)! > lastDate) lastDate = days.at(-1)!;
     }
     const { name } = named(code);
-    list.push({ code, name, minorUnits: currencyTable().get(code)?.minorUnits ?? null, providers, firstDate: firstDate!, lastDate: lastDate!, onRequest: false });
+    list.push({ code, name, minorUnits: isoCurrency(code)?.minorUnits ?? null, providers, firstDate: firstDate!, lastDate: lastDate!, onRequest: false });
   }
   if (wideProviders.length > 0) {
     for (const code of loadableCodes(served)) {
-      list.push({ code, name: named(code).name, minorUnits: currencyTable().get(code)?.minorUnits ?? null, providers: [...wideProviders], onRequest: true });
+      list.push({ code, name: named(code).name, minorUnits: isoCurrency(code)?.minorUnits ?? null, providers: [...wideProviders], onRequest: true });
     }
   }
   return list.sort(byCode);

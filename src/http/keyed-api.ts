@@ -2,13 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import proxyAddr from '@fastify/proxy-addr';
 import { parse as parseQueryString } from 'fast-querystring';
-import { authenticateApiKey } from '../core/api-keys.js';
+import { authenticateApiKey, type PresentedKeyHashes } from '../core/api-keys.js';
 import { andThen, type MaybePromise } from '../core/maybe.js';
 import { consumeDemoQuota, DEMO_KEY, demoUsage, looksLikeDemoKey, type DemoKeyPolicy } from '../core/demo-key.js';
 import { DomainError, UnavailableError, type ErrorCode } from '../core/errors.js';
 import { DEFAULT_RANGE, type HistoryRange } from '../core/history.js';
 import type { ApiKeyRecord, Clock, KeyStore, QuotaStore, Tier } from '../core/ports.js';
-import { consumeDailyQuota, dailyUsage, type QuotaDecision, type QuotaLimits, type QuotaUsage } from '../core/quota.js';
+import { consumeDailyQuota, dailyUsage, type QuotaCalendar, type QuotaDecision, type QuotaLimits, type QuotaUsage } from '../core/quota.js';
 import { parseDate, type RateBook, type RateQuote } from '../core/rates.js';
 import type { Logger } from '../log.js';
 import type { ServiceMetrics } from '../metrics.js';
@@ -110,9 +110,11 @@ export interface KeyedApiOptions {
   /** /rates answers (src/http/responses.ts createManyRatesBodies). */
   manyRates: (query: ManyRatesQuery) => MaybePromise<RenderedManyRates>;
   keys: KeyStore;
+  keyHashes: PresentedKeyHashes;
   quotas: QuotaStore;
   limits: QuotaLimits;
   clock: Clock;
+  quotaCalendar: QuotaCalendar;
   metrics: ServiceMetrics;
   log: Logger;
   refreshSeconds: number;
@@ -171,7 +173,7 @@ interface Validator {
 }
 
 export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
-  const { book, histories, keys, quotas, limits, clock, metrics, log } = options;
+  const { book, histories, keys, keyHashes, quotas, quotaCalendar, limits, clock, metrics, log } = options;
   const compile = AjvCompiler()({}, { customOptions: AJV_OPTIONS }) as (input: { schema: unknown }) => Validator;
   const schemas: Record<KeyedRoute, unknown> = {
     '/api/v1/rate': RateQuery,
@@ -232,7 +234,7 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
     const presented = header !== undefined ? (typeof header === 'string' ? header : undefined) : typeof query.apikey === 'string' ? query.apikey : undefined;
     // The demo key is no stored key: it is recognised here, by its exact value, or refused.
     if (presented !== undefined && looksLikeDemoKey(presented)) return options.demo && presented === DEMO_KEY ? { demo: options.demo } : undefined;
-    return andThen(authenticateApiKey(keys, presented), (record) => (record ? { key: record } : undefined));
+    return andThen(authenticateApiKey(keys, presented, keyHashes), (record) => (record ? { key: record } : undefined));
   }
 
   /** A 401 names the scheme it wants (RFC 9110 §15.5.2): an API key, in a header or the query. */
@@ -256,7 +258,7 @@ export function createKeyedApi(options: KeyedApiOptions): KeyedApi {
         ),
       );
     }
-    return andThen(consumeDailyQuota(quotas, caller.key, limits, clock), (decision) =>
+    return andThen(consumeDailyQuota(quotas, caller.key, limits, clock, quotaCalendar), (decision) =>
       quotaRefusal(response, headers, decision, () => `This key's ${decision.limit} requests for today are used up; the quota resets at 00:00 UTC.`),
     );
   }

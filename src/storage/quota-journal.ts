@@ -32,6 +32,7 @@ export function createTableJournal(db: Kysely<Database>): QuotaJournal {
       const lastId = rows.reduce((highest, row) => Math.max(highest, Number(row.id)), 0);
       return { counts: rows.flatMap((row) => parseCounts(row.counts)), drop: () => trim(lastId) };
     },
+    close: () => Promise.resolve(),
   };
 }
 

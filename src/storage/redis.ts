@@ -4,6 +4,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { Clock, Lock, QuotaStore } from '../core/ports.js';
 import type { Logger } from '../core/refresh.js';
 import { addDays, type Day } from '../core/time.js';
+import type { DatabaseQuotaStore } from './quota-store.js';
 import { parseRedisUrl } from './redis-url.js';
 
 /** Namespace of every key this service writes; one per installation sharing a Redis. */
@@ -206,19 +207,11 @@ const SUSPECT_MS = 2_000;
 const HALF_OPEN_MS = 10_000;
 /** Requests per script call at most: a script blocks its Redis while it runs. */
 const MAX_BATCH = 1_000;
-/**
- * While fewer than twice this many requests wait at once, a batch takes them all instead of half
- * (see the batching below): so small a batch is back from Redis before half of it could be served
- * (some 20 µs a request against a round trip of 100–300 µs), and splitting would only delay the rest.
- */
-const SPLIT_FROM = 16;
-/** How long the most requests waiting at once is kept as the measure of a batch's size, in ms. */
-const WAITING_WINDOW_MS = 1_000;
 
 export interface RedisQuotaOptions {
   redis: RedisClient;
   /** The store's quota table: where counts are persisted, and the fallback while Redis is down. */
-  store: QuotaStore & Required<Pick<QuotaStore, 'addMany'>>;
+  store: DatabaseQuotaStore;
   log: Logger;
   clock: Clock;
   flushIntervalMs?: number;
@@ -273,10 +266,10 @@ interface Pending {
 
 /**
  * Quota counting in Redis, exact across instances. The rule:
- * - Redis holds the live count. The decisions an instance has to make while one script call is
- *   on its way travel together in the next (at most half of the requests waiting, once 32 or
- *   more wait at once), one call per batch (one per API key on a cluster), decided in order
- *   inside Redis: as exact as one call per request, for a fraction of the round trips.
+ * - Redis holds the live count. One batch of requests is on its way to Redis at a time; the next
+ *   carries every request that arrived meanwhile (below). A batch is one script call (one per
+ *   API key on a cluster), decided in order inside Redis: as exact as one call per request, for
+ *   a fraction of the round trips.
  * - Each instance adds the requests it counted there to the store every second (counts are
  *   added, never overwritten, so instances cannot erase each other's).
  * - A counter missing from Redis (restart, eviction) is seeded from the store plus this
@@ -455,84 +448,25 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
     }
   }
 
-  // The batching: requests queue in `pending`; one batch is on its way to Redis at a time. Once 32
-  // or more requests wait at once (queued or on their way; the most in the last second or two), a
-  // batch is half of them, so that while one half is in Redis the process serves the other. Taking
-  // every request queued, they fell into a group of nearly all and a straggler or two, and the
-  // process had nothing to do while the large group was in Redis (at 50 connections its CPU was
-  // busy 88–90 % of the time against 99 % on SQLite); halves that left with whatever had queued
-  // when the last was answered fell into three groups (95–97 % busy, a call per 17 requests); a
-  // half that waits to be complete while requests keep arriving keeps two (97 %, one per 25).
-  // A batch leaves the moment the one before is answered (a half once complete), ahead of its
-  // answers, so that its round trip overlaps their writing; with nothing on its way, at the end of
-  // the turn that queued the first request, or, while requests are split, once a half has queued
-  // or at the end of a turn in which none arrived. Written here, not taken from ioredis's
-  // auto-pipelining: that saves writes, not script calls, and Redis would still run one script per
-  // request.
+  // The batching, one rule: one batch on its way to Redis at a time; the next carries every
+  // request that arrived meanwhile. A request that finds none on its way leaves at the end of the
+  // turn of the event loop that queued it, with the others of that turn. Written here, not taken
+  // from ioredis's auto-pipelining: that saves writes, not script calls, and Redis would still
+  // run one script per request.
   let pending: Pending[] = [];
-  /** Requests in the batch on its way (0: none is). */
-  let onItsWay = 0;
-  /** Batches not done with yet: on their way, or their answers still being given. */
-  const open = new Set<Promise<void>>();
+  /** The batch on its way, until its answers are given. */
+  let onItsWay: Promise<void> | undefined;
   let scheduled = false;
-  /** Requests queued since a batch last left or a turn's end was last looked at. */
-  let arrived = 0;
-  /** The most requests waiting at once in this window and in the one before it. */
-  let mostWaiting = 0;
-  let mostWaitingBefore = 0;
-  let windowStart = performance.now();
-
-  /** Half of the most requests waiting at once of late; 0 while that is too few to split. */
-  function half(): number {
-    const now = performance.now();
-    if (now - windowStart >= WAITING_WINDOW_MS) {
-      mostWaitingBefore = mostWaiting;
-      mostWaiting = pending.length + onItsWay;
-      windowStart = now;
-    }
-    const size = Math.ceil(Math.max(mostWaiting, mostWaitingBefore) / 2);
-    return size < SPLIT_FROM ? 0 : size;
-  }
-
-  function schedule(): void {
-    if (onItsWay > 0 || scheduled) return;
-    scheduled = true;
-    setImmediate(atTurnEnd);
-  }
-
-  /** A half not yet complete waits another turn while requests keep arriving; otherwise the queue leaves. */
-  function atTurnEnd(): void {
-    scheduled = false;
-    if (onItsWay > 0) return;
-    if (arrived > 0 && pending.length < half()) {
-      arrived = 0;
-      return schedule();
-    }
-    sendPending();
-  }
 
   function sendPending(): void {
-    if (onItsWay > 0 || pending.length === 0) return;
-    const size = half();
-    let batch = pending;
-    if (size > 0 && size < pending.length) batch = pending.splice(0, size);
-    else pending = [];
-    onItsWay = batch.length;
-    arrived = 0;
-    let back = false;
-    const answered = () => {
-      if (back) return;
-      back = true;
-      onItsWay = 0;
-      if (pending.length >= half()) sendPending();
-      else schedule();
-    };
-    const done: Promise<void> = sendBatch(batch, answered).finally(() => {
-      answered();
-      open.delete(done);
-      if (pending.length > 0) schedule();
+    scheduled = false;
+    if (onItsWay || pending.length === 0) return;
+    const batch = pending;
+    pending = [];
+    onItsWay = sendBatch(batch).finally(() => {
+      onItsWay = undefined;
+      sendPending();
     });
-    open.add(done);
   }
 
   function settled(request: Pending, outcome: Parameters<Pending['settle']>[0]): void {
@@ -553,8 +487,8 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
     }
   }
 
-  /** Sends a batch; calls `answered` once Redis has answered all of it, before giving the answers. */
-  async function sendBatch(batch: Pending[], answered: () => void): Promise<void> {
+  /** Sends a batch and gives its answers. */
+  async function sendBatch(batch: Pending[]): Promise<void> {
     // Calls per receipt, of at most MAX_BATCH requests each. Those of one receipt go one after
     // the other, so that at most one of them can be lost between reconciles (after a failure the
     // rest go to the store); those of different receipts go at once.
@@ -579,7 +513,6 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
         }
       }),
     );
-    answered();
     const missing: Pending[] = [];
     for (const answer of answers) answer(missing);
     if (missing.length > 0) await seed(missing);
@@ -673,23 +606,14 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
     if (again.length > 0) toStore(again, new Error('quota counter vanished from redis right after it was seeded'), false);
   }
 
-  /** Queues a request for the next script call. */
+  /** Queues a request for the next batch. */
   function counted(c: Counter, limit: number): Promise<{ allowed: boolean; used: number }> {
     c.waiting += 1;
     const answer = new Promise<{ allowed: boolean; used: number }>((settle) => pending.push({ c, limit, seq: 0, seeded: false, settle }));
-    const waiting = pending.length + onItsWay;
-    arrived += 1;
-    if (waiting > mostWaiting) mostWaiting = waiting;
-    else if (onItsWay === 0 && pending.length >= SPLIT_FROM) {
-      // A complete half leaves at once, while more requests are known to be on their way (a burst
-      // that raises the most waiting leaves at the turn's end, in halves of it).
-      const size = half();
-      if (size > 0 && pending.length >= size && waiting < Math.max(mostWaiting, mostWaitingBefore)) {
-        sendPending();
-        return answer;
-      }
+    if (!onItsWay && !scheduled) {
+      scheduled = true;
+      setImmediate(sendPending);
     }
-    schedule();
     return answer;
   }
 
@@ -719,9 +643,9 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
 
     async close() {
       clearInterval(timer);
-      while (open.size > 0 || pending.length > 0) {
+      while (onItsWay || pending.length > 0) {
         sendPending();
-        await Promise.all(open);
+        await onItsWay;
       }
       await flushing;
       await reconciling;

@@ -1,59 +1,55 @@
 /**
- * Authentication remembers the hash of each key presented lately, in slots found by a number
- * computed from the key (textKey). Two keys that share a slot must each still name their
- * own record, and a key that only shares a slot with a valid one must name none. Runs on a real
- * SQLite key store.
+ * Authentication remembers the hash of each key presented lately. Each key must still name its
+ * own record, a key not issued none, whatever was presented before it; a malformed key is refused
+ * without a lookup. Runs on a real SQLite key store.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { authenticateApiKey, hashApiKey, KEY_PREFIX } from '../../src/core/api-keys.js';
-import { textKey } from '../../src/core/text-key.js';
-import type { ApiKeyRecord } from '../../src/core/ports.js';
+import { authenticateApiKey, createPresentedKeyHashes, hashApiKey, KEY_PREFIX } from '../../src/core/api-keys.js';
+import type { ApiKeyRecord, KeyStore } from '../../src/core/ports.js';
 import { createKeyStore } from '../../src/storage/key-store.js';
 import { storeEngines } from '../support/stores.js';
 
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-
-/** Two well-formed keys with one text key, found by trying numbered keys (tens of thousands, as a rule). */
-function keysSharingASlot(): [string, string] {
-  const seen = new Map<number, string>();
-  for (let n = 0; n < 10_000_000; n++) {
-    let digits = '';
-    for (let rest = n; digits.length < 32; rest = Math.floor(rest / 62)) digits += BASE62[rest % 62];
-    const key = KEY_PREFIX + digits;
-    const slot = textKey(key);
-    const other = seen.get(slot);
-    if (other !== undefined) return [other, key];
-    seen.set(slot, key);
-  }
-  throw new Error('no two keys with one text key');
-}
-
-test('keys that share a text key each name their own record, and one not issued none', async () => {
+test('keys presented in turn each name their own record, one not issued none, and a malformed one is never looked up', async () => {
   const store = await storeEngines()[0]!.open();
   assert.ok(store);
   try {
-    const keys = createKeyStore(store.database.db);
-    const [first, second] = keysSharingASlot();
-    assert.equal(textKey(first), textKey(second));
+    const stored = createKeyStore(store.database.db);
+    const lookups: string[] = [];
+    const keys: KeyStore = {
+      ...stored,
+      findByHash(hash) {
+        lookups.push(hash);
+        return stored.findByHash(hash);
+      },
+    };
+    // Two remembered at most: the third key presented pushes the least recently used out.
+    const hashes = createPresentedKeyHashes(2);
+    const [first, second, third] = ['A', 'B', 'C'].map((c) => `${KEY_PREFIX}${c.repeat(32)}`) as [string, string, string];
     const insert = async (key: string, id: string) => {
       const record: ApiKeyRecord = { id, prefix: key.slice(0, 12), tier: 'free', owner: `${id}@example.org`, createdAt: '2026-03-06T12:00:00.000Z', revokedAt: null };
-      await keys.insert({ ...record, hash: hashApiKey(key) });
+      await stored.insert({ ...record, hash: hashApiKey(key) });
     };
     await insert(first, 'first');
-    // Alternating, so that each presentation finds the other key in the slot.
     for (let round = 0; round < 3; round++) {
-      assert.equal((await authenticateApiKey(keys, first))?.id, 'first');
-      assert.equal(await authenticateApiKey(keys, second), null, 'a key never issued');
+      assert.equal((await authenticateApiKey(keys, first, hashes))?.id, 'first');
+      assert.equal(await authenticateApiKey(keys, second, hashes), null, 'a key never issued');
     }
     await insert(second, 'second');
+    await insert(third, 'third');
     for (let round = 0; round < 3; round++) {
-      assert.equal((await authenticateApiKey(keys, first))?.id, 'first');
-      assert.equal((await authenticateApiKey(keys, second))?.id, 'second');
+      assert.equal((await authenticateApiKey(keys, first, hashes))?.id, 'first');
+      assert.equal((await authenticateApiKey(keys, second, hashes))?.id, 'second');
+      assert.equal((await authenticateApiKey(keys, third, hashes))?.id, 'third');
     }
-    // Too long to be a key, and a valid key with a character more: refused.
-    assert.equal(await authenticateApiKey(keys, `${first}${'x'.repeat(70)}`), null);
-    assert.equal(await authenticateApiKey(keys, `${first}x`), null);
+    assert.equal(hashes.size, 2);
+    assert.deepEqual(new Set(lookups), new Set([first, second, third].map(hashApiKey)));
+    // Too long to be a key, a valid key with a character more, none: refused without a lookup.
+    const before = lookups.length;
+    assert.equal(await authenticateApiKey(keys, `${first}${'x'.repeat(70)}`, hashes), null);
+    assert.equal(await authenticateApiKey(keys, `${first}!`, hashes), null);
+    assert.equal(await authenticateApiKey(keys, undefined, hashes), null);
+    assert.equal(lookups.length, before);
   } finally {
     await store.close();
   }

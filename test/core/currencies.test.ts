@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { currencyTable, DECIMALS_WITHOUT_MINOR_UNITS, isIsoCurrency, parseCurrency, resultDecimals } from '../../src/core/currencies.js';
+import { spawnSync } from 'node:child_process';
+import { DECIMALS_WITHOUT_MINOR_UNITS, isIsoCurrency, isoCurrencies, isoCurrency, parseCurrency, resultDecimals } from '../../src/core/currencies.js';
 import { DomainError } from '../../src/core/errors.js';
 
 function assertInvalidCurrency(input: string, param: string): void {
@@ -61,10 +62,19 @@ describe('ISO 4217 table', () => {
     for (const code of ['EUR', 'USD', 'JPY', 'GBP', 'CHF', 'KWD', 'BHD', 'XAU', 'XDR', 'CLF', 'ISK']) {
       assert.equal(isIsoCurrency(code), true, code);
     }
-    for (const code of ['HRK', 'CYP', 'LTL', 'XYZ', 'usd', 'EURO']) assert.equal(isIsoCurrency(code), false, code);
-    assert.equal(currencyTable().get('USD')?.minorUnits, 2);
+    for (const code of ['HRK', 'CYP', 'LTL', 'XYZ', 'usd', 'EURO', 'constructor', 'toString', '__proto__']) assert.equal(isIsoCurrency(code), false, code);
+    assert.equal(isoCurrency('toString'), undefined);
+    assert.equal(isoCurrency('USD')?.minorUnits, 2);
+    assert.equal(isoCurrency('JPY')?.minorUnits, 0);
     // "N.A." in ISO 4217 must stay "no minor units", not 0.
-    assert.equal(currencyTable().get('XAU')?.minorUnits, null);
+    assert.equal(isoCurrency('XAU')?.minorUnits, null);
+    assert.ok(isoCurrencies().length > 170);
+    assert.ok(isoCurrencies().every((c) => isoCurrency(c.code) === c));
+  });
+
+  it('is what the currency-codes package holds (scripts/iso-4217.ts --check)', () => {
+    const check = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/iso-4217.ts', '--check'], { encoding: 'utf8' });
+    assert.equal(check.status, 0, check.stderr);
   });
 });
 

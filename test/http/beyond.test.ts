@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { currencyTable } from '../../src/core/currencies.js';
+import { isoCurrency } from '../../src/core/currencies.js';
 import { createTestApp, issueKey, type TestApp } from '../helper.js';
 
 const PROBLEM = 'application/problem+json; charset=utf-8';
@@ -54,7 +54,7 @@ describe('beyond the interface, on the shared ECB history', () => {
       assert.ok(!codes.includes('BGN'));
       assertProblem(await get('/api/v1/rate?from=EUR&to=BGN'), 400, 'unsupported_currency', 'to');
       for (const c of currencies) {
-        const iso = currencyTable().get(c.code as string)!;
+        const iso = isoCurrency(c.code as string)!;
         assert.equal(c.name, iso.name);
         assert.equal(c.minorUnits, iso.minorUnits);
         assert.deepEqual(c.providers, ['file']);

@@ -11,7 +11,7 @@
  *  - quota counts: what the store holds for each key (its stored count, or the highest count its
  *    journal holds, which the next start folds in) against what was acknowledged (answered with
  *    X-RateLimit headers, not 429): the requests lost over all keys are at most 1 % of those
- *    acknowledged, or 50, whichever is larger (the bound of the default EXRATES_QUOTA_FLUSH_MS);
+ *    acknowledged, or 50, whichever is larger (the bound of the journal's 10 ms interval);
  *    and no key holds more than was acknowledged plus the requests left unanswered.
  * Then the server starts again on the same file, folds the journal in and serves the same counts.
  */
@@ -118,7 +118,6 @@ describe('crash safety: kill -9 during load, then restart', () => {
     fake = await startFakeUpstreams();
     setup = {
       cwd: dir.path,
-      // EXRATES_QUOTA_FLUSH_MS left at its default: the bound is the default's.
       env: processEnv({ EXRATES_DATABASE_URL: `sqlite:${file}`, ...fakeUpstreamVars(fake) }),
     };
     // Keys go straight into the store before the first start: forty CLI runs would take longer than the test.

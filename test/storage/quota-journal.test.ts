@@ -1,6 +1,6 @@
 /**
  * Quota counters kept in memory (no Redis) with the journal that bounds what a kill forgives: the
- * buffered store of src/core/caches.ts on a real store with the journal the service gives it,
+ * buffered store of src/core/quota-counters.ts on a real store with the journal the service gives it,
  * files beside an SQLite file and a table of a PostgreSQL schema. A kill is simulated by cutting
  * the store and journal off (every call after it never answers), so nothing is written any more,
  * and opening the counters again on the same store, with a new journal as a new process would.
@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { createBufferedQuotaStore, foldLeftovers, openQuotaCounters } from '../../src/core/caches.js';
-import type { Clock, FoldableQuotaStore, QuotaCount, QuotaJournal, QuotaStore } from '../../src/core/ports.js';
+import { createBufferedQuotaStore, foldLeftovers, openQuotaCounters } from '../../src/core/quota-counters.js';
+import type { Clock, QuotaCount, QuotaJournal, QuotaStore, StoredQuotaCounts } from '../../src/core/ports.js';
 import type { Logger } from '../../src/core/refresh.js';
 import { quotaJournals } from '../../src/storage/quota-journal.js';
 import { createQuotaStore } from '../../src/storage/quota-store.js';
@@ -20,7 +20,7 @@ import { sleep, waitFor } from '../support/wait.js';
 const DAY = '2026-03-06';
 const clock: Clock = { now: () => new Date('2026-03-06T12:00:00Z') };
 const FLUSH_MS = 10;
-/** The fold runs every second (FOLD_MS in caches.ts). */
+/** The fold runs every second (FOLD_MS in quota-counters.ts). */
 const FOLD_MS = 1_000;
 
 function recordingLog(): Logger & { warnings: string[] } {
@@ -29,7 +29,7 @@ function recordingLog(): Logger & { warnings: string[] } {
 }
 
 /** The store and journal as a process sees them, with a switch that stops every call from answering: a kill. */
-function killable(store: FoldableQuotaStore, journal: QuotaJournal): { store: FoldableQuotaStore; journal: QuotaJournal; kill(): void; appends: () => number } {
+function killable(store: StoredQuotaCounts, journal: QuotaJournal): { store: StoredQuotaCounts; journal: QuotaJournal; kill(): void; appends: () => number } {
   let killed = false;
   let appends = 0;
   const never = new Promise<never>(() => undefined);
@@ -39,10 +39,8 @@ function killable(store: FoldableQuotaStore, journal: QuotaJournal): { store: Fo
       killed ? never : call(...args);
   return {
     store: {
-      consume: (keyId, day, limit) => store.consume(keyId, day, limit),
-      used: guard((keyId, day) => store.used(keyId, day)),
-      record: guard((keyId, day, used) => store.record(keyId, day, used)),
-      recordMany: guard((entries) => store.recordMany(entries)),
+      used: guard((keyId: string, day: string) => store.used(keyId, day)),
+      raiseMany: guard((entries: ReadonlyArray<QuotaCount>) => store.raiseMany(entries)),
     },
     journal: {
       append: guard((entries) => {
@@ -51,6 +49,7 @@ function killable(store: FoldableQuotaStore, journal: QuotaJournal): { store: Fo
       }),
       trim: guard((id) => journal.trim(id)),
       leftover: guard(() => journal.leftover()),
+      close: () => journal.close(),
     },
     kill: () => {
       killed = true;
@@ -90,7 +89,7 @@ for (const engine of storeEngines('exrates-journal-')) {
     };
     /** The highest count the journal holds for a key today. */
     const journaled = async (keyId: string) => Math.max(0, ...(await journalCounts()).filter((c) => c.keyId === keyId && c.day === DAY).map((c) => c.used));
-    const buffered = (store: FoldableQuotaStore, journal: QuotaJournal = journals.own, log: Logger = recordingLog()) => {
+    const buffered = (store: StoredQuotaCounts, journal: QuotaJournal = journals.own, log: Logger = recordingLog()) => {
       const quotas = createBufferedQuotaStore(store, journal, { flushMs: FLUSH_MS, log, clock });
       open.add(quotas);
       return quotas;
@@ -136,7 +135,7 @@ for (const engine of storeEngines('exrates-journal-')) {
       const cut = killable(stored, journals.own);
       const quotas = buffered(cut.store, cut.journal);
       const [a, b] = [newKey(), newKey()];
-      await stored.record(b, DAY, 40);
+      await stored.raiseMany([{ keyId: b, day: DAY, used: 40 }]);
       await consumeTimes(quotas, a, 7);
       await consumeTimes(quotas, b, 2);
       await waitFor(async () => (await journaled(a)) === 7 && (await journaled(b)) === 42, 2_000, 'the journal to hold 7 and 42');
@@ -146,7 +145,7 @@ for (const engine of storeEngines('exrates-journal-')) {
       // A higher stored count (written by a process after this one's journal) is never lowered.
       const c = newKey();
       await journals.own.append([{ keyId: c, day: DAY, used: 3 }]);
-      await stored.record(c, DAY, 10);
+      await stored.raiseMany([{ keyId: c, day: DAY, used: 10 }]);
 
       // A new process, with journals of its own.
       journals = quotaJournals(opened.database);
@@ -234,9 +233,9 @@ for (const engine of storeEngines('exrates-journal-')) {
       if (!opened) return t.skip('server not available');
       let storeDown = true;
       let appended = 0;
-      const outage: FoldableQuotaStore = {
-        ...stored,
-        recordMany: (entries) => (storeDown ? Promise.reject(new Error('database is locked')) : stored.recordMany(entries)),
+      const outage: StoredQuotaCounts = {
+        used: (keyId, day) => stored.used(keyId, day),
+        raiseMany: (entries) => (storeDown ? Promise.reject(new Error('database is locked')) : stored.raiseMany(entries)),
       };
       const counting: QuotaJournal = {
         ...journals.own,

@@ -2,7 +2,7 @@ import { PostgresAdapter, type Kysely } from 'kysely';
 
 /**
  * The quota journal as a table: without Redis, a process appends the counts of the quota counters
- * it changed every EXRATES_QUOTA_FLUSH_MS, one row per write, folds them into quota_usage every
+ * it changed every 10 ms, one row per write, folds them into quota_usage every
  * second and deletes the rows folded; the rows a killed process left are folded in at the next
  * start. Only PostgreSQL stores journal here now: SQLite stores journal to files beside the
  * database (src/storage/quota-journal.ts) and read this table at start for rows older versions left.
