@@ -1,6 +1,7 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { PROBLEM_CONTENT_TYPE, problemOf, type Problem } from './problem.js';
+import { SECURITY_HEADERS } from './headers.js';
+import { PROBLEM_CONTENT_TYPE, problemOf, unknownMethodProblem, type Problem } from './problem.js';
 
 /**
  * Requests that Node's HTTP parser rejects never reach Fastify's routes or hooks: Node (or
@@ -19,7 +20,7 @@ export function clientErrorProblem(code: string | undefined): { status: number; 
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return httpProblem(408, 'not_found', 'The request did not arrive in time.');
     case 'HPE_INVALID_METHOD':
-      return { ...httpProblem(405, 'method_not_allowed', 'The method is not one this server knows; use GET or HEAD.'), allow: 'GET, HEAD' };
+      return { status: 405, problem: unknownMethodProblem(), allow: 'GET, HEAD' };
     default:
       return httpProblem(400, 'not_found', 'The request is not valid HTTP/1.1 (request line, header syntax, framing or characters), so it addresses no resource.');
   }
@@ -31,16 +32,16 @@ function httpProblem(status: number, code: 'not_found' | 'method_not_allowed', d
 }
 
 /** A client error's problem answer: its body and headers, after which the connection closes. */
-function closingProblem(answer: { problem: Problem; allow?: string }): { body: string; headers: Array<[string, string]> } {
+function closingProblem(answer: { problem: Problem; allow?: string }): { body: string; headers: Array<readonly [string, string]> } {
   const body = JSON.stringify(answer.problem);
   return {
     body,
     headers: [
       ['Content-Type', PROBLEM_CONTENT_TYPE],
       ['Content-Length', String(Buffer.byteLength(body))],
-      ['X-Content-Type-Options', 'nosniff'],
+      ...Object.entries(SECURITY_HEADERS),
       ['Access-Control-Allow-Origin', '*'],
-      ...(answer.allow ? [['Allow', answer.allow] as [string, string]] : []),
+      ...(answer.allow ? [['Allow', answer.allow] as const] : []),
       ['Connection', 'close'],
     ],
   };
@@ -87,19 +88,6 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
   }
   if (socket.writable && !closing.has(socket)) writeProblem(socket, clientErrorProblem(error.code));
   else socket.destroy();
-}
-
-/**
- * PRI, HTTP/2's connection preface, is no HTTP/1 method: Node's parser stops after its headers and
- * the connection closes as soon as the request handler returns, so an answer that waits (a key
- * looked up, say) would never go out. It is answered at once, as a method the parser does not
- * know is, counting against nobody.
- */
-export function answerPreface(response: ServerResponse): void {
-  const answer = clientErrorProblem('HPE_INVALID_METHOD');
-  const { body, headers } = closingProblem(answer);
-  response.writeHead(answer.status, headers.flat());
-  response.end(body);
 }
 
 /** For the server's 'connect' event: this is not a proxy. */

@@ -32,7 +32,7 @@ test('the document describes the interface: version, security, parameters, error
   assert.equal(doc.info.version, '1.0.0');
   assert.equal(doc.info.contact.email, 'keys@example.org');
   assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['ApiKeyHeader', 'ApiKeyQuery']);
-  assert.deepEqual(Object.keys(doc.paths).sort(), ['/api/v1/convert', '/api/v1/currencies', '/api/v1/history', '/api/v1/rate', '/api/v1/rates', '/api/v1/usage', '/healthz', '/metrics', '/readyz']);
+  assert.deepEqual(Object.keys(doc.paths).sort(), ['/api/v1/convert', '/api/v1/currencies', '/api/v1/history', '/api/v1/providers', '/api/v1/rate', '/api/v1/rates', '/api/v1/usage', '/healthz', '/metrics', '/readyz']);
   const history = doc.paths['/api/v1/history'].get;
   assert.deepEqual(history.parameters.map((p: { name: string }) => p.name).sort(), ['format', 'from', 'range', 'to']);
   assert.deepEqual(Object.keys(history.responses).sort(), ['200', '304', '400', '401', '404', '429', '503']);
