@@ -164,7 +164,7 @@ describe('history bodies', () => {
     // Room for one answer at a time.
     const bodies = createHistoryBodies(book, Math.max(size, other));
     // A response that has handed all of its body to the kernel (kept-body.test.ts sends real ones).
-    const written = { writableLength: 0 } as ServerResponse;
+    const written = { writableEnded: true, writableLength: 0 } as ServerResponse;
     const first = await bodies.render('USD', 'JPY', '1m', false);
     const expected = Buffer.from(first.kept.body);
     sent(first.kept, written);
