@@ -6,7 +6,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { DEMO_KEY } from './core/demo-key.js';
 import type { Deps } from './deps.js';
 import { createHttpCaches } from './http/caching.js';
-import { answerClientError, answerConnect } from './http/client-errors.js';
+import { answerConnect, createClientErrorAnswers } from './http/client-errors.js';
 import { CORS, SECURITY_HEADERS } from './http/headers.js';
 import { AJV_OPTIONS, createKeyStep, validationProblem } from './http/keyed.js';
 import { notFound, problemOf, sendError, sendProblem } from './http/problem.js';
@@ -52,6 +52,7 @@ const CACHE_BOUNDS = {
 export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<FastifyInstance> {
   const logRequests = options.logRequests ?? false;
   let requests = 0;
+  const clientErrors = createClientErrorAnswers();
   const app = Fastify({
     // Node's own Host check would answer an empty 400; the key step answers it as a problem.
     http: { requireHostHeader: false },
@@ -67,7 +68,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     ajv: { customOptions: AJV_OPTIONS },
     schemaErrorFormatter: (errors) => validationProblem(errors as Parameters<typeof validationProblem>[0]),
     // What Node's HTTP parser rejects is answered as problem+json too (src/http/client-errors.ts).
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: clientErrors.answer,
     // A path that is not valid percent-encoding names no resource.
     frameworkErrors: (error, request, reply) => {
       reply.headers(SECURITY_HEADERS);
@@ -100,6 +101,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     metrics: deps.metrics,
     contactEmail: deps.config.contactEmail,
     demo: deps.config.demoKey,
+    closeAfterAnswer: clientErrors.closeAfterAnswer,
   });
   app.addHook('onRoute', (route) => keyStep.route(route.url, route.config?.keyed !== undefined));
   app.addHook('onRequest', keyStep.onRequest);

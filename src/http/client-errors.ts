@@ -60,34 +60,42 @@ function writeProblem(socket: Duplex, answer: { status: number; problem: Problem
   socket.once('close', () => clearTimeout(timer));
 }
 
-/** Connections whose request was answered with Connection: close: nothing more is answered on them. */
-const closing = new WeakSet<object>();
-
-/**
- * Marks a connection as answered for good: what its client sends after the request (a body that
- * cannot be delimited, say) then gets no second answer when the parser chokes on it.
- */
-export function closeAfterAnswer(socket: object): void {
-  closing.add(socket);
+export interface ClientErrorAnswers {
+  /**
+   * Marks a connection as answered for good (with Connection: close): what its client sends after
+   * the request (a body that cannot be delimited, say) then gets no second answer when the parser
+   * chokes on it.
+   */
+  closeAfterAnswer(socket: object): void;
+  /** For Fastify's `clientErrorHandler` option: the server's 'clientError' event. */
+  answer(error: Error & { code?: string }, socket: Duplex): void;
 }
 
-/** For Fastify's `clientErrorHandler` option: the server's 'clientError' event. */
-export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
-  // A reset connection has nobody to answer.
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  // A request read whole before the bad bytes (a broken body or a garbage request after it) is
-  // still being answered, and may have been counted against its key: let that answer go out
-  // whole, then close, rather than answer the connection twice or cut the answer short.
-  const inProgress = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
-  if (inProgress && !inProgress.writableFinished) {
-    const close = () => socket.destroy();
-    inProgress.once('finish', close);
-    inProgress.once('close', close);
-    setTimeout(close, 10_000).unref();
-    return;
-  }
-  if (socket.writable && !closing.has(socket)) writeProblem(socket, clientErrorProblem(error.code));
-  else socket.destroy();
+/** One app's answers to client errors, with the connections it marked. */
+export function createClientErrorAnswers(): ClientErrorAnswers {
+  const closing = new WeakSet<object>();
+  return {
+    closeAfterAnswer(socket) {
+      closing.add(socket);
+    },
+    answer(error, socket) {
+      // A reset connection has nobody to answer.
+      if (error.code === 'ECONNRESET' || socket.destroyed) return;
+      // A request read whole before the bad bytes (a broken body or a garbage request after it) is
+      // still being answered, and may have been counted against its key: let that answer go out
+      // whole, then close, rather than answer the connection twice or cut the answer short.
+      const inProgress = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
+      if (inProgress && !inProgress.writableFinished) {
+        const close = () => socket.destroy();
+        inProgress.once('finish', close);
+        inProgress.once('close', close);
+        setTimeout(close, 10_000).unref();
+        return;
+      }
+      if (socket.writable && !closing.has(socket)) writeProblem(socket, clientErrorProblem(error.code));
+      else socket.destroy();
+    },
+  };
 }
 
 /** For the server's 'connect' event: this is not a proxy. */

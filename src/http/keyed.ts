@@ -6,7 +6,6 @@ import { DomainError, type ErrorCode } from '../core/errors.js';
 import type { ApiKeyRecord, Clock, KeyStore, QuotaStore, Tier } from '../core/ports.js';
 import { consumeDailyQuota, dailyUsage, type QuotaDecision, type QuotaLimits, type QuotaUsage } from '../core/quota.js';
 import type { ServiceMetrics } from '../metrics.js';
-import { closeAfterAnswer } from './client-errors.js';
 import { setQuotaHeaders } from './headers.js';
 import { notFound, problemOf, sendProblem, type Problem } from './problem.js';
 import { PARAM_CODES } from './schemas.js';
@@ -77,7 +76,7 @@ export function isApiPath(path: string): boolean {
  * a final chunked, which Node's parser lets through) is a 400 and its connection is closed; an
  * HTTP/1.1 request must carry a Host header (Node's own check is off, as it would answer an empty 400).
  */
-export function requestDefect(request: FastifyRequest, reply: FastifyReply): Problem | undefined {
+export function requestDefect(request: FastifyRequest, reply: FastifyReply, closeAfterAnswer: (socket: object) => void): Problem | undefined {
   const coding = request.headers['transfer-encoding'];
   if (coding !== undefined && !/(?:^|,)[ \t]*chunked[ \t]*$/i.test(coding)) {
     closeAfterAnswer(request.raw.socket);
@@ -101,6 +100,8 @@ export interface KeyStepOptions {
   contactEmail: string;
   /** The portal's public demo key, when the operator enables it (src/core/demo-key.ts). */
   demo: DemoKeyPolicy | undefined;
+  /** Marks a connection answered for good (src/http/client-errors.ts). */
+  closeAfterAnswer(socket: object): void;
 }
 
 export interface KeyStep {
@@ -171,7 +172,7 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
       if (api) return countedError(request, reply, notFound(method, request.url));
       return void sendProblem(reply, notFound(method, request.url));
     }
-    const defect = requestDefect(request, reply);
+    const defect = requestDefect(request, reply, options.closeAfterAnswer);
     if (defect) return void sendProblem(reply, defect);
     // An unknown API path is the API's 404: a request to it with a valid key counts.
     if (request.is404 && api) return countedError(request, reply, notFound(method, request.url));
@@ -187,7 +188,7 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
         if (unroutedOutcome === 'next') return done();
         outcome = unroutedOutcome;
       } else {
-        const defect = requestDefect(request, reply);
+        const defect = requestDefect(request, reply, options.closeAfterAnswer);
         if (defect) return void sendProblem(reply, defect);
         outcome = andThen(identify(request), (caller) => {
           if (caller === undefined) {
