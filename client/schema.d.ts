@@ -539,7 +539,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -562,7 +562,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -687,7 +687,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -708,7 +708,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -825,7 +825,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -848,7 +848,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -975,7 +975,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -996,7 +996,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1113,7 +1113,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1139,7 +1139,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1266,7 +1266,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1289,7 +1289,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1406,7 +1406,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1429,7 +1429,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1556,7 +1556,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1577,7 +1577,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1679,7 +1679,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1702,7 +1702,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1784,7 +1784,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1805,7 +1805,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1881,7 +1881,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1904,7 +1904,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1986,7 +1986,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -2007,7 +2007,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;

@@ -71,6 +71,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     clientErrorHandler: clientErrors.answer,
     // A path that is not valid percent-encoding names no resource.
     frameworkErrors: (error, request, reply) => {
+      // Such an answer skips the hooks: the security headers are added here.
       reply.headers(SECURITY_HEADERS);
       if (error.statusCode !== undefined && error.statusCode < 500) {
         sendProblem(reply, notFound(request.method, String(request.url)));

@@ -275,7 +275,8 @@ export function ref(id: SharedSchemaId): { $ref: string } {
   return { $ref: `${id}#` };
 }
 
-const QUOTA_HEADERS = {
+/** Sent with every answer to a valid key on the keyed endpoints (SPEC §6). */
+export const QUOTA_HEADERS = {
   'X-RateLimit-Limit': { type: 'integer', description: "The key's requests per UTC day." },
   'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left today.' },
   'X-RateLimit-Reset': { type: 'integer', description: 'Unix seconds of the next reset (00:00 UTC).' },

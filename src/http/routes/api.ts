@@ -28,6 +28,7 @@ import {
   KEYED_ERRORS,
   NoQuery,
   notFoundProblem,
+  QUOTA_HEADERS,
   RateQuery,
   RatesQuery,
   ref,
@@ -35,16 +36,9 @@ import {
   type SharedSchemaId,
 } from '../schemas.js';
 
-/** Sent with every answer to a valid key on the keyed endpoints (SPEC §6). */
-const QUOTA_HEADERS = {
-  'X-RateLimit-Limit': { type: 'integer', description: "The key's requests per UTC day." },
-  'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left today.' },
-  'X-RateLimit-Reset': { type: 'integer', description: 'Unix seconds of the next reset (00:00 UTC).' },
-};
-
 const CACHE_HEADERS = {
   ETag: { type: 'string', description: 'Strong validator of this representation (a compressed body has its own).' },
-  'Last-Modified': { type: 'string', description: 'HTTP date of asOf (for a list, the newest; absent for /currencies).' },
+  'Last-Modified': { type: 'string', description: 'HTTP date of asOf (for a list, the newest; absent for /currencies and /providers).' },
   'Cache-Control': {
     type: 'string',
     description: 'private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable.',
