@@ -123,6 +123,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The configured rate providers and their state
+         * @description Each configured provider in order of preference: its base currency, the currencies it quotes now, its newest stored day and the outcome of its refreshes. Cacheable until the next refresh; counts once.
+         */
+        get: operations["listProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * The configured rate providers and their state
+         * @description Each configured provider in order of preference: its base currency, the currencies it quotes now, its newest stored day and the outcome of its refreshes. Cacheable until the next refresh; counts once.
+         */
+        head: operations["listProviders-head"];
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/usage": {
         parameters: {
             query?: never;
@@ -154,13 +178,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: the process answers */
+        /**
+         * Liveness: the process answers
+         * @description Answers 200 while the process serves requests, whatever the store and the providers do: for a liveness probe, which restarts the process when it fails. Public, no key; never cached.
+         */
         get: operations["getHealth"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** Liveness: the process answers */
+        /**
+         * Liveness: the process answers
+         * @description Answers 200 while the process serves requests, whatever the store and the providers do: for a liveness probe, which restarts the process when it fails. Public, no key; never cached.
+         */
         head: operations["getHealth-head"];
         patch?: never;
         trace?: never;
@@ -172,13 +202,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics */
+        /**
+         * Prometheus metrics
+         * @description The Prometheus text exposition of this process: requests by route, method and status with their latency, refresh outcomes and durations, upstream latency, backfills, stale answers and quota refusals, and the process metrics. Public, no key; never cached.
+         */
         get: operations["getMetrics"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** Prometheus metrics */
+        /**
+         * Prometheus metrics
+         * @description The Prometheus text exposition of this process: requests by route, method and status with their latency, refresh outcomes and durations, upstream latency, backfills, stale answers and quota refusals, and the process metrics. Public, no key; never cached.
+         */
         head: operations["getMetrics-head"];
         patch?: never;
         trace?: never;
@@ -190,13 +226,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the store answers and holds rates */
+        /**
+         * Readiness: the store answers and holds rates
+         * @description Answers 200 once the store answers and holds rates to serve, with the refresh state of each provider; 503 before the first rates are loaded (with `next`, what to do, when a provider already failed) or while the store cannot be reached: for a readiness probe, which keeps traffic away until it passes. Public, no key; never cached.
+         */
         get: operations["getReadiness"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** Readiness: the store answers and holds rates */
+        /**
+         * Readiness: the store answers and holds rates
+         * @description Answers 200 once the store answers and holds rates to serve, with the refresh state of each provider; 503 before the first rates are loaded (with `next`, what to do, when a provider already failed) or while the store cannot be reached: for a readiness probe, which keeps traffic away until it passes. Public, no key; never cached.
+         */
         head: operations["getReadiness-head"];
         patch?: never;
         trace?: never;
@@ -260,6 +302,38 @@ export interface components {
              * @example 86.42
              */
             result?: string;
+        };
+        /** @description A configured rate provider. */
+        Provider: {
+            /**
+             * @description The provider, as EXRATES_PROVIDERS names it.
+             * @example ecb
+             */
+            id: string;
+            /**
+             * @description The currency all of its rates are quoted against.
+             * @example EUR
+             */
+            base: string;
+            /**
+             * @description The currencies it quotes now (its base included), sorted by code.
+             * @example [
+             *       "EUR",
+             *       "USD"
+             *     ]
+             */
+            currencies: string[];
+            /** @description Its newest stored day; null before its first refresh. */
+            latestDay: string | null;
+            /** @description The outcome of its refreshes. */
+            refresh: {
+                /** @description When its latest successful refresh ended. */
+                lastSuccessAt: string | null;
+                /** @description When its latest failed refresh ended. */
+                lastFailureAt: string | null;
+                /** @description true when its latest refresh failed: its rates are then served with stale: true. */
+                failing: boolean;
+            };
         };
         /** @description Live mid-market rate: units of `to` per one unit of `from`. */
         Rate: {
@@ -385,6 +459,11 @@ export interface components {
             /** @description Sorted by `to`. Each entry is what /rate (with amount: /convert) answers for its pair at that moment. On a date without `to`, currencies without a rate on or before it are left out. */
             rates: components["schemas"]["RatesEntry"][];
         };
+        /** @description The configured rate providers. */
+        ProviderList: {
+            /** @description In order of preference: the first that quotes a currency serves it. */
+            providers: components["schemas"]["Provider"][];
+        };
         /** @description The calling key's quota today. Reading it does not count. */
         Usage: {
             /** @description The key's tier. */
@@ -438,7 +517,12 @@ export interface operations {
                 /** @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate. */
                 date?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
+                "If-None-Match"?: string;
+                /** @description An HTTP date; when no If-None-Match is sent, a Last-Modified at or before it gets a 304. */
+                "If-Modified-Since"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -455,7 +539,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -478,7 +562,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -581,7 +665,12 @@ export interface operations {
                 /** @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate. */
                 date?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
+                "If-None-Match"?: string;
+                /** @description An HTTP date; when no If-None-Match is sent, a Last-Modified at or before it gets a 304. */
+                "If-Modified-Since"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -598,7 +687,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -606,9 +695,7 @@ export interface operations {
                     Vary?: string;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["Rate"];
-                };
+                content?: never;
             };
             /** @description Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota. */
             304: {
@@ -621,7 +708,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -642,9 +729,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
             /** @description `unauthorized`: missing, malformed, unknown or revoked API key. */
             401: {
@@ -653,9 +738,7 @@ export interface operations {
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
             /** @description `no_history`: with `date`, no rate for the pair on or before it. */
             404: {
@@ -668,9 +751,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
             /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
             429: {
@@ -685,9 +766,7 @@ export interface operations {
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
             /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
             503: {
@@ -702,9 +781,7 @@ export interface operations {
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
         };
     };
@@ -726,7 +803,12 @@ export interface operations {
                 /** @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate. */
                 date?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
+                "If-None-Match"?: string;
+                /** @description An HTTP date; when no If-None-Match is sent, a Last-Modified at or before it gets a 304. */
+                "If-Modified-Since"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -743,7 +825,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -766,7 +848,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -871,7 +953,12 @@ export interface operations {
                 /** @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate. */
                 date?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
+                "If-None-Match"?: string;
+                /** @description An HTTP date; when no If-None-Match is sent, a Last-Modified at or before it gets a 304. */
+                "If-Modified-Since"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -888,7 +975,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -896,9 +983,7 @@ export interface operations {
                     Vary?: string;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["Conversion"];
-                };
+                content?: never;
             };
             /** @description Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota. */
             304: {
@@ -911,7 +996,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -932,9 +1017,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
             /** @description `unauthorized`: missing, malformed, unknown or revoked API key. */
             401: {
@@ -943,9 +1026,7 @@ export interface operations {
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
             /** @description `no_history`: with `date`, no rate for the pair on or before it. */
             404: {
@@ -958,9 +1039,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
             /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
             429: {
@@ -975,9 +1054,7 @@ export interface operations {
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
             /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
             503: {
@@ -992,9 +1069,7 @@ export interface operations {
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
         };
     };
@@ -1016,7 +1091,12 @@ export interface operations {
                 /** @description json (a History object) or csv (RFC 4180, CRLF, header `date,rate`, ascending). */
                 format?: "json" | "csv";
             };
-            header?: never;
+            header?: {
+                /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
+                "If-None-Match"?: string;
+                /** @description An HTTP date; when no If-None-Match is sent, a Last-Modified at or before it gets a 304. */
+                "If-Modified-Since"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1033,7 +1113,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1059,7 +1139,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1164,7 +1244,12 @@ export interface operations {
                 /** @description json (a History object) or csv (RFC 4180, CRLF, header `date,rate`, ascending). */
                 format?: "json" | "csv";
             };
-            header?: never;
+            header?: {
+                /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
+                "If-None-Match"?: string;
+                /** @description An HTTP date; when no If-None-Match is sent, a Last-Modified at or before it gets a 304. */
+                "If-Modified-Since"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1181,7 +1266,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1191,10 +1276,7 @@ export interface operations {
                     "Content-Disposition"?: string;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["History"];
-                    "text/csv": string;
-                };
+                content?: never;
             };
             /** @description Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota. */
             304: {
@@ -1207,7 +1289,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1228,9 +1310,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
             /** @description `unauthorized`: missing, malformed, unknown or revoked API key. */
             401: {
@@ -1239,9 +1319,7 @@ export interface operations {
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
             /** @description `no_history`: no rates stored for the pair in the range. */
             404: {
@@ -1254,9 +1332,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
             /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
             429: {
@@ -1271,9 +1347,7 @@ export interface operations {
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
             /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
             503: {
@@ -1288,9 +1362,7 @@ export interface operations {
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
         };
     };
@@ -1312,7 +1384,12 @@ export interface operations {
                 /** @description An amount in the source currency to convert into every target, as in /convert: up to 18 integer digits and up to 12 decimals with "." as the decimal point. No sign, exponent, spaces or separators. */
                 amount?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
+                "If-None-Match"?: string;
+                /** @description An HTTP date; when no If-None-Match is sent, a Last-Modified at or before it gets a 304. */
+                "If-Modified-Since"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1329,7 +1406,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1352,7 +1429,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1457,7 +1534,12 @@ export interface operations {
                 /** @description An amount in the source currency to convert into every target, as in /convert: up to 18 integer digits and up to 12 decimals with "." as the decimal point. No sign, exponent, spaces or separators. */
                 amount?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
+                "If-None-Match"?: string;
+                /** @description An HTTP date; when no If-None-Match is sent, a Last-Modified at or before it gets a 304. */
+                "If-Modified-Since"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1474,7 +1556,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1482,9 +1564,7 @@ export interface operations {
                     Vary?: string;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["Rates"];
-                };
+                content?: never;
             };
             /** @description Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota. */
             304: {
@@ -1497,7 +1577,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1518,9 +1598,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
             /** @description `unauthorized`: missing, malformed, unknown or revoked API key. */
             401: {
@@ -1529,9 +1607,7 @@ export interface operations {
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
             /** @description `no_history`: with `date`, a currency named in `to` has no rate on or before it. */
             404: {
@@ -1544,9 +1620,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
             /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
             429: {
@@ -1561,9 +1635,7 @@ export interface operations {
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
             /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
             503: {
@@ -1578,16 +1650,19 @@ export interface operations {
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
         };
     };
     listCurrencies: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
+                "If-None-Match"?: string;
+                /** @description An HTTP date; when no If-None-Match is sent, a Last-Modified at or before it gets a 304. */
+                "If-Modified-Since"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1604,7 +1679,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1627,7 +1702,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1687,7 +1762,12 @@ export interface operations {
     "listCurrencies-head": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
+                "If-None-Match"?: string;
+                /** @description An HTTP date; when no If-None-Match is sent, a Last-Modified at or before it gets a 304. */
+                "If-Modified-Since"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1704,7 +1784,104 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota. */
+            304: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: missing, malformed, unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
+            429: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            503: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    listProviders: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
+                "If-None-Match"?: string;
+                /** @description An HTTP date; when no If-None-Match is sent, a Last-Modified at or before it gets a 304. */
+                "If-Modified-Since"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The providers. */
+            200: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1713,7 +1890,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CurrencyList"];
+                    "application/json": components["schemas"]["ProviderList"];
                 };
             };
             /** @description Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota. */
@@ -1727,7 +1904,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
-                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies). */
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
@@ -1781,6 +1958,103 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    "listProviders-head": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
+                "If-None-Match"?: string;
+                /** @description An HTTP date; when no If-None-Match is sent, a Last-Modified at or before it gets a 304. */
+                "If-Modified-Since"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The providers. */
+            200: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota. */
+            304: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: missing, malformed, unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
+            429: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            503: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -1858,9 +2132,7 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["Usage"];
-                };
+                content?: never;
             };
             /** @description `unauthorized`: missing, malformed, unknown or revoked API key. */
             401: {
@@ -1869,9 +2141,7 @@ export interface operations {
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
             /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
             503: {
@@ -1886,9 +2156,7 @@ export interface operations {
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
         };
     };
@@ -1942,21 +2210,14 @@ export interface operations {
                     "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        status: "ok";
-                    };
-                };
+                content?: never;
             };
             /** @description A request the server cannot take (a body, an oversized or malformed header…), as application/problem+json. */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
         };
     };
@@ -2007,18 +2268,14 @@ export interface operations {
                     "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
-                content: {
-                    "text/plain": string;
-                };
+                content?: never;
             };
             /** @description A request the server cannot take (a body, an oversized or malformed header…), as application/problem+json. */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
         };
     };
@@ -2094,16 +2351,7 @@ export interface operations {
                     "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": {
-                        status?: string;
-                        providers?: {
-                            [key: string]: unknown;
-                        }[];
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
+                content?: never;
             };
             /** @description Not ready: no rates loaded (`next` says what to do), or the store cannot be reached. */
             503: {
@@ -2112,25 +2360,14 @@ export interface operations {
                     "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": {
-                        status?: string;
-                        providers?: {
-                            [key: string]: unknown;
-                        }[];
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
+                content?: never;
             };
             /** @description A request the server cannot take (a body, an oversized or malformed header…), as application/problem+json. */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
         };
     };

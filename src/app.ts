@@ -1,18 +1,24 @@
-import { createServer, STATUS_CODES } from 'node:http';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyServerFactory } from 'fastify';
+import { METHODS } from 'node:http';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { DEMO_KEY } from './core/demo-key.js';
-import { DomainError, UnavailableError, type ErrorCode } from './core/errors.js';
 import type { Deps } from './deps.js';
-import { answerClientError, answerConnect, answerPreface } from './http/client-errors.js';
+import { createHttpCaches } from './http/caching.js';
+import { answerConnect, createClientErrorAnswers } from './http/client-errors.js';
 import { CORS, SECURITY_HEADERS } from './http/headers.js';
-import { AJV_OPTIONS, UNKNOWN_API_PATH, createKeyedApi, isApiPath, keyedRoute, parseQuery, validationProblem, type KeyedApi } from './http/keyed-api.js';
-import { notFound, problemFromDomainError, problemOf, sendProblem } from './http/problem.js';
-import { requestDefect } from './http/request-checks.js';
-import { createCurrencyListBodies, createHistoryBodies, createManyRatesBodies } from './http/responses.js';
-import { answeredByKeyedApi, delegateTo, registerApiRoutes } from './http/routes/api.js';
+import { AJV_OPTIONS, createKeyStep, validationProblem } from './http/keyed.js';
+import { notFound, problemOf, sendError, sendProblem } from './http/problem.js';
+import {
+  createConversionBodies,
+  createCurrencyListBodies,
+  createHistoryBodies,
+  createLiveCacheControl,
+  createManyRatesBodies,
+  createQuoteBodies,
+} from './http/responses.js';
+import { registerApiRoutes } from './http/routes/api.js';
 import { registerOpsRoutes } from './http/routes/ops.js';
 import { registerPortalRoutes } from './http/routes/portal.js';
 import { docsPageOptions, openApiOptions, registerDocumentRoutes } from './http/routes/documents.js';
@@ -22,63 +28,35 @@ export interface BuildOptions {
   logRequests?: boolean;
 }
 
+/** The bounds of the app's caches of rendered answers. */
+const CACHE_BOUNDS = {
+  /** Conversions rendered per quote and amount. */
+  conversions: 20_000,
+  /** Rendered and compressed history answers: every pair of the bulk provider's currencies over five years in one form. */
+  historyBytes: 48 * 1024 * 1024,
+  /** Rendered /rates answers. */
+  manyRatesBytes: 8 * 1024 * 1024,
+  /** Compressed portal bodies. */
+  compressedBytes: 4 * 1024 * 1024,
+  /** Distinct Accept-Encoding headers negotiated. */
+  encodings: 1_000,
+};
+
 /**
- * Fastify's HTTP/1 server, with the keyed API in front of its handler: a request for a keyed
- * route goes straight to the keyed API (src/http/keyed-api.ts), everything else, CORS preflights
- * and every request once the server is closing included, to Fastify.
+ * A ready app that is not listening: the server listens, tests inject; both take the same path.
+ * Every request goes through Fastify: CORS, then the key and quota step (src/http/keyed.ts), then
+ * the route's validation and handler; security headers on every answer (onSend), one error handler,
+ * Fastify's request log and one metrics hook. The caches of rendered answers are made here, one
+ * set per app.
  */
-function serverWithKeyedApi(api: KeyedApi, isClosing: () => boolean): FastifyServerFactory {
-  return (handler) => {
-    const server = createServer({ requireHostHeader: false }, (request, response) => {
-      if (request.method === 'PRI') return answerPreface(response);
-      const url = request.url ?? '';
-      const mark = url.indexOf('?');
-      const route = keyedRoute(mark === -1 ? url : url.slice(0, mark));
-      if (route === undefined || request.method === 'OPTIONS' || isClosing()) return handler(request, response);
-      api.serve(request, response, route, parseQuery(mark === -1 ? '' : url.slice(mark + 1)));
-    });
-    server.keepAliveTimeout = SERVER_TIMEOUTS.keepAliveTimeout;
-    server.requestTimeout = SERVER_TIMEOUTS.requestTimeout;
-    server.setTimeout(SERVER_TIMEOUTS.connectionTimeout);
-    return server;
-  };
-}
-
-/** Fastify's defaults for the server it would create itself. */
-const SERVER_TIMEOUTS = { keepAliveTimeout: 72_000, requestTimeout: 0, connectionTimeout: 0 };
-
-/** A ready app that is not listening: the server listens, tests inject. */
 export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<FastifyInstance> {
   const logRequests = options.logRequests ?? false;
   let requests = 0;
-  const nextRequestId = () => `req-${(requests += 1).toString(36)}`;
-  let closing = false;
-  const api = createKeyedApi({
-    book: deps.book,
-    histories: createHistoryBodies(deps.book),
-    currencyList: createCurrencyListBodies(
-      deps.book,
-      deps.providers.filter((p) => p.listCurrencies !== undefined).map((p) => p.id),
-    ),
-    manyRates: createManyRatesBodies(deps.book),
-    keys: deps.keys,
-    keyHashes: deps.keyHashes,
-    quotas: deps.quotas,
-    limits: deps.config.quota,
-    clock: deps.clock,
-    quotaCalendar: deps.quotaCalendar,
-    metrics: deps.metrics,
-    log: deps.log,
-    refreshSeconds: deps.config.refreshSeconds,
-    contactEmail: deps.config.contactEmail,
-    demo: deps.config.demoKey,
-    trustedProxies: deps.config.trustedProxies,
-    logRequests,
-    nextRequestId,
-  });
+  const clientErrors = createClientErrorAnswers();
   const app = Fastify({
-    serverFactory: serverWithKeyedApi(api, () => closing),
-    genReqId: nextRequestId,
+    // Node's own Host check would answer an empty 400; the key step answers it as a problem.
+    http: { requireHostHeader: false },
+    genReqId: () => `req-${(requests += 1).toString(36)}`,
     loggerInstance: deps.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: !logRequests }),
     exposeHeadRoutes: true,
@@ -90,9 +68,11 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     ajv: { customOptions: AJV_OPTIONS },
     schemaErrorFormatter: (errors) => validationProblem(errors as Parameters<typeof validationProblem>[0]),
     // What Node's HTTP parser rejects is answered as problem+json too (src/http/client-errors.ts).
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: clientErrors.answer,
     // A path that is not valid percent-encoding names no resource.
     frameworkErrors: (error, request, reply) => {
+      // Such an answer skips the hooks: the security headers are added here.
+      reply.headers(SECURITY_HEADERS);
       if (error.statusCode !== undefined && error.statusCode < 500) {
         sendProblem(reply, notFound(request.method, String(request.url)));
         return;
@@ -101,99 +81,73 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
       sendProblem(reply, problemOf('internal_error', 'The server failed to answer this request; the failure has been logged.'));
     },
   });
-
-  app.addHook('preClose', (done) => {
-    closing = true;
-    done();
-  });
-
+  // Every method Node's parser reads takes the same path (a 404 or 405 problem, counted under
+  // /api/), not Fastify's bare fallback for methods it does not know. CONNECT is the 'connect' event's.
+  for (const method of METHODS) {
+    if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
+  }
+  // Answers are strings and buffers, rendered where they are made: response schemas document them.
+  app.setSerializerCompiler(() => JSON.stringify);
+  app.decorateRequest('caller', undefined);
   app.server.on('connect', answerConnect);
 
-  // Before anything reads a body: a method nothing is routed for is a 404, unless the path is a
-  // keyed route, whose every method is the keyed API's (a 405 but for GET and HEAD; OPTIONS is
-  // CORS's); and what makes any request unanswerable (src/http/request-checks.ts).
-  app.addHook('onRequest', (request, reply, done) => {
-    // The keyed API checks its requests itself.
-    if (request.routeOptions.config.keyed) return done();
-    const method = request.method;
-    if (request.is404 && method !== 'GET' && method !== 'HEAD') {
-      if (method !== 'OPTIONS') {
-        const path = request.url.split('?')[0]!;
-        const route = keyedRoute(path) ?? (isApiPath(path) ? UNKNOWN_API_PATH : undefined);
-        if (route !== undefined) return delegateTo(api, route, request, reply);
-      }
-      sendProblem(reply, notFound(method, request.url));
-      return;
-    }
-    const defect = requestDefect(request.raw);
-    if (defect) {
-      reply.headers(defect.headers);
-      sendProblem(reply, defect.problem);
-      return;
-    }
-    done();
-  });
+  // An OPTIONS request that is not a preflight gets the same headers, not a bare-text 400.
+  await app.register(cors, { ...CORS, strictPreflight: false });
 
-  await app.register(cors, {
-    ...CORS,
-    // An OPTIONS request that is not a preflight gets the same headers, not a bare-text 400.
-    strictPreflight: false,
+  const keyStep = createKeyStep({
+    keys: deps.keys,
+    keyHashes: deps.keyHashes,
+    quotas: deps.quotas,
+    limits: deps.config.quota,
+    clock: deps.clock,
+    quotaCalendar: deps.quotaCalendar,
+    metrics: deps.metrics,
+    contactEmail: deps.config.contactEmail,
+    demo: deps.config.demoKey,
+    closeAfterAnswer: clientErrors.closeAfterAnswer,
   });
-
-  // Callback-style hooks. The keyed API measures its own answers.
-  app.addHook('onResponse', (request, reply, done) => {
-    if (!answeredByKeyedApi(request)) {
-      deps.metrics.httpRequest(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
-    }
-    done();
-  });
+  app.addHook('onRoute', (route) => keyStep.route(route.url, route.config?.keyed !== undefined));
+  app.addHook('onRequest', keyStep.onRequest);
 
   app.addHook('onSend', (_request, reply, payload, done) => {
     reply.headers(SECURITY_HEADERS);
     done(null, payload);
   });
-
-  app.setErrorHandler((error: FastifyError | DomainError, request, reply) => {
-    if (error instanceof DomainError) {
-      if (error.retryAfterSeconds !== undefined) reply.header('Retry-After', error.retryAfterSeconds);
-      return sendProblem(reply, problemFromDomainError(error));
-    }
-    if (error instanceof UnavailableError) {
-      request.log.warn({ dependency: error.dependency, err: String((error as { cause?: unknown }).cause) }, 'dependency unavailable');
-      reply.header('Retry-After', 5);
-      const problem = problemOf('internal_error', `The service cannot reach ${error.dependency} right now. Try again in a few seconds.`);
-      return sendProblem(reply, { ...problem, status: 503, title: 'Service unavailable' });
-    }
-    const status = (error as FastifyError).statusCode;
-    if (status !== undefined && status >= 400 && status < 500) {
-      // Fastify's and its plugins' own client errors (a body where none is read, a static file
-      // outside its folder…): the status HTTP prescribes, in our shape. None names a query
-      // parameter, so none is a parameter code: the request addresses nothing served here.
-      const code: ErrorCode = status === 405 ? 'method_not_allowed' : 'not_found';
-      const problem = problemOf(code, error.message);
-      return sendProblem(reply, { ...problem, status, title: STATUS_CODES[status] ?? problem.title });
-    }
-    request.log.error({ err: error }, 'request failed');
-    return sendProblem(reply, problemOf('internal_error', 'The server failed to answer this request; the failure has been logged.'));
+  app.addHook('onResponse', (request, reply, done) => {
+    deps.metrics.httpRequest(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
-
-  // An unknown API path is the keyed API's 404: a request to it with a valid key counts (SPEC §6).
+  app.setErrorHandler(sendError);
   app.setNotFoundHandler((request, reply) => {
-    if (isApiPath(request.url)) return delegateTo(api, UNKNOWN_API_PATH, request, reply);
     sendProblem(reply, notFound(request.method, request.url));
   });
 
   await app.register(swagger, openApiOptions(deps.config));
   await app.register(swaggerUi, docsPageOptions());
 
-  registerApiRoutes(app, api);
+  const caches = createHttpCaches({ compressedBytes: CACHE_BOUNDS.compressedBytes, encodings: CACHE_BOUNDS.encodings });
+  const wideProviders = deps.providers.filter((p) => p.listCurrencies !== undefined).map((p) => p.id);
+  registerApiRoutes(app, {
+    book: deps.book,
+    rates: deps.rates,
+    providers: deps.providers,
+    keyStep,
+    caches,
+    quotes: createQuoteBodies(),
+    conversions: createConversionBodies(CACHE_BOUNDS.conversions),
+    histories: createHistoryBodies(deps.book, CACHE_BOUNDS.historyBytes),
+    manyRates: createManyRatesBodies(deps.book, CACHE_BOUNDS.manyRatesBytes),
+    currencyList: createCurrencyListBodies(deps.book, wideProviders),
+    liveCacheControl: createLiveCacheControl(deps.book, deps.config.refreshSeconds),
+  });
   registerDocumentRoutes(app);
   registerOpsRoutes(app, deps);
   registerPortalRoutes(app, {
     book: deps.book,
+    caches,
     contactEmail: deps.config.contactEmail,
     quota: deps.config.quota,
-    wideCoverage: deps.providers.some((p) => p.listCurrencies !== undefined),
+    wideCoverage: wideProviders.length > 0,
     demo: deps.config.demoKey ? { key: DEMO_KEY, perAddress: deps.config.demoKey.perAddress } : undefined,
   });
   return app;

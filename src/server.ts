@@ -26,9 +26,17 @@ export async function startServer(config: Config, options: DepsOptions = {}): Pr
   try {
     deps = await createDeps(config, options);
     app = await buildApp(deps, { logRequests: config.logRequests });
-    await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
-      throw listenFailure(error, config);
-    });
+    // Fastify logs a line per interface address it listens on (addresses a person may not know):
+    // silenced, since the one start line below says where to go.
+    const level = app.log.level;
+    app.log.level = 'silent';
+    try {
+      await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
+        throw listenFailure(error, config);
+      });
+    } finally {
+      app.log.level = level;
+    }
   } catch (error) {
     await deps?.close();
     throw error;

@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
 import { negotiate } from '@fastify/accept-negotiator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { TextKeyedMap } from '../core/text-key.js';
+import { LRUCache } from 'lru-cache';
 import { createByteLru } from './byte-lru.js';
 
 export function strongEtag(body: string | Buffer): string {
@@ -57,79 +57,111 @@ export function compressBody(body: string | Buffer, encoding: 'br' | 'gzip'): Bu
   return exact;
 }
 
+export interface HttpCachesOptions {
+  /** Bytes of compressed page and asset bodies kept. */
+  compressedBytes?: number;
+  /** Distinct Accept-Encoding headers whose negotiation is kept. */
+  encodings?: number;
+}
+
 /**
- * Compressed bodies by ETag and encoding, for the portal's page and assets (history bodies are
- * kept with the history answers, src/http/responses.ts): a body that does not change is
- * compressed once for every repeat of the same request.
+ * The caches of the HTTP layer that are not bodies of the API's answers: made by buildApp, one
+ * set per app, each with its bound.
  */
-const compressedCache = createByteLru<Buffer>(4 * 1024 * 1024);
-
-export function compressed(body: string | Buffer, etag: string, encoding: 'br' | 'gzip'): Buffer {
-  const key = `${encoding}:${etag}`;
-  let buffer = compressedCache.get(key);
-  if (!buffer) {
-    buffer = compressBody(body, encoding);
-    compressedCache.set(key, buffer, buffer.length);
-  }
-  return buffer;
+export interface HttpCaches {
+  /** The encoding to send for an Accept-Encoding header; clients send few distinct ones, so each is parsed once. */
+  negotiateEncoding(accepted: string | undefined): Encoding;
+  /** A body compressed once for every repeat of the same request (the portal's page and assets). */
+  compressed(body: string | Buffer, etag: string, encoding: 'br' | 'gzip'): Buffer;
 }
 
-const httpDates = new Map<string, string>();
-/** asOf values repeat across requests until the next refresh: format each once. */
+export function createHttpCaches(options: HttpCachesOptions = {}): HttpCaches {
+  const compressedBodies = createByteLru<Buffer>(options.compressedBytes ?? 4 * 1024 * 1024);
+  const negotiated = new LRUCache<string, Encoding>({ max: options.encodings ?? 1_000 });
+  return {
+    negotiateEncoding(accepted) {
+      if (accepted === undefined || accepted.length === 0) return 'identity';
+      let encoding = negotiated.get(accepted);
+      if (encoding === undefined) {
+        encoding = (negotiate(accepted, ['br', 'gzip', 'identity']) as Encoding | null) ?? 'identity';
+        negotiated.set(accepted, encoding);
+      }
+      return encoding;
+    },
+    compressed(body, etag, encoding) {
+      const key = `${encoding}:${etag}`;
+      let buffer = compressedBodies.get(key);
+      if (!buffer) {
+        buffer = compressBody(body, encoding);
+        compressedBodies.set(key, buffer, buffer.length);
+      }
+      return buffer;
+    },
+  };
+}
+
+/** An HTTP date (Last-Modified) of an ISO instant. */
 export function httpDate(iso: string): string {
-  let date = httpDates.get(iso);
-  if (date === undefined) {
-    if (httpDates.size > 10_000) httpDates.clear();
-    date = new Date(iso).toUTCString();
-    httpDates.set(iso, date);
-  }
-  return date;
+  return new Date(iso).toUTCString();
 }
 
-/** By the header's text (src/core/text-key.ts): not a map keyed by the request's own string. */
-const negotiated = new TextKeyedMap<Encoding>(1_001);
-/** The encoding to send for an Accept-Encoding header; clients send few distinct ones, so each is parsed once. */
-export function negotiateEncoding(accepted: string | undefined): Encoding {
-  if (accepted === undefined || accepted.length === 0) return 'identity';
-  let encoding = negotiated.get(accepted);
-  if (encoding === undefined) {
-    encoding = (negotiate(accepted, ['br', 'gzip', 'identity']) as Encoding | null) ?? 'identity';
-    negotiated.set(accepted, encoding);
-  }
-  return encoding;
+/** A representation that a conditional GET may answer with a 304. */
+export interface Conditional {
+  body: string | Buffer;
+  /** The representation's strong ETag: a compressed body has its own. */
+  etag: string;
+  /** The body's length in bytes, when already known. */
+  length?: number;
+  contentType: string;
+  cacheControl: string;
+  vary?: string;
+  lastModified?: string;
+  /** Content-Encoding of a compressed body. */
+  encoding?: 'br' | 'gzip';
+  disposition?: string;
+}
+
+/**
+ * Conditional GET, for every cacheable answer: a 200 with its validators, or a 304 when the client
+ * already holds the representation: by If-None-Match when sent (weak comparison), else by
+ * If-Modified-Since against Last-Modified (RFC 9110 §13.2.2). A HEAD gets the same headers.
+ */
+export function sendConditional(request: FastifyRequest, reply: FastifyReply, answer: Conditional): FastifyReply {
+  if (answer.vary !== undefined) reply.header('vary', answer.vary);
+  reply.header('etag', answer.etag);
+  reply.header('cache-control', answer.cacheControl);
+  if (answer.lastModified !== undefined) reply.header('last-modified', answer.lastModified);
+  if (answer.disposition !== undefined) reply.header('content-disposition', answer.disposition);
+  const ifNoneMatch = request.headers['if-none-match'];
+  const unchanged =
+    ifNoneMatch !== undefined
+      ? matchesIfNoneMatch(ifNoneMatch, answer.etag)
+      : answer.lastModified !== undefined && notModifiedSince(request.headers['if-modified-since'], answer.lastModified);
+  if (unchanged) return reply.code(304).send();
+  reply.header('content-type', answer.contentType);
+  if (answer.encoding !== undefined) reply.header('content-encoding', answer.encoding);
+  if (answer.length !== undefined) reply.header('content-length', String(answer.length));
+  return reply.send(answer.body);
 }
 
 export interface CacheableBody {
-  /** A large body is best given as a Buffer, encoded once rather than on every send. */
   body: string | Buffer;
   /** The body's strong ETag, when the caller already knows it. */
   etag?: string;
   contentType: string;
   cacheControl: string;
-  /** Offer gzip and br when the client accepts them. */
-  compressible?: boolean;
 }
 
 /**
- * Sends a 200 with a strong ETag per representation (a compressed body has its own), or a 304
- * when the client already holds it. For Fastify's routes (the portal); the keyed API answers its own.
+ * A body offered plain, gzip or br as the client accepts, each form with its own strong ETag and
+ * compressed once (the portal's page and assets).
  */
-export function sendCacheable(request: FastifyRequest, reply: FastifyReply, response: CacheableBody): FastifyReply {
+export function sendCompressible(request: FastifyRequest, reply: FastifyReply, caches: HttpCaches, response: CacheableBody): FastifyReply {
   const baseTag = response.etag ?? strongEtag(response.body);
-  let encoding: Encoding = 'identity';
-  if (response.compressible) {
-    reply.header('Vary', 'Accept-Encoding');
-    const accepted = request.headers['accept-encoding'];
-    if (typeof accepted === 'string') encoding = negotiateEncoding(accepted);
-  }
-  const etag = encoding === 'identity' ? baseTag : encodedEtag(baseTag, encoding);
-  reply.header('ETag', etag);
-  reply.header('Cache-Control', response.cacheControl);
-  if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) {
-    return reply.code(304).send();
-  }
-  reply.type(response.contentType);
-  if (encoding === 'identity') return reply.send(response.body);
-  reply.header('Content-Encoding', encoding);
-  return reply.send(compressed(response.body, etag, encoding));
+  const accepted = request.headers['accept-encoding'];
+  const encoding = caches.negotiateEncoding(typeof accepted === 'string' ? accepted : undefined);
+  const common = { contentType: response.contentType, cacheControl: response.cacheControl, vary: 'Accept-Encoding' };
+  if (encoding === 'identity') return sendConditional(request, reply, { ...common, body: response.body, etag: baseTag });
+  const etag = encodedEtag(baseTag, encoding);
+  return sendConditional(request, reply, { ...common, body: caches.compressed(response.body, etag, encoding), etag, encoding });
 }

@@ -1,6 +1,7 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { PROBLEM_CONTENT_TYPE, problemOf, type Problem } from './problem.js';
+import { SECURITY_HEADERS } from './headers.js';
+import { PROBLEM_CONTENT_TYPE, problemOf, unknownMethodProblem, type Problem } from './problem.js';
 
 /**
  * Requests that Node's HTTP parser rejects never reach Fastify's routes or hooks: Node (or
@@ -19,7 +20,7 @@ export function clientErrorProblem(code: string | undefined): { status: number; 
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return httpProblem(408, 'not_found', 'The request did not arrive in time.');
     case 'HPE_INVALID_METHOD':
-      return { ...httpProblem(405, 'method_not_allowed', 'The method is not one this server knows; use GET or HEAD.'), allow: 'GET, HEAD' };
+      return { status: 405, problem: unknownMethodProblem(), allow: 'GET, HEAD' };
     default:
       return httpProblem(400, 'not_found', 'The request is not valid HTTP/1.1 (request line, header syntax, framing or characters), so it addresses no resource.');
   }
@@ -31,16 +32,16 @@ function httpProblem(status: number, code: 'not_found' | 'method_not_allowed', d
 }
 
 /** A client error's problem answer: its body and headers, after which the connection closes. */
-function closingProblem(answer: { problem: Problem; allow?: string }): { body: string; headers: Array<[string, string]> } {
+function closingProblem(answer: { problem: Problem; allow?: string }): { body: string; headers: Array<readonly [string, string]> } {
   const body = JSON.stringify(answer.problem);
   return {
     body,
     headers: [
       ['Content-Type', PROBLEM_CONTENT_TYPE],
       ['Content-Length', String(Buffer.byteLength(body))],
-      ['X-Content-Type-Options', 'nosniff'],
+      ...Object.entries(SECURITY_HEADERS),
       ['Access-Control-Allow-Origin', '*'],
-      ...(answer.allow ? [['Allow', answer.allow] as [string, string]] : []),
+      ...(answer.allow ? [['Allow', answer.allow] as const] : []),
       ['Connection', 'close'],
     ],
   };
@@ -59,47 +60,42 @@ function writeProblem(socket: Duplex, answer: { status: number; problem: Problem
   socket.once('close', () => clearTimeout(timer));
 }
 
-/** Connections whose request was answered with Connection: close: nothing more is answered on them. */
-const closing = new WeakSet<object>();
-
-/**
- * Marks a connection as answered for good: what its client sends after the request (a body that
- * cannot be delimited, say) then gets no second answer when the parser chokes on it.
- */
-export function closeAfterAnswer(socket: object): void {
-  closing.add(socket);
+export interface ClientErrorAnswers {
+  /**
+   * Marks a connection as answered for good (with Connection: close): what its client sends after
+   * the request (a body that cannot be delimited, say) then gets no second answer when the parser
+   * chokes on it.
+   */
+  closeAfterAnswer(socket: object): void;
+  /** For Fastify's `clientErrorHandler` option: the server's 'clientError' event. */
+  answer(error: Error & { code?: string }, socket: Duplex): void;
 }
 
-/** For Fastify's `clientErrorHandler` option: the server's 'clientError' event. */
-export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
-  // A reset connection has nobody to answer.
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  // A request read whole before the bad bytes (a broken body or a garbage request after it) is
-  // still being answered, and may have been counted against its key: let that answer go out
-  // whole, then close, rather than answer the connection twice or cut the answer short.
-  const inProgress = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
-  if (inProgress && !inProgress.writableFinished) {
-    const close = () => socket.destroy();
-    inProgress.once('finish', close);
-    inProgress.once('close', close);
-    setTimeout(close, 10_000).unref();
-    return;
-  }
-  if (socket.writable && !closing.has(socket)) writeProblem(socket, clientErrorProblem(error.code));
-  else socket.destroy();
-}
-
-/**
- * PRI, HTTP/2's connection preface, is no HTTP/1 method: Node's parser stops after its headers and
- * the connection closes as soon as the request handler returns, so an answer that waits (a key
- * looked up, say) would never go out. It is answered at once, as a method the parser does not
- * know is, counting against nobody.
- */
-export function answerPreface(response: ServerResponse): void {
-  const answer = clientErrorProblem('HPE_INVALID_METHOD');
-  const { body, headers } = closingProblem(answer);
-  response.writeHead(answer.status, headers.flat());
-  response.end(body);
+/** One app's answers to client errors, with the connections it marked. */
+export function createClientErrorAnswers(): ClientErrorAnswers {
+  const closing = new WeakSet<object>();
+  return {
+    closeAfterAnswer(socket) {
+      closing.add(socket);
+    },
+    answer(error, socket) {
+      // A reset connection has nobody to answer.
+      if (error.code === 'ECONNRESET' || socket.destroyed) return;
+      // A request read whole before the bad bytes (a broken body or a garbage request after it) is
+      // still being answered, and may have been counted against its key: let that answer go out
+      // whole, then close, rather than answer the connection twice or cut the answer short.
+      const inProgress = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
+      if (inProgress && !inProgress.writableFinished) {
+        const close = () => socket.destroy();
+        inProgress.once('finish', close);
+        inProgress.once('close', close);
+        setTimeout(close, 10_000).unref();
+        return;
+      }
+      if (socket.writable && !closing.has(socket)) writeProblem(socket, clientErrorProblem(error.code));
+      else socket.destroy();
+    },
+  };
 }
 
 /** For the server's 'connect' event: this is not a proxy. */

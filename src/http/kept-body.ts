@@ -32,8 +32,9 @@ export function takeOut(kept: KeptBody): void {
 
 /** `response` has been ended with the body (or without it, a 304 or HEAD): back once nothing of it waits to be written. */
 export function sent(kept: KeptBody, response: ServerResponse): void {
-  // Nothing left in the response or its socket: the kernel has every byte, the body is not read again.
-  if (response.writableLength === 0) back(kept);
+  // Ended with nothing left in the response or its socket: the kernel has every byte, the body is
+  // not read again. A response not ended yet (its hooks still run) gives it back once finished.
+  if (response.writableEnded && response.writableLength === 0) back(kept);
   else response.once('finish', () => back(kept));
 }
 

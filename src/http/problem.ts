@@ -1,6 +1,6 @@
-import type { FastifyReply } from 'fastify';
-import { DomainError, type ErrorCode } from '../core/errors.js';
-import { SECURITY_HEADERS } from './headers.js';
+import { STATUS_CODES } from 'node:http';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, UnavailableError, type ErrorCode } from '../core/errors.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
@@ -60,11 +60,49 @@ export function notFound(method: string | undefined, url: string | undefined): P
 }
 
 export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
-  // Set here as well as in the onSend hook: errors raised before routing skip the hooks.
-  reply.headers(SECURITY_HEADERS);
   return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
+}
+
+/** The 405 of a method this server does not know (the parser's, or the router's). */
+export function unknownMethodProblem(): Problem {
+  return { ...problemOf('method_not_allowed', 'The method is not one this server knows; use GET or HEAD.'), title: 'Method Not Allowed' };
 }
 
 export function problemFromDomainError(error: DomainError): Problem {
   return problemOf(error.code, error.message, error.param);
+}
+
+/**
+ * The app's error handler: every error a request ends in, as its problem answer. A domain error is
+ * its own code; a dependency that cannot be reached is a 503 to retry; Fastify's and its plugins'
+ * own client errors (a body where none is read, a static file outside its folder…) keep the status
+ * HTTP prescribes; anything else is logged and a 500.
+ */
+export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error instanceof DomainError) {
+    if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
+    return sendProblem(reply, problemFromDomainError(error));
+  }
+  if (error instanceof UnavailableError) {
+    request.log.warn({ dependency: error.dependency, err: String((error as { cause?: unknown }).cause) }, 'dependency unavailable');
+    reply.header('retry-after', '5');
+    const problem = problemOf('internal_error', `The service cannot reach ${error.dependency} right now. Try again in a few seconds.`);
+    return sendProblem(reply, { ...problem, status: 503, title: 'Service unavailable' });
+  }
+  const status = (error as FastifyError).statusCode;
+  if ((error as FastifyError).code === 'FST_ERR_NOT_FOUND') {
+    // A method the router cannot route at all (PRI, HTTP/2's connection preface, is one): answered
+    // as a method the parser does not know is, without waiting, since Node closes such a
+    // connection as soon as it is handed over.
+    reply.header('allow', 'GET, HEAD').header('connection', 'close');
+    return sendProblem(reply, unknownMethodProblem());
+  }
+  if (status !== undefined && status >= 400 && status < 500) {
+    // None names a query parameter, so none is a parameter code: the request addresses nothing served here.
+    const code: ErrorCode = status === 405 ? 'method_not_allowed' : 'not_found';
+    const problem = problemOf(code, (error as Error).message);
+    return sendProblem(reply, { ...problem, status, title: STATUS_CODES[status] ?? problem.title });
+  }
+  request.log.error({ err: error }, 'request failed');
+  return sendProblem(reply, problemOf('internal_error', 'The server failed to answer this request; the failure has been logged.'));
 }

@@ -27,6 +27,8 @@ export interface RenderedBody {
   etag: string;
   /** The body's length in bytes. */
   length: number;
+  /** HTTP date of the asOf it answers for (for a list, the newest), when it has one. */
+  lastModified?: string;
 }
 
 export interface RenderedHistory {
@@ -49,17 +51,21 @@ export interface RenderedHistory {
   lastModified: string;
 }
 
-/** Rendered bodies of cached quotes: the book hands out the same quote object until the rates change. */
-const renderedQuotes = new WeakMap<RateQuote, RenderedBody>();
-
-export function renderQuote(quote: RateQuote): RenderedBody {
-  let rendered = renderedQuotes.get(quote);
-  if (!rendered) {
-    const body = JSON.stringify({ pair: quote.pair, from: quote.from, to: quote.to, rate: quote.rate, asOf: quote.asOf, stale: quote.stale });
-    rendered = { body, etag: strongEtag(body), length: Buffer.byteLength(body) };
-    renderedQuotes.set(quote, rendered);
-  }
-  return rendered;
+/**
+ * Quote bodies rendered once per quote: the book hands out the same quote object until the rates
+ * change. Held by the quote (a WeakMap), so bounded by the quotes the book holds, and gone with them.
+ */
+export function createQuoteBodies(): (quote: RateQuote) => RenderedBody {
+  const rendered = new WeakMap<RateQuote, RenderedBody>();
+  return (quote) => {
+    let body = rendered.get(quote);
+    if (!body) {
+      const text = JSON.stringify({ pair: quote.pair, from: quote.from, to: quote.to, rate: quote.rate, asOf: quote.asOf, stale: quote.stale });
+      body = { body: text, etag: strongEtag(text), length: Buffer.byteLength(text), lastModified: httpDate(quote.asOf) };
+      rendered.set(quote, body);
+    }
+    return body;
+  };
 }
 
 /**
@@ -89,7 +95,7 @@ export function createConversionBodies(maxEntries = 20_000): (quote: RateQuote, 
     if (rendered) return rendered;
     // parseAmount throws on an amount the routes would refuse; nothing is kept then.
     const body = renderConversion(convertAt(quote, parseAmount(amountText)));
-    rendered = { body, etag: strongEtag(body), length: Buffer.byteLength(body) };
+    rendered = { body, etag: strongEtag(body), length: Buffer.byteLength(body), lastModified: httpDate(quote.asOf) };
     if (entries >= maxEntries) {
       byQuote = new WeakMap();
       entries = 0;
@@ -102,17 +108,24 @@ export function createConversionBodies(maxEntries = 20_000): (quote: RateQuote, 
   };
 }
 
-/** Live answers may be cached until the next scheduled refresh; refreshes run on wall-clock multiples of the interval. */
-export function liveCacheControl(book: RateBook, refreshSeconds: number, now: Date = book.clock.now()): string {
-  const nowSeconds = Math.floor(now.getTime() / 1000);
-  if (nowSeconds !== lastLive.second || refreshSeconds !== lastLive.refreshSeconds) {
-    const untilRefresh = refreshSeconds - (nowSeconds % refreshSeconds);
-    lastLive = { second: nowSeconds, refreshSeconds, value: `private, max-age=${Math.min(untilRefresh, LIVE_MAX_AGE_CAP)}` };
-  }
-  return lastLive.value;
+/**
+ * Cache-Control of live answers: cacheable until the next scheduled refresh (refreshes run on
+ * wall-clock multiples of the interval), at most 10 minutes. The header changes once a second at
+ * most, so it is built once per second.
+ */
+export function createLiveCacheControl(book: RateBook, refreshSeconds: number): () => string {
+  let second = -1;
+  let value = '';
+  return () => {
+    const nowSeconds = Math.floor(book.clock.now().getTime() / 1000);
+    if (nowSeconds !== second) {
+      const untilRefresh = refreshSeconds - (nowSeconds % refreshSeconds);
+      second = nowSeconds;
+      value = `private, max-age=${Math.min(untilRefresh, LIVE_MAX_AGE_CAP)}`;
+    }
+    return value;
+  };
 }
-/** The header changes once a second at most: built once per second. */
-let lastLive = { second: -1, refreshSeconds: 0, value: '' };
 
 export interface HistoryBodies {
   /**
@@ -255,8 +268,6 @@ export interface RenderedManyRates {
   rendered: RenderedBody;
   /** Every entry is a settled past day's: the answer can never change. */
   settled: boolean;
-  /** The newest asOf of its entries, for Last-Modified. */
-  newestAsOf: string | undefined;
 }
 
 /**
@@ -275,7 +286,9 @@ export function createManyRatesBodies(book: RateBook, maxBytes = 8 * 1024 * 1024
     return manyRates(book, query).then((many) => {
       let newestAsOf: string | undefined;
       for (const entry of many.rates) if (newestAsOf === undefined || entry.asOf > newestAsOf) newestAsOf = entry.asOf;
-      const answer = { rendered: renderManyRates(many), settled: many.settled, newestAsOf };
+      const rendered = renderManyRates(many);
+      if (newestAsOf !== undefined) rendered.lastModified = httpDate(newestAsOf);
+      const answer = { rendered, settled: many.settled };
       cache.set(key, { generation, answer }, answer.rendered.length + key.length);
       return answer;
     });

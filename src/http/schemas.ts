@@ -97,6 +97,17 @@ export const HistoryQuery = Type.Object({
   ),
 });
 
+/**
+ * The validators a client may send for a conditional GET (RFC 9110 §13.1): declared so that typed
+ * clients can send them. A 304 answers a match.
+ */
+export const CONDITIONAL_HEADERS = Type.Object({
+  'If-None-Match': Type.Optional(Type.String({ description: 'ETags the client holds; a match (weak comparison, or *) gets a 304.' })),
+  'If-Modified-Since': Type.Optional(
+    Type.String({ description: 'An HTTP date; when no If-None-Match is sent, a Last-Modified at or before it gets a 304.' }),
+  ),
+});
+
 const RATE_NOTE =
   'Decimal string: the exact cross rate rounded once, half-to-even, to 8 significant digits, trailing zeros removed. "1" when from equals to.';
 
@@ -216,6 +227,34 @@ export const UsageResponse = Type.Object(
   { $id: 'Usage', description: "The calling key's quota today. Reading it does not count." },
 );
 
+export const ProviderEntry = Type.Object(
+  {
+    id: Type.String({ description: 'The provider, as EXRATES_PROVIDERS names it.', examples: ['ecb'] }),
+    base: Type.String({ description: 'The currency all of its rates are quoted against.', examples: ['EUR'] }),
+    currencies: Type.Array(Type.String(), {
+      description: 'The currencies it quotes now (its base included), sorted by code.',
+      examples: [['EUR', 'USD']],
+    }),
+    latestDay: Type.Union([Type.String({ format: 'date' }), Type.Null()], { description: 'Its newest stored day; null before its first refresh.' }),
+    refresh: Type.Object(
+      {
+        lastSuccessAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When its latest successful refresh ended.' }),
+        lastFailureAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When its latest failed refresh ended.' }),
+        failing: Type.Boolean({ description: 'true when its latest refresh failed: its rates are then served with stale: true.' }),
+      },
+      { description: 'The outcome of its refreshes.' },
+    ),
+  },
+  { $id: 'Provider', description: 'A configured rate provider.' },
+);
+
+export const ProviderList = Type.Object(
+  {
+    providers: Type.Array(Type.Unsafe(ref('Provider')), { description: 'In order of preference: the first that quotes a currency serves it.' }),
+  },
+  { $id: 'ProviderList', description: 'The configured rate providers.' },
+);
+
 export const ProblemResponse = Type.Object(
   {
     type: Type.String({ description: 'URI reference naming the problem: /problems/<code>.' }),
@@ -236,7 +275,8 @@ export function ref(id: SharedSchemaId): { $ref: string } {
   return { $ref: `${id}#` };
 }
 
-const QUOTA_HEADERS = {
+/** Sent with every answer to a valid key on the keyed endpoints (SPEC §6). */
+export const QUOTA_HEADERS = {
   'X-RateLimit-Limit': { type: 'integer', description: "The key's requests per UTC day." },
   'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left today.' },
   'X-RateLimit-Reset': { type: 'integer', description: 'Unix seconds of the next reset (00:00 UTC).' },
@@ -272,5 +312,28 @@ export function notFoundProblem(description: string) {
  * the OpenAPI document lists them under components.schemas by these names, so generated clients
  * get one type per shape.
  */
-export const SHARED_SCHEMAS = [CurrencyEntry, RatesEntry, RateResponse, ConversionResponse, HistoryResponse, CurrencyList, RatesResponse, UsageResponse, ProblemResponse];
-export type SharedSchemaId = 'Rate' | 'Conversion' | 'History' | 'Problem' | 'CurrencyList' | 'Rates' | 'Usage' | 'Currency' | 'RatesEntry';
+export const SHARED_SCHEMAS = [
+  CurrencyEntry,
+  RatesEntry,
+  ProviderEntry,
+  RateResponse,
+  ConversionResponse,
+  HistoryResponse,
+  CurrencyList,
+  RatesResponse,
+  ProviderList,
+  UsageResponse,
+  ProblemResponse,
+];
+export type SharedSchemaId =
+  | 'Rate'
+  | 'Conversion'
+  | 'History'
+  | 'Problem'
+  | 'CurrencyList'
+  | 'Rates'
+  | 'Usage'
+  | 'Currency'
+  | 'RatesEntry'
+  | 'Provider'
+  | 'ProviderList';

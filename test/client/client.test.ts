@@ -90,6 +90,42 @@ describe('the generated client, on a listening server', () => {
     await assert.rejects(exrates.rate('EUR', 'USD', '2026-03-07'), (thrown: unknown) => thrown instanceof ExratesError && thrown.problem.code === 'invalid_date');
   });
 
+  it('sends HEAD, conditional requests with typed validators, and reads CSV, as the document types them', async () => {
+    const exrates = createExratesClient({ baseUrl: base, apiKey: key });
+    const query = { from: 'EUR', to: 'USD' };
+
+    // HEAD declares no body: the client gives none, and the headers of the GET.
+    const head = await exrates.api.HEAD('/api/v1/rate', { params: { query } });
+    const nothing: undefined = head.data;
+    assert.equal(nothing, undefined);
+    assert.equal(head.response.status, 200);
+    const got = await exrates.api.GET('/api/v1/rate', { params: { query } });
+    const etag = got.response.headers.get('etag')!;
+    assert.equal(head.response.headers.get('etag'), etag);
+    assert.equal(head.response.headers.get('content-length'), got.response.headers.get('content-length'));
+
+    // If-None-Match and If-Modified-Since are parameters of the operation: a 304, no body, not a problem.
+    const unchanged = await exrates.api.GET('/api/v1/rate', { params: { query, header: { 'If-None-Match': etag } } });
+    const { response: notModified, data: unchangedData, error: unchangedError } = unchanged;
+    assert.equal(notModified.status, 304);
+    assert.equal(notModified.headers.get('etag'), etag);
+    assert.equal(unchangedData, undefined);
+    assert.ok(!unchangedError, 'a 304 carries no problem document');
+    const lastModified = got.response.headers.get('last-modified')!;
+    const since = await exrates.api.GET('/api/v1/history', { params: { query: { ...query, range: '1m' }, header: { 'If-Modified-Since': lastModified } } });
+    assert.equal(since.response.status, 304);
+    const changed = await exrates.api.GET('/api/v1/rate', { params: { query, header: { 'If-None-Match': '"other"' } } });
+    assert.equal(changed.response.status, 200);
+    assert.equal(changed.data?.rate, got.data?.rate);
+
+    // The history's 200 is JSON or CSV: the CSV media type is typed as text.
+    const csv = await exrates.api.GET('/api/v1/history', { params: { query: { ...query, range: '1m', format: 'csv' } }, parseAs: 'text' });
+    assert.equal(csv.response.status, 200);
+    assert.match(csv.response.headers.get('content-type')!, /^text\/csv/);
+    assert.equal(csv.data?.split('\r\n')[0], 'date,rate');
+    assert.equal(csv.data, (await plain('/api/v1/history?from=EUR&to=USD&range=1m&format=csv')).body);
+  });
+
   it('gives errors as typed problem documents', async () => {
     const exrates = createExratesClient({ baseUrl: base, apiKey: key });
 

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { buildApp } from '../../src/app.js';
 import { createDeps } from '../../src/deps.js';
 import { createLogger } from '../../src/log.js';
+import { startServer } from '../../src/server.js';
 import { issueKey, loadAll, tempDir, testConfig } from '../helper.js';
 
 test('request logs never contain an API key, from the header or the query', async () => {
@@ -31,6 +32,26 @@ test('request logs never contain an API key, from the header or the query', asyn
     assert.ok(!log.includes(key.slice(4)), 'no part of the key body appears either');
   } finally {
     await deps.close();
+    dir.remove();
+  }
+});
+
+test('the start logs one listening line, with an address a person can open', async () => {
+  const records: Array<{ msg?: string; url?: string }> = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line) records.push(JSON.parse(line));
+      done();
+    },
+  });
+  const dir = tempDir();
+  try {
+    const server = await startServer(testConfig(dir.path, { PORT: '0', HOST: '0.0.0.0' }), { log: createLogger('info', sink) });
+    await server.close();
+    const listening = records.filter((r) => /listening/i.test(String(r.msg)));
+    assert.equal(listening.length, 1, JSON.stringify(listening));
+    assert.match(String(listening[0]!.url), /^http:\/\/localhost:\d+\/$/);
+  } finally {
     dir.remove();
   }
 });

@@ -32,9 +32,21 @@ test('the document describes the interface: version, security, parameters, error
   assert.equal(doc.info.version, '1.0.0');
   assert.equal(doc.info.contact.email, 'keys@example.org');
   assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['ApiKeyHeader', 'ApiKeyQuery']);
-  assert.deepEqual(Object.keys(doc.paths).sort(), ['/api/v1/convert', '/api/v1/currencies', '/api/v1/history', '/api/v1/rate', '/api/v1/rates', '/api/v1/usage', '/healthz', '/metrics', '/readyz']);
+  assert.deepEqual(Object.keys(doc.paths).sort(), ['/api/v1/convert', '/api/v1/currencies', '/api/v1/history', '/api/v1/providers', '/api/v1/rate', '/api/v1/rates', '/api/v1/usage', '/healthz', '/metrics', '/readyz']);
   const history = doc.paths['/api/v1/history'].get;
-  assert.deepEqual(history.parameters.map((p: { name: string }) => p.name).sort(), ['format', 'from', 'range', 'to']);
+  assert.deepEqual(
+    history.parameters.map((p: { in: string; name: string }) => `${p.in} ${p.name}`).sort(),
+    ['header If-Modified-Since', 'header If-None-Match', 'query format', 'query from', 'query range', 'query to'],
+  );
+  // A HEAD declares the headers of its GET and no body; a 304 is no error and has no body.
+  const head = doc.paths['/api/v1/history'].head;
+  assert.equal(head.operationId, 'getHistory-head');
+  for (const [status, response] of Object.entries(head.responses as Record<string, { content?: unknown }>)) assert.equal(response.content, undefined, `HEAD ${status} declares no body`);
+  assert.equal(history.responses['304'].content, undefined);
+  assert.ok(history.responses['304'].headers.ETag);
+  assert.ok(history.responses['200'].content['application/json'] && history.responses['200'].content['text/csv']);
+  assert.doesNotMatch(doc.info.description, /Every 200 has/);
+  for (const path of ['/healthz', '/readyz', '/metrics']) assert.ok(doc.paths[path].get.description.length > 40, `${path} is described`);
   assert.deepEqual(Object.keys(history.responses).sort(), ['200', '304', '400', '401', '404', '429', '503']);
   assert.ok(history.responses['200'].content['text/csv']);
   const convert = doc.paths['/api/v1/convert'].get;

@@ -7,9 +7,9 @@ import { convertAt, createRateBook, parseAmount, type RateQuote } from '../../sr
 import { textKey } from '../../src/core/text-key.js';
 import { ecbReferenceTime } from '../../src/core/time.js';
 import type { ServerResponse } from 'node:http';
-import { negotiateEncoding, strongEtag } from '../../src/http/caching.js';
+import { createHttpCaches, strongEtag } from '../../src/http/caching.js';
 import { sent } from '../../src/http/kept-body.js';
-import { createConversionBodies, createHistoryBodies, renderConversion, renderQuote } from '../../src/http/responses.js';
+import { createConversionBodies, createHistoryBodies, createQuoteBodies, renderConversion } from '../../src/http/responses.js';
 import { migrateToLatest, openDatabase, type OpenDatabase } from '../../src/storage/database.js';
 import { createRateStore } from '../../src/storage/rate-store.js';
 import { tempDir } from '../helper.js';
@@ -37,12 +37,16 @@ describe('rendered bodies', () => {
     );
   });
 
-  it('keeps a quote rendered once, with its byte length', () => {
+  it('keeps a quote rendered once, with its byte length and Last-Modified', () => {
     const quote: RateQuote = { pair: 'EURUSD', from: 'EUR', to: 'USD', rate: '1.1618', asOf: '2026-03-05T15:00:00Z', stale: false };
+    const renderQuote = createQuoteBodies();
     const first = renderQuote(quote);
     assert.equal(renderQuote(quote), first);
     assert.equal(first.length, Buffer.byteLength(first.body));
+    assert.equal(first.lastModified, 'Thu, 05 Mar 2026 15:00:00 GMT');
     assert.deepEqual(JSON.parse(first.body), quote);
+    // Another set of bodies (another app's) renders its own.
+    assert.notEqual(createQuoteBodies()(quote), first);
   });
 
   it('keeps conversions per quote and amount, within its bound, and nothing for a bad amount', () => {
@@ -50,7 +54,7 @@ describe('rendered bodies', () => {
     const quote: RateQuote = { pair: 'EURJPY', from: 'EUR', to: 'JPY', rate: '183.0512', asOf: '2026-03-05T15:00:00Z', stale: false };
     const first = bodyOf(quote, '99.95');
     const expected = renderConversion(convertAt(quote, parseAmount('99.95')));
-    assert.deepEqual(first, { body: expected, etag: strongEtag(expected), length: Buffer.byteLength(expected) });
+    assert.deepEqual(first, { body: expected, etag: strongEtag(expected), length: Buffer.byteLength(expected), lastModified: 'Thu, 05 Mar 2026 15:00:00 GMT' });
     assert.equal(bodyOf(quote, '99.95'), first, 'the same amount is served from what was kept');
     assert.throws(() => bodyOf(quote, '1e5'), { code: 'invalid_amount' });
     // A quote for new rates is a new object: its conversions are its own.
@@ -73,6 +77,7 @@ describe('rendered bodies', () => {
       if (other !== undefined) pair = [other, `gzip, x-${n}`];
     }
     assert.ok(pair, 'two values with one text key');
+    const { negotiateEncoding } = createHttpCaches();
     for (let round = 0; round < 3; round++) {
       assert.equal(negotiateEncoding(pair[0]), 'br', pair[0]);
       assert.equal(negotiateEncoding(pair[1]), 'gzip', pair[1]);
@@ -159,7 +164,7 @@ describe('history bodies', () => {
     // Room for one answer at a time.
     const bodies = createHistoryBodies(book, Math.max(size, other));
     // A response that has handed all of its body to the kernel (kept-body.test.ts sends real ones).
-    const written = { writableLength: 0 } as ServerResponse;
+    const written = { writableEnded: true, writableLength: 0 } as ServerResponse;
     const first = await bodies.render('USD', 'JPY', '1m', false);
     const expected = Buffer.from(first.kept.body);
     sent(first.kept, written);

@@ -1,13 +1,34 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { KEYED_ROUTES, type ApiRoute, type KeyedApi, type KeyedRoute, type Query } from '../keyed-api.js';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { DEFAULT_RANGE } from '../../core/history.js';
+import { andThen, type MaybePromise } from '../../core/maybe.js';
+import type { Provider, RateStore } from '../../core/ports.js';
+import { parseDate, type RateBook, type RateQuote } from '../../core/rates.js';
+import { listCurrencies } from '../../core/served-currencies.js';
+import { sendConditional, strongEtag, type HttpCaches } from '../caching.js';
+import type { KeyStep } from '../keyed.js';
+import { sent } from '../kept-body.js';
 import { PROBLEMS, problemOf, sendProblem } from '../problem.js';
 import {
+  CSV_TYPE,
+  HISTORY_MAX_AGE,
+  JSON_TYPE,
+  SETTLED_CACHE_CONTROL,
+  renderUsage,
+  type HistoryBodies,
+  type ManyRatesQuery,
+  type RenderedBody,
+  type RenderedManyRates,
+} from '../responses.js';
+import {
   badRequest,
+  CONDITIONAL_HEADERS,
   ConvertQuery,
   HistoryQuery,
   KEYED_ERRORS,
   NoQuery,
   notFoundProblem,
+  QUOTA_HEADERS,
   RateQuery,
   RatesQuery,
   ref,
@@ -15,23 +36,9 @@ import {
   type SharedSchemaId,
 } from '../schemas.js';
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** A keyed route: the keyed API answers it, and measures and logs it. */
-    keyed?: boolean;
-  }
-}
-
-/** Sent with every answer to a valid key on the keyed endpoints (SPEC §6). */
-const QUOTA_HEADERS = {
-  'X-RateLimit-Limit': { type: 'integer', description: "The key's requests per UTC day." },
-  'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left today.' },
-  'X-RateLimit-Reset': { type: 'integer', description: 'Unix seconds of the next reset (00:00 UTC).' },
-};
-
 const CACHE_HEADERS = {
   ETag: { type: 'string', description: 'Strong validator of this representation (a compressed body has its own).' },
-  'Last-Modified': { type: 'string', description: 'HTTP date of asOf (for a list, the newest; absent for /currencies).' },
+  'Last-Modified': { type: 'string', description: 'HTTP date of asOf (for a list, the newest; absent for /currencies and /providers).' },
   'Cache-Control': {
     type: 'string',
     description: 'private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable.',
@@ -44,6 +51,7 @@ function json(description: string, id: SharedSchemaId) {
   return { description, headers: { ...QUOTA_HEADERS, ...CACHE_HEADERS }, content: { 'application/json': { schema: ref(id) } } };
 }
 
+/** Not an error: the client's copy is current. No body. */
 const NOT_MODIFIED = {
   description:
     'Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota.',
@@ -51,181 +59,286 @@ const NOT_MODIFIED = {
   type: 'null',
 };
 
-const delegated = new WeakSet<FastifyRequest>();
-
-/** Hands a request Fastify received for a keyed route (or an unknown API path) to the keyed API, which answers it on the raw response. */
-export function delegateTo(api: KeyedApi, route: ApiRoute, request: FastifyRequest, reply: FastifyReply): void {
-  delegated.add(request);
-  reply.hijack();
-  api.serve(request.raw, reply.raw, route, request.query as Query);
+/**
+ * What the keyed routes answer from: the rates and the bodies rendered from them, each cache made
+ * by buildApp with its bound.
+ */
+export interface ApiServices {
+  book: RateBook;
+  /** Where each provider's refresh state is kept. */
+  rates: RateStore;
+  providers: readonly Provider[];
+  keyStep: KeyStep;
+  caches: HttpCaches;
+  quotes: (quote: RateQuote) => RenderedBody;
+  conversions: (quote: RateQuote, amount: string) => RenderedBody;
+  histories: HistoryBodies;
+  manyRates: (query: ManyRatesQuery) => MaybePromise<RenderedManyRates>;
+  currencyList: () => MaybePromise<RenderedBody>;
+  /** Cache-Control of a live answer: until the next refresh. */
+  liveCacheControl: () => string;
 }
 
-/** True for a request the keyed API answered (and so measured and logged). */
-export function answeredByKeyedApi(request: FastifyRequest): boolean {
-  return delegated.has(request);
+/** Every keyed route answers GET and HEAD alike (a HEAD gets the headers of the GET, and no body). */
+const GET_HEAD: ['GET', 'HEAD'] = ['GET', 'HEAD'];
+const COUNTED = { keyed: 'counted' as const };
+const HISTORY_CACHE_CONTROL = `private, max-age=${HISTORY_MAX_AGE}`;
+
+/** Ends a handler: nothing more to send once the answer is sent, at once or when its value arrives. */
+function done(outcome: MaybePromise<unknown>): Promise<void> | undefined {
+  return outcome instanceof Promise ? outcome.then(() => undefined) : undefined;
 }
 
 /**
- * The keyed routes as Fastify knows them: their schemas document them in the OpenAPI document
- * and are what the keyed API validates with; Fastify itself validates nothing here (the keyed API
- * counts the key before it validates, SPEC §6). A request reaches these handlers when Fastify
- * receives it (inject, or a path only its router resolves, such as a percent-encoded one); the
- * server hands every other request for these paths to the keyed API directly.
+ * The keyed API: ordinary routes, each one schema (validation, types and the OpenAPI document)
+ * and one handler. The key and quota step (src/http/keyed.ts) runs before validation for every
+ * route whose config says `keyed`; CORS, security headers, errors, logs and metrics are the app's.
  */
-export function registerApiRoutes(app: FastifyInstance, api: KeyedApi): void {
+export function registerApiRoutes(parent: FastifyInstance, services: ApiServices): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
+  const { book, caches } = services;
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
-  const keyed = (route: KeyedRoute) => ({
-    // Not Fastify's CORS, validation or request logs: the keyed API does all three itself.
-    config: { keyed: true, cors: false },
-    logLevel: 'silent' as const,
-    validatorCompiler: () => () => true,
-    serializerCompiler: () => JSON.stringify,
-    handler: (request: FastifyRequest, reply: FastifyReply) => delegateTo(api, route, request, reply),
+
+  /** A JSON answer: its ETag and Last-Modified, or a 304. */
+  const sendJson = (request: FastifyRequest, reply: FastifyReply, rendered: RenderedBody, cacheControl: string) =>
+    sendConditional(request, reply, {
+      body: rendered.body,
+      length: rendered.length,
+      etag: rendered.etag,
+      vary: 'X-Api-Key',
+      cacheControl,
+      ...(rendered.lastModified === undefined ? {} : { lastModified: rendered.lastModified }),
+      contentType: JSON_TYPE,
+    });
+
+  /** A rate or conversion: live, or on a past date (which never changes once a later day is published). */
+  const quoted = (request: FastifyRequest, reply: FastifyReply, query: { from: string; to: string; date?: string | undefined }, render: (quote: RateQuote) => RenderedBody) => {
+    if (query.date !== undefined) {
+      const date = parseDate(query.date, book.clock);
+      return done(
+        andThen(book.rateOnDate(query.from, query.to, date), (dated) =>
+          sendJson(request, reply, render(dated.quote), dated.settled ? SETTLED_CACHE_CONTROL : services.liveCacheControl()),
+        ),
+      );
+    }
+    return done(andThen(book.liveRate(query.from, query.to), (quote) => sendJson(request, reply, render(quote), services.liveCacheControl())));
+  };
+
+  app.route({
+    method: GET_HEAD,
+    url: '/api/v1/rate',
+    config: COUNTED,
+    schema: {
+      operationId: 'getRate',
+      summary: 'Live mid-market rate for a currency pair',
+      description:
+        'Units of `to` per one unit of `from`, derived exactly through the provider base and rounded once. Refreshed every 10 minutes; when the feed is down the last stored rate is served with `stale: true`.',
+      tags: ['rates'],
+      querystring: RateQuery,
+      headers: CONDITIONAL_HEADERS,
+      response: {
+        200: json('The rate.', 'Rate'),
+        304: NOT_MODIFIED,
+        400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_date`, `missing_parameter`'),
+        404: notFoundProblem('`no_history`: with `date`, no rate for the pair on or before it.'),
+        ...KEYED_ERRORS,
+      },
+    },
+    handler: (request, reply) => quoted(request, reply, request.query, services.quotes),
   });
 
-  app.get(
-    '/api/v1/rate',
-    {
-      ...keyed('/api/v1/rate'),
-      schema: {
-        operationId: 'getRate',
-        summary: 'Live mid-market rate for a currency pair',
-        description:
-          'Units of `to` per one unit of `from`, derived exactly through the provider base and rounded once. Refreshed every 10 minutes; when the feed is down the last stored rate is served with `stale: true`.',
-        tags: ['rates'],
-        querystring: RateQuery,
-        response: {
-          200: json('The rate.', 'Rate'),
-          304: NOT_MODIFIED,
-          400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_date`, `missing_parameter`'),
-          404: notFoundProblem('`no_history`: with `date`, no rate for the pair on or before it.'),
-          ...KEYED_ERRORS,
-        },
+  app.route({
+    method: GET_HEAD,
+    url: '/api/v1/convert',
+    config: COUNTED,
+    schema: {
+      operationId: 'convertAmount',
+      summary: 'Convert an amount at the live mid-market rate',
+      description:
+        'result = amount × rate, with the rate exactly as returned in the same response, rounded half-to-even to the target currency minor units. Integer-exact arithmetic throughout.',
+      tags: ['rates'],
+      querystring: ConvertQuery,
+      headers: CONDITIONAL_HEADERS,
+      response: {
+        200: json('The conversion.', 'Conversion'),
+        304: NOT_MODIFIED,
+        400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`'),
+        404: notFoundProblem('`no_history`: with `date`, no rate for the pair on or before it.'),
+        ...KEYED_ERRORS,
       },
     },
-  );
+    handler: (request, reply) => quoted(request, reply, request.query, (quote) => services.conversions(quote, request.query.amount)),
+  });
 
-  app.get(
-    '/api/v1/convert',
-    {
-      ...keyed('/api/v1/convert'),
-      schema: {
-        operationId: 'convertAmount',
-        summary: 'Convert an amount at the live mid-market rate',
-        description:
-          'result = amount × rate, with the rate exactly as returned in the same response, rounded half-to-even to the target currency minor units. Integer-exact arithmetic throughout.',
-        tags: ['rates'],
-        querystring: ConvertQuery,
-        response: {
-          200: json('The conversion.', 'Conversion'),
-          304: NOT_MODIFIED,
-          400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`'),
-          404: notFoundProblem('`no_history`: with `date`, no rate for the pair on or before it.'),
-          ...KEYED_ERRORS,
-        },
-      },
-    },
-  );
-
-  app.get(
-    '/api/v1/history',
-    {
-      ...keyed('/api/v1/history'),
-      schema: {
-        operationId: 'getHistory',
-        summary: 'Daily history of a pair, with statistics',
-        description:
-          'Daily reference rates from the start of the range (counted back from today, UTC) to today, on dates where both currencies have a published rate. JSON or CSV; gzip and br when accepted.',
-        tags: ['history'],
-        querystring: HistoryQuery,
-        response: {
-          200: {
-            description: 'The history, as JSON or CSV.',
-            headers: {
-              ...QUOTA_HEADERS,
-              ...CACHE_HEADERS,
-              'Content-Disposition': { type: 'string', description: 'CSV only: attachment; filename="<PAIR>_<range>.csv".' },
-            },
-            content: {
-              'application/json': { schema: ref('History') },
-              'text/csv': {
-                schema: { type: 'string', description: 'RFC 4180, CRLF line ends, header `date,rate`, one row per point, ascending.' },
-              },
+  app.route({
+    method: GET_HEAD,
+    url: '/api/v1/history',
+    config: COUNTED,
+    schema: {
+      operationId: 'getHistory',
+      summary: 'Daily history of a pair, with statistics',
+      description:
+        'Daily reference rates from the start of the range (counted back from today, UTC) to today, on dates where both currencies have a published rate. JSON or CSV; gzip and br when accepted.',
+      tags: ['history'],
+      querystring: HistoryQuery,
+      headers: CONDITIONAL_HEADERS,
+      response: {
+        200: {
+          description: 'The history, as JSON or CSV.',
+          headers: {
+            ...QUOTA_HEADERS,
+            ...CACHE_HEADERS,
+            'Content-Disposition': { type: 'string', description: 'CSV only: attachment; filename="<PAIR>_<range>.csv".' },
+          },
+          content: {
+            'application/json': { schema: ref('History') },
+            'text/csv': {
+              schema: { type: 'string', description: 'RFC 4180, CRLF line ends, header `date,rate`, one row per point, ascending.' },
             },
           },
-          304: NOT_MODIFIED,
-          400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_range`, `invalid_format`, `missing_parameter`'),
-          404: notFoundProblem('`no_history`: no rates stored for the pair in the range.'),
-          ...KEYED_ERRORS,
         },
+        304: NOT_MODIFIED,
+        400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_range`, `invalid_format`, `missing_parameter`'),
+        404: notFoundProblem('`no_history`: no rates stored for the pair in the range.'),
+        ...KEYED_ERRORS,
       },
     },
-  );
+    handler: (request, reply) => {
+      const { from, to, range, format } = request.query;
+      const csv = format === 'csv';
+      const accepted = request.headers['accept-encoding'];
+      const encoding = caches.negotiateEncoding(accepted);
+      // The form that is sent is the one asked for, and the only one kept.
+      return done(
+        andThen(services.histories.render(from, to, range ?? DEFAULT_RANGE, csv, encoding), (rendered) => {
+          sendConditional(request, reply, {
+            body: rendered.kept.body,
+            etag: rendered.etag,
+            vary: 'Accept-Encoding, X-Api-Key',
+            cacheControl: HISTORY_CACHE_CONTROL,
+            lastModified: rendered.lastModified,
+            ...(csv ? { disposition: `attachment; filename="${rendered.name}"` } : {}),
+            contentType: csv ? CSV_TYPE : JSON_TYPE,
+            ...(encoding === 'identity' ? {} : { encoding }),
+          });
+          sent(rendered.kept, reply.raw);
+        }),
+      );
+    },
+  });
 
-  app.get(
-    '/api/v1/rates',
-    {
-      ...keyed('/api/v1/rates'),
-      schema: {
-        operationId: 'getRates',
-        summary: 'One rate or amount in many currencies',
-        description:
-          'Each entry is exactly what /rate (with `amount`: /convert) answers for its pair at that moment, sorted by `to`. A bad or repeated code in `to` is a 400 with `param: "to"` naming it; an exotic code is backfilled as /rate would. One call counts once.',
-        tags: ['rates'],
-        querystring: RatesQuery,
-        response: {
-          200: json('The rates, or the amount converted, per target.', 'Rates'),
-          304: NOT_MODIFIED,
-          400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`'),
-          404: notFoundProblem('`no_history`: with `date`, a currency named in `to` has no rate on or before it.'),
-          ...KEYED_ERRORS,
-        },
+  app.route({
+    method: GET_HEAD,
+    url: '/api/v1/rates',
+    config: COUNTED,
+    schema: {
+      operationId: 'getRates',
+      summary: 'One rate or amount in many currencies',
+      description:
+        'Each entry is exactly what /rate (with `amount`: /convert) answers for its pair at that moment, sorted by `to`. A bad or repeated code in `to` is a 400 with `param: "to"` naming it; an exotic code is backfilled as /rate would. One call counts once.',
+      tags: ['rates'],
+      querystring: RatesQuery,
+      headers: CONDITIONAL_HEADERS,
+      response: {
+        200: json('The rates, or the amount converted, per target.', 'Rates'),
+        304: NOT_MODIFIED,
+        400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`'),
+        404: notFoundProblem('`no_history`: with `date`, a currency named in `to` has no rate on or before it.'),
+        ...KEYED_ERRORS,
       },
     },
-  );
+    handler: (request, reply) => {
+      const { from, to, date, amount } = request.query;
+      const day = date === undefined ? undefined : parseDate(date, book.clock);
+      const many = services.manyRates({ from, ...(to === undefined ? {} : { to }), ...(day === undefined ? {} : { date: day }), ...(amount === undefined ? {} : { amount }) });
+      return done(andThen(many, ({ rendered, settled }) => sendJson(request, reply, rendered, settled ? SETTLED_CACHE_CONTROL : services.liveCacheControl())));
+    },
+  });
 
-  app.get(
-    '/api/v1/currencies',
-    {
-      ...keyed('/api/v1/currencies'),
-      schema: {
-        operationId: 'listCurrencies',
-        summary: 'The currencies the service answers for',
-        description:
-          'Every currency /rate answers now (onRequest false), with its providers and stored days, then those a wide-coverage provider may quote on first request (onRequest true). Sorted by code; names and minor units from ISO 4217. Cacheable until the next refresh; counts once.',
-        tags: ['rates'],
-        querystring: NoQuery,
-        response: {
-          200: json('The currencies.', 'CurrencyList'),
-          304: NOT_MODIFIED,
-          ...KEYED_ERRORS,
-        },
+  app.route({
+    method: GET_HEAD,
+    url: '/api/v1/currencies',
+    config: COUNTED,
+    schema: {
+      operationId: 'listCurrencies',
+      summary: 'The currencies the service answers for',
+      description:
+        'Every currency /rate answers now (onRequest false), with its providers and stored days, then those a wide-coverage provider may quote on first request (onRequest true). Sorted by code; names and minor units from ISO 4217. Cacheable until the next refresh; counts once.',
+      tags: ['rates'],
+      querystring: NoQuery,
+      headers: CONDITIONAL_HEADERS,
+      response: {
+        200: json('The currencies.', 'CurrencyList'),
+        304: NOT_MODIFIED,
+        ...KEYED_ERRORS,
       },
     },
-  );
+    // Changes only with the rates: cacheable until the next refresh.
+    handler: (request, reply) => done(andThen(services.currencyList(), (rendered) => sendJson(request, reply, rendered, services.liveCacheControl()))),
+  });
 
-  app.get(
-    '/api/v1/usage',
-    {
-      ...keyed('/api/v1/usage'),
-      schema: {
-        operationId: 'getUsage',
-        summary: "The calling key's quota today",
-        description:
-          'The same reading as the X-RateLimit-* headers, exact across instances. Reading it does not count against the quota, and it is answered even when the quota is used up; `Cache-Control: no-store`.',
-        tags: ['keys'],
-        querystring: NoQuery,
-        response: {
-          200: { ...json("The key's usage.", 'Usage'), headers: QUOTA_HEADERS },
-          401: KEYED_ERRORS[401],
-          503: KEYED_ERRORS[503],
-        },
+  app.route({
+    method: GET_HEAD,
+    url: '/api/v1/providers',
+    config: COUNTED,
+    schema: {
+      operationId: 'listProviders',
+      summary: 'The configured rate providers and their state',
+      description:
+        'Each configured provider in order of preference: its base currency, the currencies it quotes now, its newest stored day and the outcome of its refreshes. Cacheable until the next refresh; counts once.',
+      tags: ['rates'],
+      querystring: NoQuery,
+      headers: CONDITIONAL_HEADERS,
+      response: {
+        200: json('The providers.', 'ProviderList'),
+        304: NOT_MODIFIED,
+        ...KEYED_ERRORS,
       },
     },
-  );
+    handler: async (request, reply) => {
+      const snapshot = await book.snapshot();
+      const listed = listCurrencies(snapshot, book.providers, []);
+      const providers = await Promise.all(
+        services.providers.map(async (provider) => {
+          const state = await services.rates.providerState(provider.id);
+          return {
+            id: provider.id,
+            base: provider.base,
+            currencies: listed.filter((entry) => entry.providers.includes(provider.id)).map((entry) => entry.code),
+            latestDay: snapshot.data.get(provider.id)?.days.at(-1) ?? null,
+            refresh: { lastSuccessAt: state?.lastSuccessAt ?? null, lastFailureAt: state?.lastFailureAt ?? null, failing: state?.failing ?? false },
+          };
+        }),
+      );
+      const body = JSON.stringify({ providers });
+      sendJson(request, reply, { body, etag: strongEtag(body), length: Buffer.byteLength(body) }, services.liveCacheControl());
+    },
+  });
 
-  // The API is read-only: the keyed API answers the other methods with a 405.
-  for (const route of KEYED_ROUTES) app.route({ method: ['POST', 'PUT', 'PATCH', 'DELETE'], url: route, schema: { hide: true }, ...keyed(route) });
+  app.route({
+    method: GET_HEAD,
+    url: '/api/v1/usage',
+    config: { keyed: 'read' },
+    schema: {
+      operationId: 'getUsage',
+      summary: "The calling key's quota today",
+      description:
+        'The same reading as the X-RateLimit-* headers, exact across instances. Reading it does not count against the quota, and it is answered even when the quota is used up; `Cache-Control: no-store`.',
+      tags: ['keys'],
+      querystring: NoQuery,
+      response: {
+        200: { ...json("The key's usage.", 'Usage'), headers: QUOTA_HEADERS },
+        401: KEYED_ERRORS[401],
+        503: KEYED_ERRORS[503],
+      },
+    },
+    // Never stored by a shared cache: it is one key's, and changes with every request.
+    handler: async (request, reply) => {
+      const { tier, usage } = await services.keyStep.usage(request, reply);
+      reply.header('cache-control', 'no-store').header('vary', 'X-Api-Key').header('content-type', JSON_TYPE);
+      reply.send(renderUsage(tier, usage));
+    },
+  });
 
   app.get('/problems/:code', { schema: { hide: true } }, async (request, reply) => {
     const { code } = request.params as { code: string };

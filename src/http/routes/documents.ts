@@ -36,7 +36,7 @@ function description(config: Config): string {
         ]
       : []),
     '',
-    '**Caching.** rate, convert, rates and currencies: `Cache-Control: private, max-age=<seconds until the next refresh, at most 600>`; a past `date` whose answer can no longer change: `private, max-age=31536000, immutable`; history: `private, max-age=3600`; usage: `no-store`. Every 200 has a strong ETag (a compressed body has its own); a matching If-None-Match gets 304, and so does, when no If-None-Match is sent, an If-Modified-Since at or after Last-Modified; a 304 still counts against the quota. Last-Modified follows asOf (history: the last point\'s). History is compressed with gzip or br when accepted.',
+    '**Caching.** rate, convert, rates and currencies: `Cache-Control: private, max-age=<seconds until the next refresh, at most 600>`; a past `date` whose answer can no longer change: `private, max-age=31536000, immutable`; history: `private, max-age=3600`; usage: `no-store`. Every 200 except from usage has a strong ETag (a compressed body has its own); a matching If-None-Match gets 304, and so does, when no If-None-Match is sent, an If-Modified-Since at or after Last-Modified; a 304 still counts against the quota. Last-Modified follows asOf (history: the last point\'s). History is compressed with gzip or br when accepted.',
     '',
     '**Dates.** `date=YYYY-MM-DD` on rate, convert and rates answers the latest day on or before it on which both currencies have a published rate: the same value as that day\'s history point, with that day\'s fixing time as asOf and stale false. Malformed or after today (UTC): 400 `invalid_date`; before the oldest stored day: 404 `no_history`.',
     '',
@@ -126,11 +126,31 @@ export function openApiOptions(config: Config): SwaggerOptions {
       security: [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }],
     },
     hideUntagged: true,
+    transformObject: (documents) => headWithoutBodies((documents as { openapiObject: OpenApiDocument }).openapiObject),
     // HEAD is answered wherever GET is: the document says so.
     exposeHeadRoutes: true,
     // Shared shapes keep their names in components.schemas (Rate, Problem…), not def-0, def-1…
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   };
+}
+
+interface OpenApiDocument {
+  paths?: Record<string, Record<string, { operationId?: string; responses?: Record<string, { content?: unknown }> }>>;
+}
+
+/**
+ * A HEAD answers the headers of its GET and no body: its responses declare none (clients and
+ * validating proxies would expect one otherwise), and its operation has an id of its own.
+ */
+function headWithoutBodies(document: OpenApiDocument): OpenApiDocument {
+  for (const item of Object.values(document.paths ?? {})) {
+    if (!item.head) continue;
+    const head = structuredClone(item.head);
+    if (head.operationId !== undefined && head.operationId === item.get?.operationId) head.operationId = `${head.operationId}-head`;
+    for (const response of Object.values(head.responses ?? {})) delete response.content;
+    item.head = head;
+  }
+  return document;
 }
 
 /**

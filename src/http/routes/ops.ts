@@ -11,20 +11,20 @@ const READINESS = {
   additionalProperties: true,
 };
 
-/** What the server answers any request it cannot take (src/http/request-checks.ts). */
+/** What the server answers any request it cannot take (src/http/keyed.ts requestDefect). */
 const REQUEST_DEFECT = {
   description: 'A request the server cannot take (a body, an oversized or malformed header…), as application/problem+json.',
   content: { 'application/problem+json': { schema: ref('Problem') } },
 };
 
-function operation(operationId: string, summary: string, responses: Record<string, unknown>) {
-  return { schema: { operationId, summary, tags: ['operations'], security: [], response: { ...responses, '4xx': REQUEST_DEFECT } } };
+function operation(operationId: string, summary: string, description: string, responses: Record<string, unknown>) {
+  return { schema: { operationId, summary, description, tags: ['operations'], security: [], response: { ...responses, '4xx': REQUEST_DEFECT } } };
 }
 
 export function registerOpsRoutes(app: FastifyInstance, deps: Deps): void {
   app.get(
     '/healthz',
-    operation('getHealth', 'Liveness: the process answers', {
+    operation('getHealth', 'Liveness: the process answers', 'Answers 200 while the process serves requests, whatever the store and the providers do: for a liveness probe, which restarts the process when it fails. Public, no key; never cached.', {
       200: { description: 'Alive.', headers: NO_STORE, type: 'object', properties: { status: { type: 'string', enum: ['ok'] } }, required: ['status'] },
     }),
     async (_request, reply) => {
@@ -33,7 +33,7 @@ export function registerOpsRoutes(app: FastifyInstance, deps: Deps): void {
 
   app.get(
     '/metrics',
-    operation('getMetrics', 'Prometheus metrics', {
+    operation('getMetrics', 'Prometheus metrics', 'The Prometheus text exposition of this process: requests by route, method and status with their latency, refresh outcomes and durations, upstream latency, backfills, stale answers and quota refusals, and the process metrics. Public, no key; never cached.', {
       200: {
         description: 'Prometheus text exposition: requests by route and status, latency, refresh outcomes, quota rejections, upstream latency.',
         headers: NO_STORE,
@@ -47,7 +47,7 @@ export function registerOpsRoutes(app: FastifyInstance, deps: Deps): void {
   /** Ready when the store answers and holds rates to serve. */
   app.get(
     '/readyz',
-    operation('getReadiness', 'Readiness: the store answers and holds rates', {
+    operation('getReadiness', 'Readiness: the store answers and holds rates', 'Answers 200 once the store answers and holds rates to serve, with the refresh state of each provider; 503 before the first rates are loaded (with `next`, what to do, when a provider already failed) or while the store cannot be reached: for a readiness probe, which keeps traffic away until it passes. Public, no key; never cached.', {
       200: {
         ...READINESS,
         description: 'Ready. status, and per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError.',

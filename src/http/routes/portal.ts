@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { RateBook } from '../../core/rates.js';
 import { currencyCatalogue } from '../../core/served-currencies.js';
-import { sendCacheable } from '../caching.js';
+import { sendCompressible, type HttpCaches } from '../caching.js';
 import { notFound, sendProblem } from '../problem.js';
 
 /**
@@ -17,6 +17,8 @@ import { notFound, sendProblem } from '../problem.js';
 
 export interface PortalOptions {
   book: RateBook;
+  /** Where compressed bodies are kept. */
+  caches: HttpCaches;
   contactEmail: string;
   quota: { free: number; pro: number };
   /** A provider that loads currencies nobody stores yet on first request (Frankfurter, Open Exchange Rates). */
@@ -125,24 +127,22 @@ export function registerPortalRoutes(app: FastifyInstance, options: PortalOption
 
   app.get('/', { schema: { hide: true } }, async (request, reply) => {
     pageHeaders(reply);
-    return sendCacheable(request, reply, {
+    return sendCompressible(request, reply, options.caches, {
       body: await renderPage(),
       contentType: 'text/html; charset=utf-8',
       // Revalidated on every visit (the ETag makes that cheap): the list of currencies can change.
       cacheControl: 'no-cache',
-      compressible: true,
     });
   });
 
   app.get('/portal/:file', { schema: { hide: true } }, async (request, reply) => {
     const asset = byPath.get(request.url.split('?')[0]!);
     if (!asset) return sendProblem(reply, notFound(request.method, request.url));
-    return sendCacheable(request, reply, {
+    return sendCompressible(request, reply, options.caches, {
       body: asset.body,
       etag: asset.etag,
       contentType: asset.contentType,
       cacheControl: IMMUTABLE,
-      compressible: true,
     });
   });
 }

@@ -1,0 +1,227 @@
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import { authenticateApiKey, type PresentedKeyHashes } from '../core/api-keys.js';
+import { andThen, type MaybePromise } from '../core/maybe.js';
+import { consumeDemoQuota, DEMO_KEY, demoUsage, looksLikeDemoKey, type DemoKeyPolicy } from '../core/demo-key.js';
+import { DomainError, type ErrorCode } from '../core/errors.js';
+import type { ApiKeyRecord, Clock, KeyStore, QuotaStore, Tier } from '../core/ports.js';
+import { consumeDailyQuota, dailyUsage, type QuotaCalendar, type QuotaDecision, type QuotaLimits, type QuotaUsage } from '../core/quota.js';
+import type { ServiceMetrics } from '../metrics.js';
+import { setQuotaHeaders } from './headers.js';
+import { notFound, problemOf, sendProblem, type Problem } from './problem.js';
+import { PARAM_CODES } from './schemas.js';
+
+/**
+ * The key and quota step of the keyed API, run on every request before its body or query is
+ * looked at (an onRequest hook): a route whose config says `keyed` needs a valid key, and a
+ * `counted` one counts the request against that key's daily quota. Every request with a valid
+ * key to a path under /api/ counts, whatever its answer (SPEC §6): a path that names nothing (404)
+ * and a method other than GET or HEAD (405) included; one refused for the quota itself does not.
+ * Validation comes after this step, so an invalid parameter with a valid key counts too.
+ */
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Needs an API key: `counted` requests count against its quota, `read` ones (usage) do not. */
+    keyed?: 'counted' | 'read';
+  }
+  interface FastifyRequest {
+    /** Who the request's key names, on a keyed route. */
+    caller: Caller | undefined;
+  }
+}
+
+/** Who a request's key names: a stored key, or the demo key. */
+export type Caller = { key: ApiKeyRecord; demo?: undefined } | { demo: DemoKeyPolicy; key?: undefined };
+
+/** The scheme a 401 asks for: no registered one fits an API key, so it is named, with where the key goes. */
+export const WWW_AUTHENTICATE = 'ApiKey realm="exrates", header="X-Api-Key", query="apikey"';
+
+/** The options Fastify's Ajv compiles the schemas with: a parameter given twice is an array, and so a 400. */
+export const AJV_OPTIONS = { coerceTypes: 'array', allErrors: false, removeAdditional: false } as const;
+
+interface ValidationIssue {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+}
+
+/** Turns a schema failure into the problem code of the offending parameter (SPEC §7). */
+export function validationProblem(issues: readonly ValidationIssue[]): DomainError {
+  const issue = issues[0]!;
+  if (issue.keyword === 'required') {
+    const param = String(issue.params.missingProperty ?? '').replace(/^\//, '');
+    return new DomainError('missing_parameter', `The query parameter '${param}' is required.`, { param });
+  }
+  const param = issue.instancePath.replace(/^\//, '').split('/')[0] ?? '';
+  const code: ErrorCode = (PARAM_CODES as Record<string, ErrorCode>)[param] ?? 'missing_parameter';
+  const details: Record<string, string> = {
+    invalid_currency: `'${param}' must be one ISO 4217 alphabetic code, such as EUR (case-insensitive).`,
+    invalid_amount:
+      'amount must be given once, as a non-negative decimal with up to 18 integer digits and up to 12 decimals, using "." as the decimal point (for example 100 or 99.95); no sign, exponent, spaces or thousands separators.',
+    invalid_range: 'range must be given once, as one of 1m, 3m, 6m, 1y, 5y.',
+    invalid_format: 'format must be given once, as json or csv.',
+    invalid_date: 'date must be given once, as a calendar date written YYYY-MM-DD (for example 2026-03-02), not after today (UTC).',
+  };
+  return new DomainError(code, details[code] ?? `The query parameter '${param}' is not valid.`, { param });
+}
+
+/** True for a path under /api/: a request to it with a valid key counts, even when it names nothing. */
+export function isApiPath(path: string): boolean {
+  return path.startsWith('/api/');
+}
+
+/**
+ * What makes a request unanswerable whatever it asks for, checked before anything reads its body
+ * or key: a request body whose length cannot be known (RFC 9112 §6.3: a transfer coding other than
+ * a final chunked, which Node's parser lets through) is a 400 and its connection is closed; an
+ * HTTP/1.1 request must carry a Host header (Node's own check is off, as it would answer an empty 400).
+ */
+export function requestDefect(request: FastifyRequest, reply: FastifyReply, closeAfterAnswer: (socket: object) => void): Problem | undefined {
+  const coding = request.headers['transfer-encoding'];
+  if (coding !== undefined && !/(?:^|,)[ \t]*chunked[ \t]*$/i.test(coding)) {
+    closeAfterAnswer(request.raw.socket);
+    reply.header('connection', 'close');
+    const problem = problemOf('not_found', 'Transfer-Encoding must end with chunked; the request body cannot be delimited.');
+    return { ...problem, status: 400, title: 'Bad Request' };
+  }
+  if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+    const problem = problemOf('not_found', 'An HTTP/1.1 request must carry a Host header.');
+    return { ...problem, status: 400, title: 'Bad Request' };
+  }
+  return undefined;
+}
+
+export interface KeyStepOptions {
+  keys: KeyStore;
+  /** Hashes of keys presented lately (made by createDeps). */
+  keyHashes: PresentedKeyHashes;
+  quotas: QuotaStore;
+  limits: QuotaLimits;
+  clock: Clock;
+  /** The current UTC day, worked out once a day (made by createDeps). */
+  quotaCalendar: QuotaCalendar;
+  metrics: ServiceMetrics;
+  contactEmail: string;
+  /** The portal's public demo key, when the operator enables it (src/core/demo-key.ts). */
+  demo: DemoKeyPolicy | undefined;
+  /** Marks a connection answered for good (src/http/client-errors.ts). */
+  closeAfterAnswer(socket: object): void;
+}
+
+export interface KeyStep {
+  /** The onRequest hook. */
+  onRequest: onRequestHookHandler;
+  /** Notes a route's path, so that another method on it is a 405 (an onRoute hook). */
+  route(url: string, keyed: boolean): void;
+  /** The caller's usage today, read without counting, with the quota headers of that reading. */
+  usage(request: FastifyRequest, reply: FastifyReply): Promise<{ tier: Tier; usage: QuotaUsage }>;
+}
+
+export function createKeyStep(options: KeyStepOptions): KeyStep {
+  const { keys, keyHashes, quotas, quotaCalendar, limits, clock, metrics } = options;
+  const keyedPaths = new Set<string>();
+  const unauthorizedDetail = `Send a valid API key in the X-Api-Key header or the apikey query parameter. To get a key, or the pro tier, e-mail ${options.contactEmail}.`;
+
+  function identify(request: FastifyRequest): MaybePromise<Caller | undefined> {
+    // The header wins over the query parameter; a header sent twice is no key.
+    const header = request.headers['x-api-key'];
+    const query = request.query as Record<string, unknown>;
+    const presented = header !== undefined ? (typeof header === 'string' ? header : undefined) : typeof query.apikey === 'string' ? query.apikey : undefined;
+    // The demo key is no stored key: it is recognised here, by its exact value, or refused.
+    if (presented !== undefined && looksLikeDemoKey(presented)) return options.demo && presented === DEMO_KEY ? { demo: options.demo } : undefined;
+    return andThen(authenticateApiKey(keys, presented, keyHashes), (record) => (record ? { key: record } : undefined));
+  }
+
+  /** Counts the request; true when the quota refused it and the 429 is sent. */
+  function refused(request: FastifyRequest, reply: FastifyReply, caller: Caller): MaybePromise<boolean> {
+    const decided: MaybePromise<QuotaDecision & { exhausted?: string }> = caller.demo
+      ? consumeDemoQuota(quotas, caller.demo, request.ip, limits, clock)
+      : consumeDailyQuota(quotas, caller.key, limits, clock, quotaCalendar);
+    return andThen(decided, (decision) => {
+      setQuotaHeaders(reply, decision);
+      if (decision.allowed) return false;
+      metrics.quotaRejected();
+      const detail = !caller.demo
+        ? `This key's ${decision.limit} requests for today are used up; the quota resets at 00:00 UTC.`
+        : decision.exhausted === 'shared'
+          ? `The demo key's requests for today are used up; the quota resets at 00:00 UTC. For a key of your own, e-mail ${options.contactEmail}.`
+          : `This address's ${decision.limit} demo requests for today are used up; the quota resets at 00:00 UTC. For a key of your own, e-mail ${options.contactEmail}.`;
+      sendProblem(reply, problemOf('quota_exceeded', detail));
+      return true;
+    });
+  }
+
+  /** An error answer to a request under /api/ that still counts against a valid key (SPEC §6). */
+  function countedError(request: FastifyRequest, reply: FastifyReply, problem: Problem): MaybePromise<void> {
+    return andThen(identify(request), (caller) => {
+      if (caller === undefined) return void sendProblem(reply, problem);
+      return andThen(refused(request, reply, caller), (wasRefused) => {
+        if (!wasRefused) sendProblem(reply, problem);
+      });
+    });
+  }
+
+  /** A request that no keyed route takes: the method and path checks, before anything reads its body. */
+  function unrouted(request: FastifyRequest, reply: FastifyReply): MaybePromise<void> | 'next' {
+    const method = request.method;
+    const path = request.url.split('?')[0]!;
+    const api = isApiPath(path);
+    if (request.is404 && method !== 'GET' && method !== 'HEAD') {
+      // The API is read-only: another method on a keyed path, with any body, is a 405 that says
+      // what is allowed (SPEC §7). OPTIONS is CORS's.
+      if (keyedPaths.has(path)) {
+        reply.header('allow', 'GET, HEAD');
+        return countedError(request, reply, problemOf('method_not_allowed', `${method} is not allowed here; use GET or HEAD.`));
+      }
+      if (api) return countedError(request, reply, notFound(method, request.url));
+      return void sendProblem(reply, notFound(method, request.url));
+    }
+    const defect = requestDefect(request, reply, options.closeAfterAnswer);
+    if (defect) return void sendProblem(reply, defect);
+    // An unknown API path is the API's 404: a request to it with a valid key counts.
+    if (request.is404 && api) return countedError(request, reply, notFound(method, request.url));
+    return 'next';
+  }
+
+  function onRequest(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
+    const mode = request.routeOptions.config.keyed;
+    let outcome: MaybePromise<unknown>;
+    try {
+      if (mode === undefined) {
+        const unroutedOutcome = unrouted(request, reply);
+        if (unroutedOutcome === 'next') return done();
+        outcome = unroutedOutcome;
+      } else {
+        const defect = requestDefect(request, reply, options.closeAfterAnswer);
+        if (defect) return void sendProblem(reply, defect);
+        outcome = andThen(identify(request), (caller) => {
+          if (caller === undefined) {
+            reply.header('www-authenticate', WWW_AUTHENTICATE);
+            return void sendProblem(reply, problemOf('unauthorized', unauthorizedDetail));
+          }
+          request.caller = caller;
+          if (mode === 'read') return done();
+          return andThen(refused(request, reply, caller), (wasRefused) => {
+            if (!wasRefused) done();
+          });
+        });
+      }
+    } catch (error) {
+      return done(error as Error);
+    }
+    if (outcome instanceof Promise) outcome.catch((error: unknown) => done(error as Error));
+  }
+
+  return {
+    onRequest,
+    route(url, keyed) {
+      if (keyed) keyedPaths.add(url);
+    },
+    async usage(request, reply) {
+      const caller = request.caller!;
+      const usage = await (caller.demo ? demoUsage(quotas, caller.demo, request.ip, limits, clock) : dailyUsage(quotas, caller.key, limits, clock, quotaCalendar));
+      setQuotaHeaders(reply, usage);
+      return { tier: caller.demo ? caller.demo.tier : caller.key.tier, usage };
+    },
+  };
+}
