@@ -11,10 +11,10 @@
  * without a value for a series has an empty cell.
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
-import { addDays, isDay, utcDay, type Day } from '../core/time.js';
+import type { Clock, DailyQuotes, DecimalString, Provider, RateDocument } from '../core/ports.js';
+import { isDay, type Day } from '../core/time.js';
 import { londonTime } from './bank-time.js';
-import { publishedRate, readCsv } from './central-bank.js';
+import { publishedRate, rangeQueryProvider, readCsv } from './central-bank.js';
 import { fetchBytes } from './fetch-bytes.js';
 import { decodeUtf8 } from './json-number.js';
 import type { ProviderMetadata } from './registry.js';
@@ -130,29 +130,17 @@ export function createBoeProvider(options: BoeProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
   const seriesCodes = Object.keys(SERIES).join(',');
 
-  const get = async (range: DayRange, fetchOptions?: FetchOptions): Promise<RateDocument> => {
-    // The query as the database's own CSV download link writes it: dates and the code list unencoded.
-    const query = `CSVF=TN&Datefrom=${boeQueryDate(range.from)}&Dateto=${boeQueryDate(range.to)}&SeriesCodes=${seriesCodes}&UsingCodes=Y&csv.x=yes`;
-    const bytes = await fetchBytes(`${origin}${DATA_PATH}?${query}`, { timeoutMs: options.timeoutMs, signal: fetchOptions?.signal });
-    const document = parseBoeCsv(decodeUtf8(bytes, FEED));
-    return { ...document, days: document.days.filter((d) => d.day >= range.from && d.day <= range.to) };
-  };
-
-  // Every series is asked for at once, so `currencies` is not applied.
-  return {
+  return rangeQueryProvider({
     id: PROVIDER,
     base: BASE,
-
-    async latest(fetchOptions) {
-      const today = utcDay(options.clock.now());
-      const document = await get({ from: addDays(today, -LATEST_WINDOW_DAYS), to: today }, fetchOptions);
-      const newest = document.days.at(-1);
-      if (!newest) throw new FeedError(`${FEED}: nothing published in the ${LATEST_WINDOW_DAYS} days to ${today}`);
-      return { ...document, days: [newest] };
+    feed: FEED,
+    windowDays: LATEST_WINDOW_DAYS,
+    clock: options.clock,
+    async fetchRange(range, fetchOptions) {
+      // The query as the database's own CSV download link writes it: dates and the code list unencoded.
+      const query = `CSVF=TN&Datefrom=${boeQueryDate(range.from)}&Dateto=${boeQueryDate(range.to)}&SeriesCodes=${seriesCodes}&UsingCodes=Y&csv.x=yes`;
+      const bytes = await fetchBytes(`${origin}${DATA_PATH}?${query}`, { timeoutMs: options.timeoutMs, signal: fetchOptions?.signal });
+      return parseBoeCsv(decodeUtf8(bytes, FEED));
     },
-
-    series(range, fetchOptions) {
-      return get(range, fetchOptions);
-    },
-  };
+  });
 }

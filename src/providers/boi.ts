@@ -11,10 +11,10 @@
  * shekels per 10^UNIT_MULT units, stored per one unit as `1/` and that exact number.
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
-import { addDays, isDay, utcDay, type Day } from '../core/time.js';
+import type { Clock, DailyQuotes, DecimalString, Provider, RateDocument } from '../core/ports.js';
+import { isDay, type Day } from '../core/time.js';
 import { jerusalemTime } from './bank-time.js';
-import { columns, CURRENCY_CODE, publishedRate, readCsv } from './central-bank.js';
+import { columns, CURRENCY_CODE, publishedRate, rangeQueryProvider, readCsv } from './central-bank.js';
 import { fetchBytes } from './fetch-bytes.js';
 import { decodeUtf8 } from './json-number.js';
 import { perUnit } from './paced.js';
@@ -103,29 +103,17 @@ export function parseBoiCsv(text: string): RateDocument {
 export function createBoiProvider(options: BoiProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
 
-  const get = async (range: DayRange, fetchOptions?: FetchOptions): Promise<RateDocument> => {
-    // The query as the bank's own series database writes it, `c[DATA_TYPE]` percent-encoded.
-    const url = `${origin}${DATA_PATH}?c%5BDATA_TYPE%5D=${REPRESENTATIVE_RATE}&endperiod=${range.to}&format=csv&startperiod=${range.from}`;
-    const bytes = await fetchBytes(url, { timeoutMs: options.timeoutMs, signal: fetchOptions?.signal });
-    const document = parseBoiCsv(decodeUtf8(bytes, FEED));
-    return { ...document, days: document.days.filter((d) => d.day >= range.from && d.day <= range.to) };
-  };
-
-  // The dataflow answers for every currency at once, so `currencies` is not applied.
-  return {
+  return rangeQueryProvider({
     id: PROVIDER,
     base: BASE,
-
-    async latest(fetchOptions) {
-      const today = utcDay(options.clock.now());
-      const document = await get({ from: addDays(today, -LATEST_WINDOW_DAYS), to: today }, fetchOptions);
-      const newest = document.days.at(-1);
-      if (!newest) throw new FeedError(`${FEED}: nothing published in the ${LATEST_WINDOW_DAYS} days to ${today}`);
-      return { ...document, days: [newest] };
+    feed: FEED,
+    windowDays: LATEST_WINDOW_DAYS,
+    clock: options.clock,
+    async fetchRange(range, fetchOptions) {
+      // The query as the bank's own series database writes it, `c[DATA_TYPE]` percent-encoded.
+      const url = `${origin}${DATA_PATH}?c%5BDATA_TYPE%5D=${REPRESENTATIVE_RATE}&endperiod=${range.to}&format=csv&startperiod=${range.from}`;
+      const bytes = await fetchBytes(url, { timeoutMs: options.timeoutMs, signal: fetchOptions?.signal });
+      return parseBoiCsv(decodeUtf8(bytes, FEED));
     },
-
-    series(range, fetchOptions) {
-      return get(range, fetchOptions);
-    },
-  };
+  });
 }

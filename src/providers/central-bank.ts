@@ -3,7 +3,8 @@
  * published number and a strict reader for the banks' plain CSV files.
  */
 import { FeedError } from '../core/errors.js';
-import type { DecimalString } from '../core/ports.js';
+import type { Clock, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
+import { addDays, utcDay } from '../core/time.js';
 
 // Deliberately narrower than what Number() accepts: no sign, exponent, comma or surrounding space.
 const PLAIN_DECIMAL = /^\d+(\.\d+)?$/;
@@ -59,4 +60,39 @@ export function columns<const N extends string>(header: readonly string[], names
     found[name] = index;
   }
   return found;
+}
+
+export interface RangeQueryBank {
+  id: string;
+  base: string;
+  feed: string;
+  /** How many days back `latest` asks for, to reach past weekends and holidays. */
+  windowDays: number;
+  clock: Clock;
+  /** Fetches and parses the bank's document for a range (it may hold days outside it). */
+  fetchRange(range: DayRange, options?: FetchOptions): Promise<RateDocument>;
+}
+
+/**
+ * A provider over a bank's range query, which answers for every currency at once (so
+ * `currencies` is not applied): `series` keeps the days inside the range, `latest` asks for the
+ * last `windowDays` days and keeps the newest.
+ */
+export function rangeQueryProvider(bank: RangeQueryBank): Provider {
+  const get = async (range: DayRange, options?: FetchOptions): Promise<RateDocument> => {
+    const document = await bank.fetchRange(range, options);
+    return { ...document, days: document.days.filter((d) => d.day >= range.from && d.day <= range.to) };
+  };
+  return {
+    id: bank.id,
+    base: bank.base,
+    async latest(options) {
+      const today = utcDay(bank.clock.now());
+      const document = await get({ from: addDays(today, -bank.windowDays), to: today }, options);
+      const newest = document.days.at(-1);
+      if (!newest) throw new FeedError(`${bank.feed}: nothing published in the ${bank.windowDays} days to ${today}`);
+      return { ...document, days: [newest] };
+    },
+    series: get,
+  };
 }

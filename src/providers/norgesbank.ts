@@ -10,10 +10,10 @@
  * two krone indices (I44, TWI), which are no currencies and are left out.
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
-import { addDays, isDay, utcDay, type Day } from '../core/time.js';
+import type { Clock, DailyQuotes, DecimalString, Provider, RateDocument } from '../core/ports.js';
+import { isDay, type Day } from '../core/time.js';
 import { centralEuropeanTime } from './bank-time.js';
-import { columns, CURRENCY_CODE, publishedRate, readCsv } from './central-bank.js';
+import { columns, CURRENCY_CODE, publishedRate, rangeQueryProvider, readCsv } from './central-bank.js';
 import { fetchBytes } from './fetch-bytes.js';
 import { decodeUtf8 } from './json-number.js';
 import { perUnit } from './paced.js';
@@ -93,29 +93,17 @@ export function parseNorgesBankCsv(text: string): RateDocument {
 export function createNorgesBankProvider(options: NorgesBankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
 
-  const get = async (range: DayRange, fetchOptions?: FetchOptions): Promise<RateDocument> => {
-    // The query as Norges Bank documents and its own query builder writes it.
-    const url = `${origin}${DATA_PATH}?endPeriod=${range.to}&format=csvdata&startPeriod=${range.from}`;
-    const bytes = await fetchBytes(url, { timeoutMs: options.timeoutMs, signal: fetchOptions?.signal });
-    const document = parseNorgesBankCsv(decodeUtf8(bytes, FEED));
-    return { ...document, days: document.days.filter((d) => d.day >= range.from && d.day <= range.to) };
-  };
-
-  // The key asks for every currency at once, so `currencies` is not applied.
-  return {
+  return rangeQueryProvider({
     id: PROVIDER,
     base: BASE,
-
-    async latest(fetchOptions) {
-      const today = utcDay(options.clock.now());
-      const document = await get({ from: addDays(today, -LATEST_WINDOW_DAYS), to: today }, fetchOptions);
-      const newest = document.days.at(-1);
-      if (!newest) throw new FeedError(`${FEED}: nothing published in the ${LATEST_WINDOW_DAYS} days to ${today}`);
-      return { ...document, days: [newest] };
+    feed: FEED,
+    windowDays: LATEST_WINDOW_DAYS,
+    clock: options.clock,
+    async fetchRange(range, fetchOptions) {
+      // The query as Norges Bank documents and its own query builder writes it.
+      const url = `${origin}${DATA_PATH}?endPeriod=${range.to}&format=csvdata&startPeriod=${range.from}`;
+      const bytes = await fetchBytes(url, { timeoutMs: options.timeoutMs, signal: fetchOptions?.signal });
+      return parseNorgesBankCsv(decodeUtf8(bytes, FEED));
     },
-
-    series(range, fetchOptions) {
-      return get(range, fetchOptions);
-    },
-  };
+  });
 }

@@ -11,10 +11,10 @@
  * reciprocal, `1/` and the published number. `SEKETT` is the krona against itself (always 1) and says nothing.
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
-import { addDays, isDay, utcDay, type Day } from '../core/time.js';
+import type { Clock, DailyQuotes, DecimalString, Provider, RateDocument } from '../core/ports.js';
+import { isDay, type Day } from '../core/time.js';
 import { centralEuropeanTime } from './bank-time.js';
-import { publishedRate } from './central-bank.js';
+import { publishedRate, rangeQueryProvider } from './central-bank.js';
 import { fetchBytes } from './fetch-bytes.js';
 import { decodeUtf8, describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, plainDecimalFromNumberText } from './json-number.js';
 import type { ProviderMetadata } from './registry.js';
@@ -95,27 +95,15 @@ export function parseRiksbankObservations(text: string): RateDocument {
 export function createRiksbankProvider(options: RiksbankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
 
-  const get = async (range: DayRange, fetchOptions?: FetchOptions): Promise<RateDocument> => {
-    const bytes = await fetchBytes(`${origin}${GROUP_PATH}/${range.from}/${range.to}`, { timeoutMs: options.timeoutMs, signal: fetchOptions?.signal });
-    const document = parseRiksbankObservations(decodeUtf8(bytes, FEED));
-    return { ...document, days: document.days.filter((d) => d.day >= range.from && d.day <= range.to) };
-  };
-
-  // The group holds every currency, so `currencies` is not applied.
-  return {
+  return rangeQueryProvider({
     id: PROVIDER,
     base: BASE,
-
-    async latest(fetchOptions) {
-      const today = utcDay(options.clock.now());
-      const document = await get({ from: addDays(today, -LATEST_WINDOW_DAYS), to: today }, fetchOptions);
-      const newest = document.days.at(-1);
-      if (!newest) throw new FeedError(`${FEED}: nothing published in the ${LATEST_WINDOW_DAYS} days to ${today}`);
-      return { ...document, days: [newest] };
+    feed: FEED,
+    windowDays: LATEST_WINDOW_DAYS,
+    clock: options.clock,
+    async fetchRange(range, fetchOptions) {
+      const bytes = await fetchBytes(`${origin}${GROUP_PATH}/${range.from}/${range.to}`, { timeoutMs: options.timeoutMs, signal: fetchOptions?.signal });
+      return parseRiksbankObservations(decodeUtf8(bytes, FEED));
     },
-
-    series(range, fetchOptions) {
-      return get(range, fetchOptions);
-    },
-  };
+  });
 }
