@@ -55,7 +55,7 @@ export function validationProblem(issues: readonly ValidationIssue[]): DomainErr
   const param = issue.instancePath.replace(/^\//, '').split('/')[0] ?? '';
   const code: ErrorCode = (PARAM_CODES as Record<string, ErrorCode>)[param] ?? 'missing_parameter';
   const details: Record<string, string> = {
-    invalid_currency: `'${param}' must be one ISO 4217 alphabetic code, such as EUR (case-insensitive).`,
+    invalid_currency: `'${param}' must be given once, as one ISO 4217 alphabetic code, such as EUR (case-insensitive).`,
     invalid_amount:
       'amount must be given once, as a non-negative decimal with up to 18 integer digits and up to 12 decimals, using "." as the decimal point (for example 100 or 99.95); no sign, exponent, spaces or thousands separators.',
     invalid_range: 'range must be given once, as one of 1m, 3m, 6m, 1y, 5y.',
