@@ -488,7 +488,7 @@ export interface components {
             status: number;
             detail: string;
             /** @description Stable machine-readable code. */
-            code: "invalid_currency" | "unsupported_currency" | "invalid_amount" | "invalid_range" | "invalid_format" | "invalid_date" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "internal_error";
+            code: "invalid_currency" | "unsupported_currency" | "invalid_amount" | "invalid_range" | "invalid_format" | "invalid_date" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "service_unavailable" | "internal_error";
             /** @description The offending query parameter, on validation errors. */
             param?: string;
         };
@@ -630,7 +630,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -768,7 +768,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -916,7 +916,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1056,7 +1056,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1207,7 +1207,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1349,7 +1349,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1497,7 +1497,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1637,7 +1637,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1740,7 +1740,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1839,7 +1839,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1942,7 +1942,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -2041,7 +2041,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -2093,7 +2093,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -2143,7 +2143,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
