@@ -228,7 +228,7 @@ export interface paths {
         };
         /**
          * Readiness: the store answers and holds rates
-         * @description Answers 200 once the store answers and holds rates to serve, with the refresh state of each provider; 503 before the first rates are loaded (with `next`, what to do, when a provider already failed) or while the store cannot be reached: for a readiness probe, which keeps traffic away until it passes. Public, no key; never cached.
+         * @description Answers 200 once the store answers and holds rates to serve, with the refresh state of each provider and, in `warnings`, each provider whose newest day is older than EXRATES_OLD_RATES_DAYS (still served, so still ready); 503 before the first rates are loaded (with `next`, what to do, when a provider already failed) or while the store cannot be reached: for a readiness probe, which keeps traffic away until it passes. Public, no key; never cached.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -237,7 +237,7 @@ export interface paths {
         options?: never;
         /**
          * Readiness: the store answers and holds rates
-         * @description Answers 200 once the store answers and holds rates to serve, with the refresh state of each provider; 503 before the first rates are loaded (with `next`, what to do, when a provider already failed) or while the store cannot be reached: for a readiness probe, which keeps traffic away until it passes. Public, no key; never cached.
+         * @description Answers 200 once the store answers and holds rates to serve, with the refresh state of each provider and, in `warnings`, each provider whose newest day is older than EXRATES_OLD_RATES_DAYS (still served, so still ready); 503 before the first rates are loaded (with `next`, what to do, when a provider already failed) or while the store cannot be reached: for a readiness probe, which keeps traffic away until it passes. Public, no key; never cached.
          */
         head: operations["getReadiness-head"];
         patch?: never;
@@ -2288,7 +2288,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready. status, and per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError. */
+            /** @description Ready. status, per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError; and `warnings`, present when a provider's newest day is older than EXRATES_OLD_RATES_DAYS, one sentence each naming the provider and the day. */
             200: {
                 headers: {
                     /** @description no-store. */
@@ -2301,6 +2301,7 @@ export interface operations {
                         providers?: {
                             [key: string]: unknown;
                         }[];
+                        warnings?: string[];
                     } & {
                         [key: string]: unknown;
                     };
@@ -2319,6 +2320,7 @@ export interface operations {
                         providers?: {
                             [key: string]: unknown;
                         }[];
+                        warnings?: string[];
                     } & {
                         [key: string]: unknown;
                     };
@@ -2344,7 +2346,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready. status, and per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError. */
+            /** @description Ready. status, per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError; and `warnings`, present when a provider's newest day is older than EXRATES_OLD_RATES_DAYS, one sentence each naming the provider and the day. */
             200: {
                 headers: {
                     /** @description no-store. */
