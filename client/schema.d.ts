@@ -228,7 +228,7 @@ export interface paths {
         };
         /**
          * Readiness: the store answers and holds rates
-         * @description Answers 200 once the store answers and holds rates to serve, with the refresh state of each provider; 503 before the first rates are loaded (with `next`, what to do, when a provider already failed) or while the store cannot be reached: for a readiness probe, which keeps traffic away until it passes. Public, no key; never cached.
+         * @description Answers 200 once the store answers and holds rates to serve, with the refresh state of each provider and, in `warnings`, each provider whose newest day is older than EXRATES_OLD_RATES_DAYS (still served, so still ready); 503 before the first rates are loaded (with `next`, what to do, when a provider already failed) or while the store cannot be reached: for a readiness probe, which keeps traffic away until it passes. Public, no key; never cached.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -237,7 +237,7 @@ export interface paths {
         options?: never;
         /**
          * Readiness: the store answers and holds rates
-         * @description Answers 200 once the store answers and holds rates to serve, with the refresh state of each provider; 503 before the first rates are loaded (with `next`, what to do, when a provider already failed) or while the store cannot be reached: for a readiness probe, which keeps traffic away until it passes. Public, no key; never cached.
+         * @description Answers 200 once the store answers and holds rates to serve, with the refresh state of each provider and, in `warnings`, each provider whose newest day is older than EXRATES_OLD_RATES_DAYS (still served, so still ready); 503 before the first rates are loaded (with `next`, what to do, when a provider already failed) or while the store cannot be reached: for a readiness probe, which keeps traffic away until it passes. Public, no key; never cached.
          */
         head: operations["getReadiness-head"];
         patch?: never;
@@ -488,7 +488,7 @@ export interface components {
             status: number;
             detail: string;
             /** @description Stable machine-readable code. */
-            code: "invalid_currency" | "unsupported_currency" | "invalid_amount" | "invalid_range" | "invalid_format" | "invalid_date" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "internal_error";
+            code: "invalid_currency" | "unsupported_currency" | "invalid_amount" | "invalid_range" | "invalid_format" | "invalid_date" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "service_unavailable" | "internal_error";
             /** @description The offending query parameter, on validation errors. */
             param?: string;
         };
@@ -630,7 +630,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -768,7 +768,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -916,7 +916,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1056,7 +1056,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1207,7 +1207,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1349,7 +1349,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1497,7 +1497,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1637,7 +1637,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1740,7 +1740,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1839,7 +1839,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1942,7 +1942,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -2041,7 +2041,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -2093,7 +2093,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -2143,7 +2143,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After. */
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -2288,7 +2288,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready. status, and per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError. */
+            /** @description Ready. status, per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError; and `warnings`, present when a provider's newest day is older than EXRATES_OLD_RATES_DAYS, one sentence each naming the provider and the day. */
             200: {
                 headers: {
                     /** @description no-store. */
@@ -2301,6 +2301,7 @@ export interface operations {
                         providers?: {
                             [key: string]: unknown;
                         }[];
+                        warnings?: string[];
                     } & {
                         [key: string]: unknown;
                     };
@@ -2319,6 +2320,7 @@ export interface operations {
                         providers?: {
                             [key: string]: unknown;
                         }[];
+                        warnings?: string[];
                     } & {
                         [key: string]: unknown;
                     };
@@ -2344,7 +2346,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready. status, and per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError. */
+            /** @description Ready. status, per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError; and `warnings`, present when a provider's newest day is older than EXRATES_OLD_RATES_DAYS, one sentence each naming the provider and the day. */
             200: {
                 headers: {
                     /** @description no-store. */

@@ -228,9 +228,10 @@ export interface Config {
   refreshSeconds: number;
 }
 
+/** Bad settings: the message is one line per problem, each whole on its own (`invalid configuration: NAME: …`). */
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    super(problems.map((p) => `invalid configuration: ${p}`).join('\n'));
     this.name = 'ConfigError';
   }
 }

@@ -182,8 +182,11 @@ describe('exrates CLI', () => {
   test('an invalid configuration stops every command with one line per problem', async () => {
     const result = await cli(['migrate'], { ...env, PORT: 'x', EXRATES_QUOTA_FREE: '-1' });
     assert.equal(result.code, 1);
-    assert.match(result.stderr, /PORT: expected a whole number from 0 to 65535; got 'x'/);
-    assert.match(result.stderr, /EXRATES_QUOTA_FREE: expected a whole number of at least 1; got '-1'/);
+    // One line per bad setting, each whole on its own, and no heading.
+    assert.deepEqual(result.stderr.split('\n').filter((line) => line !== '').sort(), [
+      "exrates: invalid configuration: EXRATES_QUOTA_FREE: expected a whole number of at least 1; got '-1'",
+      "exrates: invalid configuration: PORT: expected a whole number from 0 to 65535; got 'x'",
+    ]);
   });
 
   test('an unknown command is an error', async () => {

@@ -57,3 +57,20 @@ test('a setting given the prefix it does not take, or compose\'s published port,
     'EXRATES_PORT is the port compose.yaml publishes on the host, which the service itself does not read: it listens on PORT',
   ]);
 });
+
+test('the error names each bad setting on a line of its own, with no heading line', () => {
+  const messageOf = (env: Record<string, string>): string => {
+    try {
+      loadConfig(env);
+    } catch (error) {
+      if (error instanceof ConfigError) return error.message;
+      throw error;
+    }
+    return '';
+  };
+  assert.equal(messageOf({ EXRATES_QUOTA_FREE: 'zero' }), "invalid configuration: EXRATES_QUOTA_FREE: expected a whole number of at least 1; got 'zero'");
+  assert.deepEqual(messageOf({ PORT: 'x', EXRATES_QUOTA_PRO: '0' }).split('\n').sort(), [
+    "invalid configuration: EXRATES_QUOTA_PRO: expected a whole number of at least 1; got '0'",
+    "invalid configuration: PORT: expected a whole number from 0 to 65535; got 'x'",
+  ]);
+});

@@ -309,7 +309,8 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = error.exitCode;
       return;
     }
-    if (error instanceof ConfigError) console.error(`exrates: ${error.message}`);
+    // A configuration error is one line per bad setting, each with the command's name.
+    if (error instanceof ConfigError) console.error(error.message.split('\n').map((line) => `exrates: ${line}`).join('\n'));
     else console.error(`exrates: ${error instanceof Error ? error.message : String(error)}`);
     process.exitCode = 1;
   }

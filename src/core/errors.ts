@@ -13,6 +13,7 @@ export const ERROR_CODES = [
   'not_found',
   'method_not_allowed',
   'feed_unavailable',
+  'service_unavailable',
   'internal_error',
 ] as const;
 

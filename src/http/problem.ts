@@ -31,6 +31,11 @@ export const PROBLEMS: Record<ErrorCode, { status: number; title: string; descri
     title: 'Rate feed unavailable',
     description: 'Nothing is stored for this request and the upstream rate provider cannot be reached.',
   },
+  service_unavailable: {
+    status: 503,
+    title: 'Service unavailable',
+    description: 'A dependency of the service (its database or Redis) cannot be reached right now; retry after Retry-After seconds.',
+  },
   internal_error: { status: 500, title: 'Internal error', description: 'The server failed to answer; the failure has been logged.' },
 };
 
@@ -86,8 +91,7 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
   if (error instanceof UnavailableError) {
     request.log.warn({ dependency: error.dependency, err: String((error as { cause?: unknown }).cause) }, 'dependency unavailable');
     reply.header('retry-after', '5');
-    const problem = problemOf('internal_error', `The service cannot reach ${error.dependency} right now. Try again in a few seconds.`);
-    return sendProblem(reply, { ...problem, status: 503, title: 'Service unavailable' });
+    return sendProblem(reply, problemOf('service_unavailable', `The service cannot reach ${error.dependency} right now. Try again in a few seconds.`));
   }
   const status = (error as FastifyError).statusCode;
   if ((error as FastifyError).code === 'FST_ERR_NOT_FOUND') {

@@ -293,7 +293,7 @@ export const KEYED_ERRORS = {
     'WWW-Authenticate': { type: 'string', description: 'ApiKey realm="exrates", header="X-Api-Key", query="apikey".' },
   }),
   429: problem('`quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted.', { ...QUOTA_HEADERS, ...RETRY_AFTER }),
-  503: problem('`feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `internal_error` (the store cannot be reached); see Retry-After.', {
+  503: problem('`feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After.', {
     ...QUOTA_HEADERS,
     ...RETRY_AFTER,
   }),

@@ -298,6 +298,7 @@ describe('HTTP API on the shared ECB history', () => {
     const ready = await t.app.inject('/readyz');
     assert.equal(ready.statusCode, 200);
     assert.equal(ready.json().providers[0].latestDay, '2026-03-05');
+    assert.equal(ready.json().warnings, undefined, 'rates of the day before today are not old');
     const problem = await t.app.inject('/problems/invalid_amount');
     assert.equal(problem.json().status, 400);
     const docs = await t.app.inject('/docs/');

@@ -115,6 +115,7 @@ describe('faults under load: two instances, PostgreSQL and Redis behind proxies'
       assert.match(String(reply.headers['retry-after']), /^\d+$/);
       const problem = JSON.parse(reply.body) as Record<string, unknown>;
       assert.equal(problem.status, 503);
+      assert.equal(problem.code, 'service_unavailable', 'an engine away is a dependency outage, not an internal error');
       assert.equal(typeof problem.detail, 'string');
       assert.doesNotMatch(reply.body, /\bat \S+\.js:\d+|stack|ECONN|ETIMEDOUT/i, 'no driver internals or stack in the answer');
     }

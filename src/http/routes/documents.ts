@@ -16,9 +16,21 @@ export function every(seconds: number): string {
   return count === 1 ? unit : `${grouped(count)} ${unit}s`;
 }
 
+/**
+ * The document's description: a short introduction (what the API is, how to get a key, where it
+ * answers), the examples, then the details.
+ */
 function description(config: Config): string {
   return [
     'Live mid-market exchange rates for any pair of ISO 4217 currencies, exact conversion of decimal amounts, and up to 5 years of daily history with statistics, as JSON or CSV.',
+    '',
+    `- **Key:** ask ${config.contactEmail} for one, and send it in the \`X-Api-Key\` header. Free keys make ${grouped(config.quota.free)} requests a day.`,
+    '- **Base URL:** `/api/v1` on this server, for example `http://localhost:8080/api/v1/rate?from=EUR&to=USD`.',
+    '- **Errors:** `application/problem+json` with a stable `code`.',
+    '',
+    ...EXAMPLES,
+    '',
+    '## Details',
     '',
     '**Mid-market rates.** Rates are mid-market reference rates. Money received from a bank or transfer service includes that provider\'s margin, which is not reflected here. The service makes no forecasts and publishes no forward-looking data; historical volatility is available through the history statistics.',
     '',
@@ -40,15 +52,15 @@ function description(config: Config): string {
     '',
     '**Dates.** `date=YYYY-MM-DD` on rate, convert and rates answers the latest day on or before it on which both currencies have a published rate: the same value as that day\'s history point, with that day\'s fixing time as asOf and stale false. Malformed or after today (UTC): 400 `invalid_date`; before the oldest stored day: 404 `no_history`.',
     '',
-    '**Errors.** Every error is `application/problem+json` (RFC 9457) with `type`, `title`, `status`, `detail` and a stable `code`; validation errors add `param`. Codes: invalid_currency, unsupported_currency, invalid_amount, invalid_range, invalid_format, invalid_date, missing_parameter (400); unauthorized (401); no_history, not_found (404); method_not_allowed (405, with Allow: GET, HEAD); quota_exceeded (429); internal_error (500); feed_unavailable (503, with Retry-After). Unknown query parameters are ignored; a parameter given twice is a 400.',
-    '',
-    ...EXAMPLES,
+    '**Errors.** Every error is `application/problem+json` (RFC 9457) with `type`, `title`, `status`, `detail` and a stable `code`; validation errors add `param`. Codes: invalid_currency, unsupported_currency, invalid_amount, invalid_range, invalid_format, invalid_date, missing_parameter (400); unauthorized (401); no_history, not_found (404); method_not_allowed (405, with Allow: GET, HEAD); quota_exceeded (429); internal_error (500); feed_unavailable, service_unavailable (503, with Retry-After). Unknown query parameters are ignored; a parameter given twice is a 400.',
   ].join('\n');
 }
 
-/** Copy-paste examples, shown at the top of /docs (its "try it" sends requests to this server). */
+const EXAMPLES_HEADING = '## Examples';
+
+/** Copy-paste examples, shown below the introduction of /docs (its "try it" sends requests to this server). */
 const EXAMPLES = [
-  '## Examples',
+  EXAMPLES_HEADING,
   '',
   'To try an operation below: **Authorize** with your key, open the operation, **Try it out**, **Execute**; the request goes to this server. The [portal](/) converts and charts in the browser. Replace `http://localhost:8080` with this server\'s address.',
   '',
@@ -173,18 +185,20 @@ export function docsPageOptions(): FastifySwaggerUiOptions {
       url: '/api/v1/openapi.json',
     },
     validatorUrl: false,
-    // The page's own copy of the document (at /docs/json) opens with where the document lives; the
-    // one at /api/v1/openapi.json is left as it is.
+    // The page's own copy of the document (at /docs/json) says, last in its introduction, where the
+    // document lives; the one at /api/v1/openapi.json is left as it is.
     transformSpecification: (document: Record<string, unknown>) => {
       const info = document.info as { description?: string };
-      info.description = `${DOCUMENT_LINKS}\n\n${info.description ?? ''}`;
+      info.description = (info.description ?? '').replace(`\n\n${EXAMPLES_HEADING}`, `\n${DOCUMENT_LINKS}\n\n${EXAMPLES_HEADING}`);
       return document;
     },
+    // Swagger UI's own top bar, with this logo, is hidden (DOCS_CSS); the portal's header takes its place (DOCS_HEADER_JS).
     logo: { type: 'image/svg+xml', content: icon, href: '/', target: '_self' },
     theme: {
       title: 'exrates · API reference',
       favicon: [{ filename: 'icon.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: icon }],
       css: [{ filename: 'exrates.css', content: DOCS_CSS }],
+      js: [{ filename: 'header.js', content: DOCS_HEADER_JS }],
     },
     staticCSP: {
       'default-src': "'self'",
@@ -204,19 +218,52 @@ export function docsPageOptions(): FastifySwaggerUiOptions {
 }
 
 const DOCUMENT_LINKS =
-  'This page renders the OpenAPI 3.1 document at [/api/v1/openapi.json](/api/v1/openapi.json) (also as [YAML](/api/v1/openapi.yaml)), for code generators and API tools.';
+  '- **This page** renders the OpenAPI 3.1 document at [/api/v1/openapi.json](/api/v1/openapi.json) (also as [YAML](/api/v1/openapi.yaml)), for code generators and API tools.';
 
 /**
- * The top bar in the portal's colours; the URL box goes: this page documents this server only.
- * The link to the page's own copy (/docs/json) goes too: the description links the document itself.
+ * The portal's header (src/portal/index.html: the icon and name linking to the portal, then the
+ * links), with the portal's colours, light and dark, where Swagger UI's top bar was; that bar and
+ * its URL box go, since this page documents this server only. Swagger UI marks dark mode on <html>
+ * as the system asks, so the header follows that mark. The link to the page's own copy
+ * (/docs/json) goes too: the description links the document itself.
  */
 const DOCS_CSS = [
-  '.swagger-ui .topbar { background: #1e1b4b; padding: 8px 0; }',
-  '.swagger-ui .topbar .download-url-wrapper { display: none; }',
+  '.swagger-ui .topbar { display: none; }',
   '.swagger-ui .info hgroup.main > a[href$="/docs/json"] { display: none; }',
-  '.swagger-ui .topbar-wrapper img { height: 36px; }',
   '.swagger-ui .info .markdown pre { max-width: 100%; overflow-x: auto; }',
+  '.exr-header { --surface: #ffffff; --border: #dfe3ec; --text: #141824; --muted: #5b6475; border-bottom: 1px solid var(--border); background: var(--surface); font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }',
+  'html.dark-mode .exr-header { --surface: #161b24; --border: #2b3444; --text: #e7ebf3; --muted: #a3adbf; }',
+  '.exr-header .exr-row { box-sizing: border-box; max-width: 1460px; margin: 0 auto; padding: 0 20px; display: flex; align-items: center; gap: 1rem; min-height: 60px; }',
+  '.exr-header .exr-brand { display: inline-flex; align-items: center; gap: .55rem; color: var(--text); text-decoration: none; font-weight: 700; font-size: 1.15rem; letter-spacing: -0.02em; white-space: nowrap; }',
+  '.exr-header .exr-title { color: var(--muted); font-weight: 550; font-size: .95rem; white-space: nowrap; }',
+  '.exr-header nav { margin-left: auto; }',
+  '.exr-header ul { display: flex; gap: 1.25rem; list-style: none; margin: 0; padding: 0; }',
+  '.exr-header ul a { color: var(--muted); text-decoration: none; font-weight: 550; font-size: .95rem; white-space: nowrap; }',
+  '.exr-header ul a:hover { color: var(--text); }',
+  // On a phone the same row, a little tighter: nothing wraps below the name.
+  '@media (max-width: 640px) { .exr-header .exr-row { gap: .6rem; padding: 0 12px; } .exr-header .exr-brand { font-size: 1.05rem; gap: .4rem; } .exr-header .exr-title, .exr-header ul a { font-size: .85rem; } .exr-header ul { gap: .7rem; } }',
 ].join('\n');
+
+/** Puts the portal's header above the page, in plain DOM calls (the page's CSP allows scripts from this server only). */
+const DOCS_HEADER_JS = `(() => {
+  const make = (tag, props, children = []) => {
+    const node = Object.assign(document.createElement(tag), props);
+    node.append(...children);
+    return node;
+  };
+  const icon = make('img', { src: '/docs/static/theme/icon.svg', alt: '', width: 28, height: 28 });
+  const brand = make('a', { className: 'exr-brand', href: '/', title: 'The exrates portal' }, [icon, make('span', { textContent: 'exrates' })]);
+  const title = make('span', { className: 'exr-title', textContent: 'API reference' });
+  const links = make('ul', {}, [
+    make('li', {}, [make('a', { href: '/', textContent: 'Portal' })]),
+    make('li', {}, [make('a', { href: '/api/v1/openapi.json', textContent: 'OpenAPI' })]),
+  ]);
+  const nav = make('nav', {}, [links]);
+  nav.setAttribute('aria-label', 'Main');
+  const header = make('header', { className: 'exr-header' }, [make('div', { className: 'exr-row' }, [brand, title, nav])]);
+  document.body.insertBefore(header, document.body.firstChild);
+})();
+`;
 
 export function registerDocumentRoutes(app: FastifyInstance): void {
   let json: string | undefined;

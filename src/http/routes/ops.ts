@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { noRatesAdvice } from '../../announce.js';
+import { outdatedRates } from '../../core/freshness.js';
+import { utcDay } from '../../core/time.js';
 import type { Deps } from '../../deps.js';
 import { ref } from '../schemas.js';
 
@@ -7,7 +9,11 @@ import { ref } from '../schemas.js';
 const NO_STORE = { 'Cache-Control': { type: 'string', description: 'no-store.' } };
 const READINESS = {
   type: 'object',
-  properties: { status: { type: 'string' }, providers: { type: 'array', items: { type: 'object', additionalProperties: true } } },
+  properties: {
+    status: { type: 'string' },
+    providers: { type: 'array', items: { type: 'object', additionalProperties: true } },
+    warnings: { type: 'array', items: { type: 'string' } },
+  },
   additionalProperties: true,
 };
 
@@ -47,10 +53,10 @@ export function registerOpsRoutes(app: FastifyInstance, deps: Deps): void {
   /** Ready when the store answers and holds rates to serve. */
   app.get(
     '/readyz',
-    operation('getReadiness', 'Readiness: the store answers and holds rates', 'Answers 200 once the store answers and holds rates to serve, with the refresh state of each provider; 503 before the first rates are loaded (with `next`, what to do, when a provider already failed) or while the store cannot be reached: for a readiness probe, which keeps traffic away until it passes. Public, no key; never cached.', {
+    operation('getReadiness', 'Readiness: the store answers and holds rates', 'Answers 200 once the store answers and holds rates to serve, with the refresh state of each provider and, in `warnings`, each provider whose newest day is older than EXRATES_OLD_RATES_DAYS (still served, so still ready); 503 before the first rates are loaded (with `next`, what to do, when a provider already failed) or while the store cannot be reached: for a readiness probe, which keeps traffic away until it passes. Public, no key; never cached.', {
       200: {
         ...READINESS,
-        description: 'Ready. status, and per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError.',
+        description: 'Ready. status, per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError; and `warnings`, present when a provider\'s newest day is older than EXRATES_OLD_RATES_DAYS, one sentence each naming the provider and the day.',
         headers: NO_STORE,
       },
       503: { ...READINESS, description: 'Not ready: no rates loaded (`next` says what to do), or the store cannot be reached.', headers: NO_STORE },
@@ -59,10 +65,14 @@ export function registerOpsRoutes(app: FastifyInstance, deps: Deps): void {
     reply.header('Cache-Control', 'no-store');
     try {
       const providers = [];
+      const warnings: string[] = [];
+      const today = utcDay(deps.clock.now());
       let loaded = false;
       for (const provider of deps.providers) {
         const [latestDay, state] = await Promise.all([deps.rates.latestDay(provider.id), deps.rates.providerState(provider.id)]);
         if (latestDay !== null) loaded = true;
+        const outdated = outdatedRates(provider.id, latestDay, today, deps.config.oldRatesDays);
+        if (outdated) warnings.push(outdated.message);
         providers.push({
           id: provider.id,
           latestDay,
@@ -74,7 +84,9 @@ export function registerOpsRoutes(app: FastifyInstance, deps: Deps): void {
       }
       // Nothing stored and a provider already failed: say what to do rather than only what is wrong.
       const next = !loaded && providers.some((p) => p.stale) ? { next: noRatesAdvice(deps.config) } : {};
-      return reply.code(loaded ? 200 : 503).send({ status: loaded ? 'ready' : 'no rates loaded', providers, ...next });
+      // Old rates are still served, so they warn without making the instance unready.
+      const warned = warnings.length > 0 ? { warnings } : {};
+      return reply.code(loaded ? 200 : 503).send({ status: loaded ? 'ready' : 'no rates loaded', providers, ...warned, ...next });
     } catch (error) {
       deps.log.warn({ err: String(error) }, 'readiness check failed');
       return reply.code(503).send({ status: 'store unreachable' });
