@@ -116,7 +116,7 @@ export const ConfigSchema = Type.Object({
     maximum: 3650,
     default: 7,
     description:
-      "A provider whose newest stored day is more than this many days before today (the service's clock) is warned about at start, naming the day: its rates are still served as the latest, and stay `stale: false` while its refreshes succeed (an old file does).",
+      "A provider whose newest stored day is more than this many days before today (the service's clock) is warned about in the start log and in /readyz's warnings, naming the day: its rates are still served as the latest, and stay `stale: false` while its refreshes succeed (an old file does).",
   }),
   EXRATES_QUOTA_FREE: Type.Integer({ minimum: 1, default: 1000, description: 'Requests per UTC day for a free-tier key.' }),
   EXRATES_QUOTA_PRO: Type.Integer({ minimum: 1, default: 100000, description: 'Requests per UTC day for a pro-tier key.' }),
