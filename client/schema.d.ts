@@ -132,7 +132,7 @@ export interface paths {
         };
         /**
          * The configured rate providers and their state
-         * @description Each configured provider in order of preference: its base currency, the currencies it quotes now, its newest stored day and the outcome of its refreshes. Cacheable until the next refresh; counts once.
+         * @description Each configured provider in order of preference: who publishes it and what kind of source it is, its terms of use and publication schedule, its base currency, the currencies it quotes now, its newest stored day and the outcome of its refreshes. Cacheable until the next refresh; counts once.
          */
         get: operations["listProviders"];
         put?: never;
@@ -141,7 +141,7 @@ export interface paths {
         options?: never;
         /**
          * The configured rate providers and their state
-         * @description Each configured provider in order of preference: its base currency, the currencies it quotes now, its newest stored day and the outcome of its refreshes. Cacheable until the next refresh; counts once.
+         * @description Each configured provider in order of preference: who publishes it and what kind of source it is, its terms of use and publication schedule, its base currency, the currencies it quotes now, its newest stored day and the outcome of its refreshes. Cacheable until the next refresh; counts once.
          */
         head: operations["listProviders-head"];
         patch?: never;
@@ -311,6 +311,13 @@ export interface components {
              */
             id: string;
             /**
+             * @description The publisher's own name.
+             * @example European Central Bank
+             */
+            name: string;
+            /** @description central bank (an official source publishing its own reference rates), aggregator (a service that gathers others' rates), commercial (a paid data vendor) or file (a document the operator supplies). */
+            kind: "central bank" | "aggregator" | "commercial" | "file";
+            /**
              * @description The currency all of its rates are quoted against.
              * @example EUR
              */
@@ -334,6 +341,13 @@ export interface components {
                 /** @description true when its latest refresh failed: its rates are then served with stale: true. */
                 failing: boolean;
             };
+            /** @description The publisher's terms of use for its rates; null when it publishes none (or the operator supplies the data). */
+            termsUrl: string | null;
+            /**
+             * @description When it publishes, in words.
+             * @example TARGET business days, around 16:00 CET
+             */
+            schedule: string;
         };
         /** @description Live mid-market rate: units of `to` per one unit of `from`. */
         Rate: {

@@ -2,6 +2,7 @@ import Type from 'typebox';
 import { ERROR_CODES } from '../core/errors.js';
 import { RANGES } from '../core/history.js';
 import { AMOUNT_PATTERN } from '../core/rates.js';
+import { PROVIDER_KINDS } from '../providers/registry.js';
 
 /** Query parameter names and the problem code their invalid values produce. */
 export const PARAM_CODES = {
@@ -230,6 +231,11 @@ export const UsageResponse = Type.Object(
 export const ProviderEntry = Type.Object(
   {
     id: Type.String({ description: 'The provider, as EXRATES_PROVIDERS names it.', examples: ['ecb'] }),
+    name: Type.String({ description: 'The publisher\'s own name.', examples: ['European Central Bank'] }),
+    kind: Type.Union(
+      PROVIDER_KINDS.map((k) => Type.Literal(k)),
+      { description: 'central bank (an official source publishing its own reference rates), aggregator (a service that gathers others\' rates), commercial (a paid data vendor) or file (a document the operator supplies).' },
+    ),
     base: Type.String({ description: 'The currency all of its rates are quoted against.', examples: ['EUR'] }),
     currencies: Type.Array(Type.String(), {
       description: 'The currencies it quotes now (its base included), sorted by code.',
@@ -244,6 +250,10 @@ export const ProviderEntry = Type.Object(
       },
       { description: 'The outcome of its refreshes.' },
     ),
+    termsUrl: Type.Union([Type.String({ format: 'uri' }), Type.Null()], {
+      description: "The publisher's terms of use for its rates; null when it publishes none (or the operator supplies the data).",
+    }),
+    schedule: Type.String({ description: 'When it publishes, in words.', examples: ['TARGET business days, around 16:00 CET'] }),
   },
   { $id: 'Provider', description: 'A configured rate provider.' },
 );

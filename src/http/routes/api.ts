@@ -5,6 +5,7 @@ import { andThen, type MaybePromise } from '../../core/maybe.js';
 import type { Provider, RateStore } from '../../core/ports.js';
 import { parseDate, type RateBook, type RateQuote } from '../../core/rates.js';
 import { listCurrencies } from '../../core/served-currencies.js';
+import { providerEntry } from '../../providers/registry.js';
 import { sendConditional, strongEtag, type HttpCaches } from '../caching.js';
 import type { KeyStep } from '../keyed.js';
 import { sent } from '../kept-body.js';
@@ -285,7 +286,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       operationId: 'listProviders',
       summary: 'The configured rate providers and their state',
       description:
-        'Each configured provider in order of preference: its base currency, the currencies it quotes now, its newest stored day and the outcome of its refreshes. Cacheable until the next refresh; counts once.',
+        'Each configured provider in order of preference: who publishes it and what kind of source it is, its terms of use and publication schedule, its base currency, the currencies it quotes now, its newest stored day and the outcome of its refreshes. Cacheable until the next refresh; counts once.',
       tags: ['rates'],
       querystring: NoQuery,
       headers: CONDITIONAL_HEADERS,
@@ -301,12 +302,18 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       const providers = await Promise.all(
         services.providers.map(async (provider) => {
           const state = await services.rates.providerState(provider.id);
+          // Every configured provider is made from its registry entry (src/deps.ts).
+          const { metadata } = providerEntry(provider.id)!;
           return {
             id: provider.id,
+            name: metadata.name,
+            kind: metadata.kind,
             base: provider.base,
             currencies: listed.filter((entry) => entry.providers.includes(provider.id)).map((entry) => entry.code),
             latestDay: snapshot.data.get(provider.id)?.days.at(-1) ?? null,
             refresh: { lastSuccessAt: state?.lastSuccessAt ?? null, lastFailureAt: state?.lastFailureAt ?? null, failing: state?.failing ?? false },
+            termsUrl: metadata.termsUrl,
+            schedule: metadata.schedule,
           };
         }),
       );
