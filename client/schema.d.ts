@@ -502,7 +502,7 @@ export interface components {
             status: number;
             detail: string;
             /** @description Stable machine-readable code. */
-            code: "invalid_currency" | "unsupported_currency" | "invalid_amount" | "invalid_range" | "invalid_format" | "invalid_date" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "internal_error";
+            code: "invalid_currency" | "unsupported_currency" | "unsupported_source" | "invalid_amount" | "invalid_range" | "invalid_format" | "invalid_date" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "internal_error";
             /** @description The offending query parameter, on validation errors. */
             param?: string;
         };
@@ -530,6 +530,11 @@ export interface operations {
                 to: string;
                 /** @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate. */
                 date?: string;
+                /**
+                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
+                 * @example ecb
+                 */
+                source?: string;
             };
             header?: {
                 /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
@@ -586,7 +591,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -678,6 +683,11 @@ export interface operations {
                 to: string;
                 /** @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate. */
                 date?: string;
+                /**
+                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
+                 * @example ecb
+                 */
+                source?: string;
             };
             header?: {
                 /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
@@ -732,7 +742,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -816,6 +826,11 @@ export interface operations {
                 amount: string;
                 /** @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate. */
                 date?: string;
+                /**
+                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
+                 * @example ecb
+                 */
+                source?: string;
             };
             header?: {
                 /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
@@ -872,7 +887,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -966,6 +981,11 @@ export interface operations {
                 amount: string;
                 /** @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate. */
                 date?: string;
+                /**
+                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
+                 * @example ecb
+                 */
+                source?: string;
             };
             header?: {
                 /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
@@ -1020,7 +1040,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1104,6 +1124,11 @@ export interface operations {
                 range?: "1m" | "3m" | "6m" | "1y" | "5y";
                 /** @description json (a History object) or csv (RFC 4180, CRLF, header `date,rate`, ascending). */
                 format?: "json" | "csv";
+                /**
+                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
+                 * @example ecb
+                 */
+                source?: string;
             };
             header?: {
                 /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
@@ -1163,7 +1188,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_range`, `invalid_format`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range`, `invalid_format`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1257,6 +1282,11 @@ export interface operations {
                 range?: "1m" | "3m" | "6m" | "1y" | "5y";
                 /** @description json (a History object) or csv (RFC 4180, CRLF, header `date,rate`, ascending). */
                 format?: "json" | "csv";
+                /**
+                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
+                 * @example ecb
+                 */
+                source?: string;
             };
             header?: {
                 /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
@@ -1313,7 +1343,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_range`, `invalid_format`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range`, `invalid_format`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1397,6 +1427,11 @@ export interface operations {
                 date?: string;
                 /** @description An amount in the source currency to convert into every target, as in /convert: up to 18 integer digits and up to 12 decimals with "." as the decimal point. No sign, exponent, spaces or separators. */
                 amount?: string;
+                /**
+                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
+                 * @example ecb
+                 */
+                source?: string;
             };
             header?: {
                 /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
@@ -1453,7 +1488,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1547,6 +1582,11 @@ export interface operations {
                 date?: string;
                 /** @description An amount in the source currency to convert into every target, as in /convert: up to 18 integer digits and up to 12 decimals with "." as the decimal point. No sign, exponent, spaces or separators. */
                 amount?: string;
+                /**
+                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
+                 * @example ecb
+                 */
+                source?: string;
             };
             header?: {
                 /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
@@ -1601,7 +1641,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */

@@ -137,9 +137,10 @@ export interface HistoryBodies {
    * The answer in an encoding, computed when it is not held yet (without a promise when it is
    * held). Only the form asked for is kept: a computed plain body that was needed only to be
    * compressed is not. The body is counted out to the caller: give it back with `sent` once the
-   * response is ended, or it is left to the collector.
+   * response is ended, or it is left to the collector. With a source (one provider's numbers
+   * only), the answer is computed for the request and not kept.
    */
-  render(from: string, to: string, range: HistoryRange, csv: boolean, encoding?: Encoding): MaybePromise<RenderedHistory>;
+  render(from: string, to: string, range: HistoryRange, csv: boolean, encoding?: Encoding, source?: string): MaybePromise<RenderedHistory>;
 }
 
 /** The forms an answer is kept in, each under a key of its own. */
@@ -207,14 +208,14 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
       const key = keyOf(from, to, range, csv);
       return key === undefined ? undefined : current(cache.peek(encodedKey(key, encoding)), today(), book.generation());
     },
-    render(from, to, range, csv, encoding = 'identity') {
-      const found = held(from, to, range, csv, encoding);
+    render(from, to, range, csv, encoding = 'identity', source) {
+      const found = source === undefined ? held(from, to, range, csv, encoding) : undefined;
       if (found) return handedOut(found);
       const fromCode = parseCurrency(from, 'from');
       const toCode = parseCurrency(to, 'to');
       const day = today();
       const generation = book.generation();
-      return pairHistory(book, fromCode, toCode, range).then((history) => {
+      return pairHistory(book, fromCode, toCode, range, source).then((history) => {
         let body: string;
         if (csv) body = historyCsv(history.points);
         else {
@@ -227,6 +228,11 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
         const key = keyOf(fromCode, toCode, range, csv)!;
         const etag = strongEtag(bytes);
         const rendered = { kept: keptBody(bytes), etag, plainEtag: etag, name: `${history.pair}_${history.range}.csv`, key, day, generation, lastModified: httpDate(history.asOf) };
+        if (source !== undefined) {
+          if (encoding === 'identity') return handedOut(rendered);
+          const body = compressBody(rendered.kept.body, encoding);
+          return handedOut({ ...rendered, kept: keptBody(body), etag: encodedEtag(etag, encoding) });
+        }
         if (encoding !== 'identity') return handedOut(encode(rendered, encoding));
         cache.set(key, rendered, bytes.length);
         return handedOut(rendered);
@@ -261,6 +267,8 @@ export interface ManyRatesQuery {
   to?: string;
   date?: Day;
   amount?: string;
+  /** One provider's numbers only. */
+  source?: string;
 }
 
 /** A /rates answer rendered, with what its headers need. */
@@ -279,7 +287,7 @@ export interface RenderedManyRates {
 export function createManyRatesBodies(book: RateBook, maxBytes = 8 * 1024 * 1024): (query: ManyRatesQuery) => MaybePromise<RenderedManyRates> {
   const cache = createByteLru<{ generation: number; answer: RenderedManyRates }>(maxBytes);
   return (query) => {
-    const key = `${query.from}|${query.to ?? ''}|${query.date ?? ''}|${query.amount ?? ''}`;
+    const key = `${query.from}|${query.to ?? ''}|${query.date ?? ''}|${query.amount ?? ''}|${query.source ?? ''}`;
     const held = cache.get(key);
     if (held && held.generation === book.generation() && book.current()) return held.answer;
     const generation = book.generation();

@@ -12,6 +12,7 @@ export const PARAM_CODES = {
   range: 'invalid_range',
   format: 'invalid_format',
   date: 'invalid_date',
+  source: 'unsupported_source',
 } as const;
 
 /** The shape of a currency parameter (case-insensitive); ISO 4217 decides the rest. */
@@ -52,10 +53,22 @@ const Amount = (description: string) =>
     examples: ['100', '99.95'],
   });
 
+/** One provider's numbers only: `source` on /rate, /convert, /rates and /history. */
+export const SOURCE_PATTERN = '^[A-Za-z0-9_-]{1,32}$';
+const SourceParam = Type.Optional(
+  Type.String({
+    pattern: SOURCE_PATTERN,
+    description:
+      'A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider\'s published numbers: both currencies through its base, on its days, never another provider\'s. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.',
+    examples: ['ecb'],
+  }),
+);
+
 export const RateQuery = Type.Object({
   from: Currency('Source currency.'),
   to: Currency('Target currency.'),
   date: DateParam,
+  source: SourceParam,
 });
 
 export const ConvertQuery = Type.Object({
@@ -63,6 +76,7 @@ export const ConvertQuery = Type.Object({
   to: Currency('Target currency.'),
   amount: Amount('Non-negative decimal amount in the source currency'),
   date: DateParam,
+  source: SourceParam,
 });
 
 export const RatesQuery = Type.Object({
@@ -76,6 +90,7 @@ export const RatesQuery = Type.Object({
   ),
   date: DateParam,
   amount: Type.Optional(Amount('An amount in the source currency to convert into every target, as in /convert')),
+  source: SourceParam,
 });
 
 /** Endpoints without parameters: any query is ignored, as unknown parameters are everywhere. */
@@ -96,6 +111,7 @@ export const HistoryQuery = Type.Object({
       description: 'json (a History object) or csv (RFC 4180, CRLF, header `date,rate`, ascending).',
     }),
   ),
+  source: SourceParam,
 });
 
 /**

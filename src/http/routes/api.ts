@@ -113,16 +113,21 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
     });
 
   /** A rate or conversion: live, or on a past date (which never changes once a later day is published). */
-  const quoted = (request: FastifyRequest, reply: FastifyReply, query: { from: string; to: string; date?: string | undefined }, render: (quote: RateQuote) => RenderedBody) => {
+  const quoted = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    query: { from: string; to: string; date?: string | undefined; source?: string | undefined },
+    render: (quote: RateQuote) => RenderedBody,
+  ) => {
     if (query.date !== undefined) {
       const date = parseDate(query.date, book.clock);
       return done(
-        andThen(book.rateOnDate(query.from, query.to, date), (dated) =>
+        andThen(book.rateOnDate(query.from, query.to, date, query.source), (dated) =>
           sendJson(request, reply, render(dated.quote), dated.settled ? SETTLED_CACHE_CONTROL : services.liveCacheControl()),
         ),
       );
     }
-    return done(andThen(book.liveRate(query.from, query.to), (quote) => sendJson(request, reply, render(quote), services.liveCacheControl())));
+    return done(andThen(book.liveRate(query.from, query.to, query.source), (quote) => sendJson(request, reply, render(quote), services.liveCacheControl())));
   };
 
   app.route({
@@ -140,7 +145,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       response: {
         200: json('The rate.', 'Rate'),
         304: NOT_MODIFIED,
-        400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_date`, `missing_parameter`'),
+        400: badRequest('`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_date`, `missing_parameter`'),
         404: notFoundProblem('`no_history`: with `date`, no rate for the pair on or before it.'),
         ...KEYED_ERRORS,
       },
@@ -163,7 +168,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       response: {
         200: json('The conversion.', 'Conversion'),
         304: NOT_MODIFIED,
-        400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`'),
+        400: badRequest('`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `missing_parameter`'),
         404: notFoundProblem('`no_history`: with `date`, no rate for the pair on or before it.'),
         ...KEYED_ERRORS,
       },
@@ -199,19 +204,19 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
           },
         },
         304: NOT_MODIFIED,
-        400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_range`, `invalid_format`, `missing_parameter`'),
+        400: badRequest('`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range`, `invalid_format`, `missing_parameter`'),
         404: notFoundProblem('`no_history`: no rates stored for the pair in the range.'),
         ...KEYED_ERRORS,
       },
     },
     handler: (request, reply) => {
-      const { from, to, range, format } = request.query;
+      const { from, to, range, format, source } = request.query;
       const csv = format === 'csv';
       const accepted = request.headers['accept-encoding'];
       const encoding = caches.negotiateEncoding(accepted);
       // The form that is sent is the one asked for, and the only one kept.
       return done(
-        andThen(services.histories.render(from, to, range ?? DEFAULT_RANGE, csv, encoding), (rendered) => {
+        andThen(services.histories.render(from, to, range ?? DEFAULT_RANGE, csv, encoding, source), (rendered) => {
           sendConditional(request, reply, {
             body: rendered.kept.body,
             etag: rendered.etag,
@@ -243,15 +248,21 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       response: {
         200: json('The rates, or the amount converted, per target.', 'Rates'),
         304: NOT_MODIFIED,
-        400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`'),
+        400: badRequest('`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `missing_parameter`'),
         404: notFoundProblem('`no_history`: with `date`, a currency named in `to` has no rate on or before it.'),
         ...KEYED_ERRORS,
       },
     },
     handler: (request, reply) => {
-      const { from, to, date, amount } = request.query;
+      const { from, to, date, amount, source } = request.query;
       const day = date === undefined ? undefined : parseDate(date, book.clock);
-      const many = services.manyRates({ from, ...(to === undefined ? {} : { to }), ...(day === undefined ? {} : { date: day }), ...(amount === undefined ? {} : { amount }) });
+      const many = services.manyRates({
+        from,
+        ...(to === undefined ? {} : { to }),
+        ...(day === undefined ? {} : { date: day }),
+        ...(amount === undefined ? {} : { amount }),
+        ...(source === undefined ? {} : { source }),
+      });
       return done(andThen(many, ({ rendered, settled }) => sendJson(request, reply, rendered, settled ? SETTLED_CACHE_CONTROL : services.liveCacheControl())));
     },
   });
