@@ -247,6 +247,59 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description One number a provider published. */
+        PublishedNumber: {
+            /**
+             * @description The provider that published it.
+             * @example cnb
+             */
+            provider: string;
+            /**
+             * Format: date
+             * @description The day it was published for.
+             */
+            day: string;
+            /**
+             * @description The provider's base currency.
+             * @example CZK
+             */
+            base: string;
+            /**
+             * @description The currency it is the rate of.
+             * @example USD
+             */
+            currency: string;
+            /**
+             * @description Units of `currency` per one `base`, exactly as stored: a decimal as published, or `1/<x>`, the exact reciprocal of the number x the provider published (see reciprocalOf).
+             * @example 1.19
+             * @example 1/20.541
+             */
+            rate: string;
+            /**
+             * @description For a `1/<x>` rate: x exactly as published, units of `base` per one `currency` (a per-10/100/1,000 quotation already divided out).
+             * @example 20.541
+             */
+            reciprocalOf?: string;
+        };
+        /** @description Where a rate comes from: enough to recompute it by hand from the providers' own pages. */
+        Provenance: {
+            /**
+             * @description The provider of `from`'s number, then, when different, that of `to`'s.
+             * @example [
+             *       "ecb"
+             *     ]
+             */
+            providers: string[];
+            /**
+             * Format: date
+             * @description The day of every number used (a cross uses one day for all).
+             */
+            day: string;
+            /** @description The currency both providers publish through which a cross between two providers is taken; null for one provider. */
+            bridge: string | null;
+            /** @description The published numbers used, in the order from, bridge in from's provider, bridge in to's provider, to. A provider's base counts 1 and is not listed. One provider: rate = to / from; a cross: rate = (bridge_from / from) × (to / bridge_to); then rounded once to 8 significant digits, half-to-even. */
+            numbers: components["schemas"]["PublishedNumber"][];
+        };
         /** @description A currency the service answers for. */
         Currency: {
             /**
@@ -302,6 +355,7 @@ export interface components {
              * @example 86.42
              */
             result?: string;
+            provenance?: components["schemas"]["Provenance"];
         };
         /** @description A configured rate provider. */
         Provider: {
@@ -372,6 +426,7 @@ export interface components {
             asOf: string;
             /** @description true when the latest refresh of the rate's provider failed and the last stored rate is served instead; false again after the next successful refresh. */
             stale: boolean;
+            provenance?: components["schemas"]["Provenance"];
         };
         /** @description A conversion at the live mid-market rate. */
         Conversion: {
@@ -401,6 +456,7 @@ export interface components {
             asOf: string;
             /** @description true when the latest refresh of the rate's provider failed and the last stored rate is served instead; false again after the next successful refresh. */
             stale: boolean;
+            provenance?: components["schemas"]["Provenance"];
         };
         /** @description Daily history with statistics. */
         History: {
@@ -535,6 +591,8 @@ export interface operations {
                  * @example ecb
                  */
                 source?: string;
+                /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
+                expand?: "provenance";
             };
             header?: {
                 /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
@@ -591,7 +649,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -688,6 +746,8 @@ export interface operations {
                  * @example ecb
                  */
                 source?: string;
+                /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
+                expand?: "provenance";
             };
             header?: {
                 /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
@@ -742,7 +802,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -831,6 +891,8 @@ export interface operations {
                  * @example ecb
                  */
                 source?: string;
+                /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
+                expand?: "provenance";
             };
             header?: {
                 /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
@@ -887,7 +949,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -986,6 +1048,8 @@ export interface operations {
                  * @example ecb
                  */
                 source?: string;
+                /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
+                expand?: "provenance";
             };
             header?: {
                 /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
@@ -1040,7 +1104,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1432,6 +1496,8 @@ export interface operations {
                  * @example ecb
                  */
                 source?: string;
+                /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
+                expand?: "provenance";
             };
             header?: {
                 /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
@@ -1488,7 +1554,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1587,6 +1653,8 @@ export interface operations {
                  * @example ecb
                  */
                 source?: string;
+                /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
+                expand?: "provenance";
             };
             header?: {
                 /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
@@ -1641,7 +1709,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */

@@ -1,6 +1,6 @@
 import { parseCurrency } from './currencies.js';
 import { DomainError } from './errors.js';
-import { convertAt, parseAmount, type RateBook, type RateQuote } from './rates.js';
+import { convertAt, parseAmount, type Provenance, type RateBook, type RateQuote } from './rates.js';
 import { listCurrencies } from './served-currencies.js';
 import type { Day } from './time.js';
 
@@ -14,6 +14,8 @@ export interface ManyRatesEntry {
   stale: boolean;
   /** With an amount: amount × rate, as /convert answers it. */
   result?: string;
+  /** When asked for: what the rate was computed from. */
+  provenance?: Provenance;
 }
 
 export interface ManyRates {
@@ -51,7 +53,7 @@ const byTo = (a: ManyRatesEntry, b: ManyRatesEntry) => (a.to < b.to ? -1 : a.to 
  */
 export async function manyRates(
   book: RateBook,
-  request: { from: string; to?: string; date?: Day; amount?: string; source?: string },
+  request: { from: string; to?: string; date?: Day; amount?: string; source?: string; provenance?: boolean },
 ): Promise<ManyRates> {
   const { source } = request;
   if (source !== undefined) book.parseSource(source);
@@ -82,10 +84,11 @@ export async function manyRates(
         throw error;
       }
     }
-    if (amount) {
-      const { rate, result, asOf, stale } = convertAt(quote, amount);
-      rates.push({ to, rate, asOf, stale, result });
-    } else rates.push({ to, rate: quote.rate, asOf: quote.asOf, stale: quote.stale });
+    const entry: ManyRatesEntry = amount
+      ? (({ rate, result, asOf, stale }) => ({ to, rate, asOf, stale, result }))(convertAt(quote, amount))
+      : { to, rate: quote.rate, asOf: quote.asOf, stale: quote.stale };
+    if (request.provenance && quote.provenance) entry.provenance = quote.provenance;
+    rates.push(entry);
   }
   rates.sort(byTo);
   return { from, ...(amount ? { amount: amount.text } : {}), rates, settled: request.date !== undefined && settled };

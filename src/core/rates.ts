@@ -14,6 +14,7 @@ import {
   newestDay,
   pruneProviderRates,
   quotesNow,
+  rateTextOn,
   valueOn,
   type ProviderRates,
 } from './rate-index.js';
@@ -34,6 +35,50 @@ export interface RateQuote {
   rate: string;
   asOf: string;
   stale: boolean;
+  /** What the rate was computed from; rendered only when asked for (expand=provenance). */
+  provenance?: Provenance;
+}
+
+/** One number a provider published, as stored: units of `currency` per one `base`. */
+export interface PublishedNumber {
+  provider: string;
+  day: Day;
+  base: string;
+  currency: string;
+  /** The stored text: a decimal, or `1/<x>`, the exact reciprocal of the number the provider published. */
+  rate: string;
+  /** For a `1/<x>` text, x as published: units of `base` per one `currency`. */
+  reciprocalOf?: string;
+}
+
+/**
+ * Where a rate comes from: the providers, the day, the bridge of a cross between two providers,
+ * and every published number used. With f and t the numbers of `from` and `to` (1 for a
+ * provider's base): one provider, rate = t / f; a cross through the bridge b, with bf and bt the
+ * bridge's numbers in from's and to's providers, rate = (bf / f) × (t / bt), rounded once.
+ */
+export interface Provenance {
+  providers: string[];
+  day: Day;
+  bridge: string | null;
+  numbers: PublishedNumber[];
+}
+
+function published(data: ProviderRates, code: string, day: Day): PublishedNumber | undefined {
+  if (code === data.base) return undefined;
+  const rate = rateTextOn(data, code, day)!;
+  const entry: PublishedNumber = { provider: data.provider, day, base: data.base, currency: code, rate };
+  if (rate.startsWith('1/')) entry.reciprocalOf = rate.slice(2);
+  return entry;
+}
+
+/** The provenance of a rate from → to computed on `day` (every value it needs is there). */
+export function provenanceOf(fromData: ProviderRates, from: string, toData: ProviderRates, to: string, day: Day, bridge: string | undefined): Provenance {
+  const providers = fromData === toData ? [fromData.provider] : [fromData.provider, toData.provider];
+  const used: Array<[ProviderRates, string]> = from === to ? [] : [[fromData, from], [toData, to]];
+  if (fromData !== toData && bridge !== undefined) used.splice(1, 0, [fromData, bridge], [toData, bridge]);
+  const numbers = used.map(([data, code]) => published(data, code, day)).filter((n): n is PublishedNumber => n !== undefined);
+  return { providers, day, bridge: fromData === toData ? null : (bridge ?? null), numbers };
 }
 
 export interface Conversion {
@@ -400,7 +445,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     if (stale) options.metrics?.staleServed();
     if (from === to) {
       const day = daysOf(fromData, from).at(-1)!;
-      return { pair: from + to, from, to, rate: '1', asOf: fromData.asOf.get(day)!, stale };
+      return { pair: from + to, from, to, rate: '1', asOf: fromData.asOf.get(day)!, stale, provenance: provenanceOf(fromData, from, fromData, to, day, undefined) };
     }
     const bridge = bridgeCurrency(fromData, toData);
     // The newest day on which every value the cross needs was published (the same date for all, SPEC §2).
@@ -412,7 +457,15 @@ export function createRateBook(options: RateBookOptions): RateBook {
       if (!value) continue;
       const asOfA = fromData.asOf.get(day)!;
       const asOfB = toData.asOf.get(day)!;
-      return { pair: from + to, from, to, rate: formatRate(value), asOf: asOfA < asOfB ? asOfA : asOfB, stale };
+      return {
+        pair: from + to,
+        from,
+        to,
+        rate: formatRate(value),
+        asOf: asOfA < asOfB ? asOfA : asOfB,
+        stale,
+        provenance: provenanceOf(fromData, from, toData, to, day, bridge),
+      };
     }
     throw feedUnavailable(`No day with rates for both ${from} and ${to} is stored yet.`);
   }
@@ -453,7 +506,15 @@ export function createRateBook(options: RateBookOptions): RateBook {
       if (from !== to && !value) continue;
       const asOfA = fromData.asOf.get(day)!;
       const asOfB = toData.asOf.get(day) ?? asOfA;
-      const quote: RateQuote = { pair: from + to, from, to, rate: value ? formatRate(value) : '1', asOf: asOfA < asOfB ? asOfA : asOfB, stale: false };
+      const quote: RateQuote = {
+        pair: from + to,
+        from,
+        to,
+        rate: value ? formatRate(value) : '1',
+        asOf: asOfA < asOfB ? asOfA : asOfB,
+        stale: false,
+        provenance: provenanceOf(fromData, from, toData, to, day, bridge),
+      };
       const dated = { quote, settled: date < (newestDay(fromData) ?? date) && date < (newestDay(toData) ?? date) };
       datedCache(slot).set(datedKey(pairKey(from, to)!, dayNumber(date)!), { generation: held, dated });
       return dated;

@@ -55,14 +55,17 @@ export interface RenderedHistory {
  * Quote bodies rendered once per quote: the book hands out the same quote object until the rates
  * change. Held by the quote (a WeakMap), so bounded by the quotes the book holds, and gone with them.
  */
-export function createQuoteBodies(): (quote: RateQuote) => RenderedBody {
+export function createQuoteBodies(): (quote: RateQuote, provenance?: boolean) => RenderedBody {
   const rendered = new WeakMap<RateQuote, RenderedBody>();
-  return (quote) => {
-    let body = rendered.get(quote);
+  const expanded = new WeakMap<RateQuote, RenderedBody>();
+  return (quote, provenance = false) => {
+    const held = provenance ? expanded : rendered;
+    let body = held.get(quote);
     if (!body) {
-      const text = JSON.stringify({ pair: quote.pair, from: quote.from, to: quote.to, rate: quote.rate, asOf: quote.asOf, stale: quote.stale });
+      const fields = { pair: quote.pair, from: quote.from, to: quote.to, rate: quote.rate, asOf: quote.asOf, stale: quote.stale };
+      const text = JSON.stringify(provenance ? { ...fields, provenance: quote.provenance } : fields);
       body = { body: text, etag: strongEtag(text), length: Buffer.byteLength(text), lastModified: httpDate(quote.asOf) };
-      rendered.set(quote, body);
+      held.set(quote, body);
     }
     return body;
   };
@@ -85,11 +88,17 @@ export function renderConversion(conversion: Conversion): string {
  * a quote object lives until the rates change, so its conversions go with it. Bounded by entries
  * over all quotes; past the bound everything is dropped and rendered anew.
  */
-export function createConversionBodies(maxEntries = 20_000): (quote: RateQuote, amountText: string) => RenderedBody {
+export function createConversionBodies(maxEntries = 20_000): (quote: RateQuote, amountText: string, provenance?: boolean) => RenderedBody {
   // Per quote, by the amount's text (src/core/text-key.ts): not a map keyed by the request's own string.
   let byQuote = new WeakMap<RateQuote, TextKeyedMap<RenderedBody>>();
   let entries = 0;
-  return (quote, amountText) => {
+  return (quote, amountText, provenance = false) => {
+    if (provenance) {
+      // Asked for now and then, by people checking a number: rendered each time, not kept.
+      const plain = renderConversion(convertAt(quote, parseAmount(amountText)));
+      const body = `${plain.slice(0, -1)},"provenance":${JSON.stringify(quote.provenance)}}`;
+      return { body, etag: strongEtag(body), length: Buffer.byteLength(body), lastModified: httpDate(quote.asOf) };
+    }
     let bodies = byQuote.get(quote);
     let rendered = bodies?.get(amountText);
     if (rendered) return rendered;
@@ -269,6 +278,8 @@ export interface ManyRatesQuery {
   amount?: string;
   /** One provider's numbers only. */
   source?: string;
+  /** Each entry with its provenance. */
+  provenance?: boolean;
 }
 
 /** A /rates answer rendered, with what its headers need. */
@@ -287,7 +298,7 @@ export interface RenderedManyRates {
 export function createManyRatesBodies(book: RateBook, maxBytes = 8 * 1024 * 1024): (query: ManyRatesQuery) => MaybePromise<RenderedManyRates> {
   const cache = createByteLru<{ generation: number; answer: RenderedManyRates }>(maxBytes);
   return (query) => {
-    const key = `${query.from}|${query.to ?? ''}|${query.date ?? ''}|${query.amount ?? ''}|${query.source ?? ''}`;
+    const key = `${query.from}|${query.to ?? ''}|${query.date ?? ''}|${query.amount ?? ''}|${query.source ?? ''}|${query.provenance ? 'p' : ''}`;
     const held = cache.get(key);
     if (held && held.generation === book.generation() && book.current()) return held.answer;
     const generation = book.generation();

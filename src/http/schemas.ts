@@ -13,6 +13,7 @@ export const PARAM_CODES = {
   format: 'invalid_format',
   date: 'invalid_date',
   source: 'unsupported_source',
+  expand: 'invalid_format',
 } as const;
 
 /** The shape of a currency parameter (case-insensitive); ISO 4217 decides the rest. */
@@ -64,11 +65,20 @@ const SourceParam = Type.Optional(
   }),
 );
 
+/** `expand=provenance` on /rate, /convert and /rates: the answer says what it was computed from. */
+const ExpandParam = Type.Optional(
+  Type.Literal('provenance', {
+    description:
+      'provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged.',
+  }),
+);
+
 export const RateQuery = Type.Object({
   from: Currency('Source currency.'),
   to: Currency('Target currency.'),
   date: DateParam,
   source: SourceParam,
+  expand: ExpandParam,
 });
 
 export const ConvertQuery = Type.Object({
@@ -77,6 +87,7 @@ export const ConvertQuery = Type.Object({
   amount: Amount('Non-negative decimal amount in the source currency'),
   date: DateParam,
   source: SourceParam,
+  expand: ExpandParam,
 });
 
 export const RatesQuery = Type.Object({
@@ -91,6 +102,7 @@ export const RatesQuery = Type.Object({
   date: DateParam,
   amount: Type.Optional(Amount('An amount in the source currency to convert into every target, as in /convert')),
   source: SourceParam,
+  expand: ExpandParam,
 });
 
 /** Endpoints without parameters: any query is ignored, as unknown parameters are everywhere. */
@@ -125,6 +137,40 @@ export const CONDITIONAL_HEADERS = Type.Object({
   ),
 });
 
+export const PublishedNumberSchema = Type.Object(
+  {
+    provider: Type.String({ description: 'The provider that published it.', examples: ['cnb'] }),
+    day: Type.String({ format: 'date', description: 'The day it was published for.' }),
+    base: Type.String({ description: "The provider's base currency.", examples: ['CZK'] }),
+    currency: Type.String({ description: 'The currency it is the rate of.', examples: ['USD'] }),
+    rate: Type.String({
+      description:
+        'Units of `currency` per one `base`, exactly as stored: a decimal as published, or `1/<x>`, the exact reciprocal of the number x the provider published (see reciprocalOf).',
+      examples: ['1.19', '1/20.541'],
+    }),
+    reciprocalOf: Type.Optional(
+      Type.String({ description: 'For a `1/<x>` rate: x exactly as published, units of `base` per one `currency` (a per-10/100/1,000 quotation already divided out).', examples: ['20.541'] }),
+    ),
+  },
+  { $id: 'PublishedNumber', description: 'One number a provider published.' },
+);
+
+export const ProvenanceSchema = Type.Object(
+  {
+    providers: Type.Array(Type.String(), { description: "The provider of `from`'s number, then, when different, that of `to`'s.", examples: [['ecb']] }),
+    day: Type.String({ format: 'date', description: 'The day of every number used (a cross uses one day for all).' }),
+    bridge: Type.Union([Type.String(), Type.Null()], {
+      description: 'The currency both providers publish through which a cross between two providers is taken; null for one provider.',
+    }),
+    numbers: Type.Array(Type.Unsafe(ref('PublishedNumber')), {
+      description:
+        "The published numbers used, in the order from, bridge in from's provider, bridge in to's provider, to. A provider's base counts 1 and is not listed. One provider: rate = to / from; a cross: rate = (bridge_from / from) × (to / bridge_to); then rounded once to 8 significant digits, half-to-even.",
+    }),
+  },
+  { $id: 'Provenance', description: 'Where a rate comes from: enough to recompute it by hand from the providers\' own pages.' },
+);
+const ProvenanceField = Type.Optional(Type.Unsafe<unknown>({ ...ref('Provenance'), description: 'With expand=provenance: what the rate was computed from.' }));
+
 const RATE_NOTE =
   'Decimal string: the exact cross rate rounded once, half-to-even, to 8 significant digits, trailing zeros removed. "1" when from equals to.';
 
@@ -136,6 +182,7 @@ export const RateResponse = Type.Object(
     rate: DecimalString(RATE_NOTE, '1.0842'),
     asOf: DateTime,
     stale: Stale,
+    provenance: ProvenanceField,
   },
   { $id: 'Rate', description: 'Live mid-market rate: units of `to` per one unit of `from`.' },
 );
@@ -152,6 +199,7 @@ export const ConversionResponse = Type.Object(
     ),
     asOf: DateTime,
     stale: Stale,
+    provenance: ProvenanceField,
   },
   { $id: 'Conversion', description: 'A conversion at the live mid-market rate.' },
 );
@@ -220,6 +268,7 @@ export const RatesEntry = Type.Object({
   asOf: DateTime,
   stale: Stale,
   result: Type.Optional(DecimalString('With amount: amount × rate, exactly as /convert answers it for this pair.', '86.42')),
+  provenance: ProvenanceField,
 }, { $id: 'RatesEntry', description: 'One target of a /rates answer.' });
 
 export const RatesResponse = Type.Object(
@@ -339,6 +388,8 @@ export function notFoundProblem(description: string) {
  * get one type per shape.
  */
 export const SHARED_SCHEMAS = [
+  PublishedNumberSchema,
+  ProvenanceSchema,
   CurrencyEntry,
   RatesEntry,
   ProviderEntry,
@@ -362,4 +413,6 @@ export type SharedSchemaId =
   | 'Currency'
   | 'RatesEntry'
   | 'Provider'
-  | 'ProviderList';
+  | 'ProviderList'
+  | 'PublishedNumber'
+  | 'Provenance';

@@ -179,6 +179,89 @@ describe('source=<provider id> answers from that provider alone', () => {
     assert.equal((await service.get('/api/v1/rate?from=USD&to=AFN')).status, 200);
   });
 
+  /** The published number's value per base, as a reader of the provenance would take it. */
+  const valueOf = (n: { rate: string; reciprocalOf?: string }): Dec => (n.reciprocalOf === undefined ? new D(n.rate) : new D(1).div(n.reciprocalOf));
+  const cnbText = (day: string, code: string) =>
+    new RegExp(`\\{"currencyCode":"${code}","amount":(\\d+),"validFor":"${day}","rate":([0-9.]+)\\}`).exec(CNB)!;
+
+  it('expand=provenance on /rate: the provider, the day and its published numbers, enough to recompute the rate', async () => {
+    const plain = await inject('/api/v1/rate?from=USD&to=GBP&source=cnb');
+    const expanded = await inject('/api/v1/rate?from=USD&to=GBP&source=cnb&expand=provenance');
+    assert.equal(expanded.statusCode, 200, expanded.body);
+    const body = expanded.json();
+    // Everything else exactly as without it.
+    const { provenance, ...rest } = body;
+    assert.deepEqual(rest, plain.json());
+    assert.equal(expanded.body, `${plain.body.slice(0, -1)},"provenance":${JSON.stringify(provenance)}}`);
+    assert.notEqual(expanded.headers.etag, plain.headers.etag);
+    // The CNB publishes koruna per unit (USD and GBP per 1): stored as their exact reciprocals.
+    assert.deepEqual(provenance, {
+      providers: ['cnb'],
+      day: TODAY,
+      bridge: null,
+      numbers: ['USD', 'GBP'].map((code) => ({ provider: 'cnb', day: TODAY, base: 'CZK', currency: code, rate: `1/${cnbText(TODAY, code)[2]}`, reciprocalOf: cnbText(TODAY, code)[2] })),
+    });
+    const [f, t] = provenance.numbers.map(valueOf);
+    assert.equal(body.rate, formatRate(t!.div(f!)));
+    // A per-100 quotation: the published number over 100.
+    const huf = (await service.get('/api/v1/rate?from=HUF&to=EUR&source=cnb&expand=provenance')).body;
+    const hufNumber = (huf.provenance as { numbers: Array<{ currency: string; reciprocalOf: string }> }).numbers.find((n) => n.currency === 'HUF')!;
+    const [, amount, published] = cnbText(TODAY, 'HUF');
+    assert.equal(amount, '100');
+    assert.ok(new D(hufNumber.reciprocalOf).eq(new D(published!).div(100)), hufNumber.reciprocalOf);
+  });
+
+  it('expand=provenance on a cross between two providers names the bridge and the numbers of both', async () => {
+    const answer = await service.get('/api/v1/rate?from=XDR&to=AFN&expand=provenance');
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    const provenance = answer.body.provenance as { providers: string[]; day: string; bridge: string; numbers: Array<{ provider: string; currency: string; base: string; rate: string; reciprocalOf?: string }> };
+    assert.deepEqual(provenance.providers, ['cnb', 'bancaditalia']);
+    assert.equal(provenance.bridge, 'EUR');
+    const day = provenance.day;
+    // XDR and EUR from the CNB (koruna per unit, stored reciprocal); the euro is Banca d'Italia's base (1, not listed); AFN per euro as published.
+    assert.deepEqual(
+      provenance.numbers.map((n) => [n.provider, n.currency, n.base]),
+      [
+        ['cnb', 'XDR', 'CZK'],
+        ['cnb', 'EUR', 'CZK'],
+        ['bancaditalia', 'AFN', 'EUR'],
+      ],
+    );
+    assert.equal(provenance.numbers[0]!.reciprocalOf, cnbText(day, 'XDR')[2]);
+    assert.equal(provenance.numbers[1]!.reciprocalOf, cnbText(day, 'EUR')[2]);
+    assert.ok(new D(provenance.numbers[2]!.rate).eq(bdiOn(day, 'AFN')));
+    assert.equal(provenance.numbers[2]!.reciprocalOf, undefined);
+    // rate = (bridge_from / from) × (to / bridge_to), bridge_to = 1.
+    const [f, bf, t] = provenance.numbers.map(valueOf);
+    assert.equal(answer.body.rate, formatRate(bf!.div(f!).mul(t!)));
+    assert.equal(answer.body.rate, formatRate(bdiOn(day, 'AFN').mul(cnbOn(day, 'XDR')!).div(cnbOn(day, 'EUR')!)));
+  });
+
+  it('expand=provenance on /convert, /rates and a past date', async () => {
+    const rate = (await service.get('/api/v1/rate?from=PLN&to=HUF&source=cnb&expand=provenance')).body;
+    const plainConversion = await inject('/api/v1/convert?from=PLN&to=HUF&amount=1234.5&source=cnb');
+    const conversion = await inject('/api/v1/convert?from=PLN&to=HUF&amount=1234.5&source=cnb&expand=provenance');
+    assert.equal(conversion.statusCode, 200, conversion.body);
+    assert.deepEqual(conversion.json().provenance, rate.provenance);
+    assert.equal(conversion.body, `${plainConversion.body.slice(0, -1)},"provenance":${JSON.stringify(rate.provenance)}}`);
+    const many = await service.get('/api/v1/rates?from=PLN&to=HUF,EUR&source=cnb&expand=provenance');
+    assert.equal(many.status, 200, JSON.stringify(many.body));
+    for (const entry of many.body.rates as Array<{ to: string; rate: string; provenance: { numbers: Array<{ rate: string; reciprocalOf?: string; currency: string }> } }>) {
+      const values = new Map(entry.provenance.numbers.map((n) => [n.currency, valueOf(n)]));
+      const to = entry.to === 'CZK' ? new D(1) : values.get(entry.to)!;
+      assert.equal(entry.rate, formatRate(to.div(values.get('PLN')!)), entry.to);
+    }
+    const plainMany = await service.get('/api/v1/rates?from=PLN&to=HUF,EUR&source=cnb');
+    assert.ok((plainMany.body.rates as object[]).every((e) => !('provenance' in e)));
+    const dated = await service.get('/api/v1/rate?from=GBP&to=JPY&date=2026-02-08&source=cnb&expand=provenance');
+    const day = cnbDays.filter((d) => d <= '2026-02-08').at(-1)!;
+    assert.equal((dated.body.provenance as { day: string }).day, day);
+    const bad = await service.get('/api/v1/rate?from=USD&to=GBP&expand=everything');
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.code, 'invalid_format');
+    assert.equal(bad.body.param, 'expand');
+  });
+
   it('is in the OpenAPI document on the four endpoints, and unsupported_source among the codes', async () => {
     const doc = (await inject('/api/v1/openapi.json')).json();
     for (const path of ['/api/v1/rate', '/api/v1/convert', '/api/v1/rates', '/api/v1/history']) {
@@ -189,5 +272,10 @@ describe('source=<provider id> answers from that provider alone', () => {
       assert.match(doc.paths[path].get.responses['400'].description, /unsupported_source/);
     }
     assert.ok(JSON.stringify(doc.components.schemas.Problem.properties.code).includes('unsupported_source'));
+    for (const path of ['/api/v1/rate', '/api/v1/convert', '/api/v1/rates']) {
+      assert.ok(doc.paths[path].get.parameters.some((p: { name: string }) => p.name === 'expand'), path);
+    }
+    assert.deepEqual(Object.keys(doc.components.schemas.Provenance.properties), ['providers', 'day', 'bridge', 'numbers']);
+    assert.equal(doc.components.schemas.Rate.properties.provenance.$ref, '#/components/schemas/Provenance');
   });
 });

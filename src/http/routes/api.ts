@@ -71,8 +71,8 @@ export interface ApiServices {
   providers: readonly Provider[];
   keyStep: KeyStep;
   caches: HttpCaches;
-  quotes: (quote: RateQuote) => RenderedBody;
-  conversions: (quote: RateQuote, amount: string) => RenderedBody;
+  quotes: (quote: RateQuote, provenance?: boolean) => RenderedBody;
+  conversions: (quote: RateQuote, amount: string, provenance?: boolean) => RenderedBody;
   histories: HistoryBodies;
   manyRates: (query: ManyRatesQuery) => MaybePromise<RenderedManyRates>;
   currencyList: () => MaybePromise<RenderedBody>;
@@ -145,12 +145,15 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       response: {
         200: json('The rate.', 'Rate'),
         304: NOT_MODIFIED,
-        400: badRequest('`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_date`, `missing_parameter`'),
+        400: badRequest('`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_date`, `invalid_format` (expand), `missing_parameter`'),
         404: notFoundProblem('`no_history`: with `date`, no rate for the pair on or before it.'),
         ...KEYED_ERRORS,
       },
     },
-    handler: (request, reply) => quoted(request, reply, request.query, services.quotes),
+    handler: (request, reply) => {
+      const provenance = request.query.expand === 'provenance';
+      return quoted(request, reply, request.query, (quote) => services.quotes(quote, provenance));
+    },
   });
 
   app.route({
@@ -168,12 +171,15 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       response: {
         200: json('The conversion.', 'Conversion'),
         304: NOT_MODIFIED,
-        400: badRequest('`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `missing_parameter`'),
+        400: badRequest('`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`'),
         404: notFoundProblem('`no_history`: with `date`, no rate for the pair on or before it.'),
         ...KEYED_ERRORS,
       },
     },
-    handler: (request, reply) => quoted(request, reply, request.query, (quote) => services.conversions(quote, request.query.amount)),
+    handler: (request, reply) => {
+      const provenance = request.query.expand === 'provenance';
+      return quoted(request, reply, request.query, (quote) => services.conversions(quote, request.query.amount, provenance));
+    },
   });
 
   app.route({
@@ -248,13 +254,13 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       response: {
         200: json('The rates, or the amount converted, per target.', 'Rates'),
         304: NOT_MODIFIED,
-        400: badRequest('`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `missing_parameter`'),
+        400: badRequest('`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`'),
         404: notFoundProblem('`no_history`: with `date`, a currency named in `to` has no rate on or before it.'),
         ...KEYED_ERRORS,
       },
     },
     handler: (request, reply) => {
-      const { from, to, date, amount, source } = request.query;
+      const { from, to, date, amount, source, expand } = request.query;
       const day = date === undefined ? undefined : parseDate(date, book.clock);
       const many = services.manyRates({
         from,
@@ -262,6 +268,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
         ...(day === undefined ? {} : { date: day }),
         ...(amount === undefined ? {} : { amount }),
         ...(source === undefined ? {} : { source }),
+        ...(expand === 'provenance' ? { provenance: true } : {}),
       });
       return done(andThen(many, ({ rendered, settled }) => sendJson(request, reply, rendered, settled ? SETTLED_CACHE_CONTROL : services.liveCacheControl())));
     },
