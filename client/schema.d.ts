@@ -315,7 +315,12 @@ export interface components {
             /** @description ISO 4217 minor units (the decimals of a conversion result); null where ISO 4217 has none (XAU and the like: results use 8 decimals). */
             minorUnits: number | null;
             /**
-             * @description Providers that quote it now, in order of preference (the first serves it); for a currency on request, those that may.
+             * @description The provider whose published numbers /rate uses for it (the first of providers), unless source names another or the other currency of a pair is quoted by a provider that also quotes this one: a pair one provider quotes whole is served by it alone. null for a currency on request, until it is loaded.
+             * @example ecb
+             */
+            servedBy: string | null;
+            /**
+             * @description Providers that quote it now (each one a valid source for it), in order of preference; for a currency on request, those that may load it.
              * @example [
              *       "ecb"
              *     ]

@@ -262,6 +262,28 @@ describe('source=<provider id> answers from that provider alone', () => {
     assert.equal(bad.body.param, 'expand');
   });
 
+  it('/currencies names the provider that serves each currency, and every provider that quotes it', async () => {
+    const listed = (await service.get('/api/v1/currencies')).body.currencies as Array<{ code: string; servedBy: string | null; providers: string[]; onRequest: boolean }>;
+    const entry = (code: string) => listed.find((c) => c.code === code)!;
+    // The ECB is preferred: it serves what it quotes; the CNB serves what only it quotes; Banca d'Italia what was loaded from it.
+    assert.equal(entry('USD').servedBy, 'ecb');
+    assert.ok(entry('USD').providers.includes('cnb'));
+    assert.equal(entry('CZK').servedBy, 'ecb');
+    assert.deepEqual(entry('XDR'), { ...entry('XDR'), servedBy: 'cnb', providers: ['cnb'], onRequest: false });
+    assert.equal(entry('AFN').servedBy, 'bancaditalia');
+    const onRequest = listed.filter((c) => c.onRequest);
+    assert.ok(onRequest.length > 0);
+    assert.ok(onRequest.every((c) => c.servedBy === null && c.providers.includes('bancaditalia')));
+    for (const c of listed.filter((x) => !x.onRequest)) {
+      assert.equal(c.servedBy, c.providers[0], c.code);
+      // Each provider listed for it is a source that answers for it.
+      for (const source of c.providers) {
+        const answer = await inject(`/api/v1/rate?from=${c.code}&to=${c.code}&source=${source}`);
+        assert.equal(answer.statusCode, 200, `${c.code} ${source} ${answer.body}`);
+      }
+    }
+  });
+
   it('is in the OpenAPI document on the four endpoints, and unsupported_source among the codes', async () => {
     const doc = (await inject('/api/v1/openapi.json')).json();
     for (const path of ['/api/v1/rate', '/api/v1/convert', '/api/v1/rates', '/api/v1/history']) {
