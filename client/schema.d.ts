@@ -108,7 +108,7 @@ export interface paths {
         };
         /**
          * The currencies the service answers for
-         * @description Every currency /rate answers now (onRequest false), with its providers and stored days, then those a wide-coverage provider may quote on first request (onRequest true). Sorted by code; names and minor units from ISO 4217. Cacheable until the next refresh; counts once.
+         * @description Every currency /rate answers now (onRequest false), with the provider that serves it (servedBy), every provider that quotes it and its stored days, then those a wide-coverage provider may quote on first request (onRequest true). Sorted by code; names and minor units from ISO 4217. Cacheable until the next refresh; counts once.
          */
         get: operations["listCurrencies"];
         put?: never;
@@ -117,7 +117,7 @@ export interface paths {
         options?: never;
         /**
          * The currencies the service answers for
-         * @description Every currency /rate answers now (onRequest false), with its providers and stored days, then those a wide-coverage provider may quote on first request (onRequest true). Sorted by code; names and minor units from ISO 4217. Cacheable until the next refresh; counts once.
+         * @description Every currency /rate answers now (onRequest false), with the provider that serves it (servedBy), every provider that quotes it and its stored days, then those a wide-coverage provider may quote on first request (onRequest true). Sorted by code; names and minor units from ISO 4217. Cacheable until the next refresh; counts once.
          */
         head: operations["listCurrencies-head"];
         patch?: never;
@@ -132,7 +132,7 @@ export interface paths {
         };
         /**
          * The configured rate providers and their state
-         * @description Each configured provider in order of preference: its base currency, the currencies it quotes now, its newest stored day and the outcome of its refreshes. Cacheable until the next refresh; counts once.
+         * @description Each configured provider in order of preference: who publishes it and what kind of source it is, its terms of use and publication schedule, its base currency, the currencies it quotes now, its newest stored day and the outcome of its refreshes. Cacheable until the next refresh; counts once.
          */
         get: operations["listProviders"];
         put?: never;
@@ -141,7 +141,7 @@ export interface paths {
         options?: never;
         /**
          * The configured rate providers and their state
-         * @description Each configured provider in order of preference: its base currency, the currencies it quotes now, its newest stored day and the outcome of its refreshes. Cacheable until the next refresh; counts once.
+         * @description Each configured provider in order of preference: who publishes it and what kind of source it is, its terms of use and publication schedule, its base currency, the currencies it quotes now, its newest stored day and the outcome of its refreshes. Cacheable until the next refresh; counts once.
          */
         head: operations["listProviders-head"];
         patch?: never;
@@ -247,6 +247,59 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description One number a provider published. */
+        PublishedNumber: {
+            /**
+             * @description The provider that published it.
+             * @example cnb
+             */
+            provider: string;
+            /**
+             * Format: date
+             * @description The day it was published for.
+             */
+            day: string;
+            /**
+             * @description The provider's base currency.
+             * @example CZK
+             */
+            base: string;
+            /**
+             * @description The currency it is the rate of.
+             * @example USD
+             */
+            currency: string;
+            /**
+             * @description Units of `currency` per one `base`, exactly as stored: a decimal as published, or `1/<x>`, the exact reciprocal of the number x the provider published (see reciprocalOf).
+             * @example 1.19
+             * @example 1/20.541
+             */
+            rate: string;
+            /**
+             * @description For a `1/<x>` rate: x exactly as published, units of `base` per one `currency` (a per-10/100/1,000 quotation already divided out).
+             * @example 20.541
+             */
+            reciprocalOf?: string;
+        };
+        /** @description Where a rate comes from: enough to recompute it by hand from the providers' own pages. */
+        Provenance: {
+            /**
+             * @description The provider of `from`'s number, then, when different, that of `to`'s.
+             * @example [
+             *       "ecb"
+             *     ]
+             */
+            providers: string[];
+            /**
+             * Format: date
+             * @description The day of every number used (a cross uses one day for all).
+             */
+            day: string;
+            /** @description The currency both providers publish through which a cross between two providers is taken; null for one provider. */
+            bridge: string | null;
+            /** @description The published numbers used, in the order from, bridge in from's provider, bridge in to's provider, to. A provider's base counts 1 and is not listed. One provider: rate = to / from; a cross: rate = (bridge_from / from) × (to / bridge_to); then rounded once to 8 significant digits, half-to-even. */
+            numbers: components["schemas"]["PublishedNumber"][];
+        };
         /** @description A currency the service answers for. */
         Currency: {
             /**
@@ -262,7 +315,12 @@ export interface components {
             /** @description ISO 4217 minor units (the decimals of a conversion result); null where ISO 4217 has none (XAU and the like: results use 8 decimals). */
             minorUnits: number | null;
             /**
-             * @description Providers that quote it now, in order of preference (the first serves it); for a currency on request, those that may.
+             * @description The provider whose published numbers /rate uses for it (the first of providers), unless source names another or the other currency of a pair is quoted by a provider that also quotes this one: a pair one provider quotes whole is served by it alone. null for a currency on request, until it is loaded.
+             * @example ecb
+             */
+            servedBy: string | null;
+            /**
+             * @description Providers that quote it now (each one a valid source for it), in order of preference; for a currency on request, those that may load it.
              * @example [
              *       "ecb"
              *     ]
@@ -302,6 +360,7 @@ export interface components {
              * @example 86.42
              */
             result?: string;
+            provenance?: components["schemas"]["Provenance"];
         };
         /** @description A configured rate provider. */
         Provider: {
@@ -310,6 +369,13 @@ export interface components {
              * @example ecb
              */
             id: string;
+            /**
+             * @description The publisher's own name.
+             * @example European Central Bank
+             */
+            name: string;
+            /** @description central bank (an official source publishing its own reference rates), aggregator (a service that gathers others' rates), commercial (a paid data vendor) or file (a document the operator supplies). */
+            kind: "central bank" | "aggregator" | "commercial" | "file";
             /**
              * @description The currency all of its rates are quoted against.
              * @example EUR
@@ -334,6 +400,13 @@ export interface components {
                 /** @description true when its latest refresh failed: its rates are then served with stale: true. */
                 failing: boolean;
             };
+            /** @description The publisher's terms of use for its rates; null when it publishes none (or the operator supplies the data). */
+            termsUrl: string | null;
+            /**
+             * @description When it publishes, in words.
+             * @example TARGET business days, around 16:00 CET
+             */
+            schedule: string;
         };
         /** @description Live mid-market rate: units of `to` per one unit of `from`. */
         Rate: {
@@ -358,6 +431,7 @@ export interface components {
             asOf: string;
             /** @description true when the latest refresh of the rate's provider failed and the last stored rate is served instead; false again after the next successful refresh. */
             stale: boolean;
+            provenance?: components["schemas"]["Provenance"];
         };
         /** @description A conversion at the live mid-market rate. */
         Conversion: {
@@ -387,6 +461,7 @@ export interface components {
             asOf: string;
             /** @description true when the latest refresh of the rate's provider failed and the last stored rate is served instead; false again after the next successful refresh. */
             stale: boolean;
+            provenance?: components["schemas"]["Provenance"];
         };
         /** @description Daily history with statistics. */
         History: {
@@ -488,7 +563,7 @@ export interface components {
             status: number;
             detail: string;
             /** @description Stable machine-readable code. */
-            code: "invalid_currency" | "unsupported_currency" | "invalid_amount" | "invalid_range" | "invalid_format" | "invalid_date" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "service_unavailable" | "internal_error";
+            code: "invalid_currency" | "unsupported_currency" | "unsupported_source" | "invalid_amount" | "invalid_range" | "invalid_format" | "invalid_date" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "service_unavailable" | "internal_error";
             /** @description The offending query parameter, on validation errors. */
             param?: string;
         };
@@ -516,6 +591,13 @@ export interface operations {
                 to: string;
                 /** @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate. */
                 date?: string;
+                /**
+                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
+                 * @example ecb
+                 */
+                source?: string;
+                /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
+                expand?: "provenance";
             };
             header?: {
                 /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
@@ -572,7 +654,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -664,6 +746,13 @@ export interface operations {
                 to: string;
                 /** @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate. */
                 date?: string;
+                /**
+                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
+                 * @example ecb
+                 */
+                source?: string;
+                /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
+                expand?: "provenance";
             };
             header?: {
                 /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
@@ -718,7 +807,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -802,6 +891,13 @@ export interface operations {
                 amount: string;
                 /** @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate. */
                 date?: string;
+                /**
+                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
+                 * @example ecb
+                 */
+                source?: string;
+                /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
+                expand?: "provenance";
             };
             header?: {
                 /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
@@ -858,7 +954,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -952,6 +1048,13 @@ export interface operations {
                 amount: string;
                 /** @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate. */
                 date?: string;
+                /**
+                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
+                 * @example ecb
+                 */
+                source?: string;
+                /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
+                expand?: "provenance";
             };
             header?: {
                 /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
@@ -1006,7 +1109,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1090,6 +1193,11 @@ export interface operations {
                 range?: "1m" | "3m" | "6m" | "1y" | "5y";
                 /** @description json (a History object) or csv (RFC 4180, CRLF, header `date,rate`, ascending). */
                 format?: "json" | "csv";
+                /**
+                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
+                 * @example ecb
+                 */
+                source?: string;
             };
             header?: {
                 /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
@@ -1149,7 +1257,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_range`, `invalid_format`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range`, `invalid_format`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1243,6 +1351,11 @@ export interface operations {
                 range?: "1m" | "3m" | "6m" | "1y" | "5y";
                 /** @description json (a History object) or csv (RFC 4180, CRLF, header `date,rate`, ascending). */
                 format?: "json" | "csv";
+                /**
+                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
+                 * @example ecb
+                 */
+                source?: string;
             };
             header?: {
                 /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
@@ -1299,7 +1412,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_range`, `invalid_format`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range`, `invalid_format`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1383,6 +1496,13 @@ export interface operations {
                 date?: string;
                 /** @description An amount in the source currency to convert into every target, as in /convert: up to 18 integer digits and up to 12 decimals with "." as the decimal point. No sign, exponent, spaces or separators. */
                 amount?: string;
+                /**
+                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
+                 * @example ecb
+                 */
+                source?: string;
+                /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
+                expand?: "provenance";
             };
             header?: {
                 /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
@@ -1439,7 +1559,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1533,6 +1653,13 @@ export interface operations {
                 date?: string;
                 /** @description An amount in the source currency to convert into every target, as in /convert: up to 18 integer digits and up to 12 decimals with "." as the decimal point. No sign, exponent, spaces or separators. */
                 amount?: string;
+                /**
+                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
+                 * @example ecb
+                 */
+                source?: string;
+                /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
+                expand?: "provenance";
             };
             header?: {
                 /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
@@ -1587,7 +1714,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */

@@ -1,6 +1,6 @@
 import type { Config } from './config.js';
 import { createPresentedKeyHashes, type PresentedKeyHashes } from './core/api-keys.js';
-import { createBackfill } from './core/backfill.js';
+import { createBackfill, type Backfill } from './core/backfill.js';
 import { guardDependency } from './core/errors.js';
 import { createCachedKeyStore } from './core/caches.js';
 import { createQuotaCalendar, type QuotaCalendar } from './core/quota.js';
@@ -203,13 +203,13 @@ async function wire(
   opened.push(() => counters.close());
   if (options.lock && !redis) lock = options.lock;
   const providers = createProviders(config, clock, log).map((p) => instrumentProvider(p, metrics));
-  let backfill: ((code: string) => Promise<boolean>) | undefined;
+  let backfill: Backfill | undefined;
   const book = createRateBook({
     store: rates,
     providers: providers.map((p) => p.id),
     clock,
     metrics,
-    backfill: (code) => backfill!(code),
+    backfill: (code, source) => backfill!(code, source),
   });
   backfill = createBackfill({ providers, store: rates, book, clock, log, metrics, lock, negativeCacheMs: config.negativeCacheSeconds * 1000 });
   const refresher = createRefresher({ providers, store: rates, book, clock, log, metrics, lock, intervalSeconds: config.refreshSeconds });

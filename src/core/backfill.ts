@@ -26,7 +26,8 @@ const BACKFILL_LOCK_MS = 120_000;
 const WAIT_FOR_OTHERS_MS = 60_000;
 const POLL_MS = 200;
 
-export type Backfill = (code: string) => Promise<boolean>;
+/** With a source (a wide-coverage provider's id), the currency is loaded from that provider even when another has it. */
+export type Backfill = (code: string, source?: string) => Promise<boolean>;
 
 /**
  * Loads the retained history of a currency that no stored provider has yet, from the first
@@ -49,45 +50,46 @@ export function createBackfill(options: BackfillOptions): Backfill {
     return codes;
   }
 
-  async function stored(code: string): Promise<boolean> {
+  async function stored(code: string, source: string | undefined): Promise<boolean> {
     options.book.invalidate();
     const snapshot = await options.book.snapshot();
-    return [...snapshot.data.values()].some((d) => d.series.has(code) || d.base === code);
+    return [...snapshot.data.values()].some((d) => (source === undefined || d.provider === source) && (d.series.has(code) || d.base === code));
   }
 
   /** Runs the backfill under the shared lock, or waits for the instance that holds it. */
-  async function run(code: string): Promise<boolean> {
+  async function run(code: string, source: string | undefined, key: string): Promise<boolean> {
     const deadline = Date.now() + WAIT_FOR_OTHERS_MS;
     for (;;) {
       let release: (() => Promise<void>) | null;
       try {
-        release = await options.lock.tryAcquire(`backfill:${code}`, BACKFILL_LOCK_MS);
+        release = await options.lock.tryAcquire(`backfill:${key}`, BACKFILL_LOCK_MS);
       } catch {
         // Without the shared lock, this instance backfills alone: at worst the same series is fetched twice.
-        return fetchAndStore(code);
+        return fetchAndStore(code, source, key);
       }
       if (release) {
         try {
           // Another instance may have finished while this one waited for the lock.
-          if (await stored(code)) return true;
-          return await fetchAndStore(code);
+          if (await stored(code, source)) return true;
+          return await fetchAndStore(code, source, key);
         } finally {
           await release();
         }
       }
-      while (await options.lock.isHeld(`backfill:${code}`).catch(() => false)) {
+      while (await options.lock.isHeld(`backfill:${key}`).catch(() => false)) {
         if (Date.now() > deadline) {
           throw new DomainError('feed_unavailable', `${code} is being loaded; try again shortly.`, { retryAfterSeconds: 10 });
         }
         await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       }
-      if (await stored(code)) return true;
+      if (await stored(code, source)) return true;
     }
   }
 
-  async function fetchAndStore(code: string): Promise<boolean> {
+  async function fetchAndStore(code: string, source: string | undefined, key: string): Promise<boolean> {
     let upstreamFailure: unknown;
     for (const provider of wide) {
+      if (source !== undefined && provider.id !== source) continue;
       const started = performance.now();
       try {
         if (!(await currenciesOf(provider)).has(code)) continue;
@@ -114,21 +116,22 @@ export function createBackfill(options: BackfillOptions): Backfill {
         cause: upstreamFailure,
       });
     }
-    unsupportedUntil.set(code, Date.now() + options.negativeCacheMs);
+    unsupportedUntil.set(key, Date.now() + options.negativeCacheMs);
     return false;
   }
 
-  return async function backfill(code: string): Promise<boolean> {
-    if (wide.length === 0) return false;
-    const until = unsupportedUntil.get(code);
+  return async function backfill(code: string, source?: string): Promise<boolean> {
+    if (!wide.some((p) => source === undefined || p.id === source)) return false;
+    const key = source === undefined ? code : `${code}@${source}`;
+    const until = unsupportedUntil.get(key);
     if (until !== undefined) {
       if (Date.now() < until) return false;
-      unsupportedUntil.delete(code);
+      unsupportedUntil.delete(key);
     }
-    let pending = inFlight.get(code);
+    let pending = inFlight.get(key);
     if (!pending) {
-      pending = run(code).finally(() => inFlight.delete(code));
-      inFlight.set(code, pending);
+      pending = run(code, source, key).finally(() => inFlight.delete(key));
+      inFlight.set(key, pending);
     }
     return pending;
   };

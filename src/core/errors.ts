@@ -2,6 +2,7 @@
 export const ERROR_CODES = [
   'invalid_currency',
   'unsupported_currency',
+  'unsupported_source',
   'invalid_amount',
   'invalid_range',
   'invalid_format',

@@ -121,21 +121,21 @@ export function historyCsv(points: readonly HistoryPoint[]): string {
  * A pair's history for a range. Not cached here: the HTTP layer caches the rendered bodies, which
  * are what is worth keeping (a few tens of kilobytes each, against the points' objects).
  */
-export async function pairHistory(book: RateBook, fromInput: string, toInput: string, rangeInput: string | undefined): Promise<History> {
+export async function pairHistory(book: RateBook, fromInput: string, toInput: string, rangeInput: string | undefined, source?: string): Promise<History> {
   const from = parseCurrency(fromInput, 'from');
   const to = parseCurrency(toInput, 'to');
   const range = parseRange(rangeInput);
-  return computeHistory(book, from, to, range, today(book.clock));
+  return computeHistory(book, from, to, range, today(book.clock), source);
 }
 
 const noHistory = (from: string, to: string, range: HistoryRange) =>
   new DomainError('no_history', `No rates for ${from}/${to} are stored for the ${range} range.`);
 
-async function computeHistory(book: RateBook, from: string, to: string, range: HistoryRange, end: Day): Promise<History> {
+async function computeHistory(book: RateBook, from: string, to: string, range: HistoryRange, end: Day, source?: string): Promise<History> {
   const start = rangeStart(range, end);
 
-  let fromData = (await book.sourceFor(from, 'from', 'history')).data;
-  let toData = (await book.sourceFor(to, 'to', 'history')).data;
+  let fromData = (await book.sourceFor(from, 'from', 'history', source)).data;
+  let toData = (await book.sourceFor(to, 'to', 'history', source)).data;
   ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to));
 
   if (from !== to && fromData === toData) {

@@ -1,6 +1,6 @@
 import { parseCurrency } from './currencies.js';
 import { DomainError } from './errors.js';
-import { convertAt, parseAmount, type RateBook, type RateQuote } from './rates.js';
+import { convertAt, parseAmount, type Provenance, type RateBook, type RateQuote } from './rates.js';
 import { listCurrencies } from './served-currencies.js';
 import type { Day } from './time.js';
 
@@ -14,6 +14,8 @@ export interface ManyRatesEntry {
   stale: boolean;
   /** With an amount: amount × rate, as /convert answers it. */
   result?: string;
+  /** When asked for: what the rate was computed from. */
+  provenance?: Provenance;
 }
 
 export interface ManyRates {
@@ -46,12 +48,15 @@ const byTo = (a: ManyRatesEntry, b: ManyRatesEntry) => (a.to < b.to ? -1 : a.to 
  * One amount or rate in many currencies: each entry is exactly what /rate (or, with an amount,
  * /convert) answers for its pair, from the same book, so the two never disagree. Without
  * targets, every currency quoted now but `from`; on a date, those without a rate on or before it
- * are left out then (they are named only when asked for, as no_history).
+ * are left out then (they are named only when asked for, as no_history). With a source, every
+ * entry is that provider's alone, and without targets, the currencies it quotes now.
  */
 export async function manyRates(
   book: RateBook,
-  request: { from: string; to?: string; date?: Day; amount?: string },
+  request: { from: string; to?: string; date?: Day; amount?: string; source?: string; provenance?: boolean },
 ): Promise<ManyRates> {
+  const { source } = request;
+  if (source !== undefined) book.parseSource(source);
   const from = parseCurrency(request.from, 'from');
   const amount = request.amount === undefined ? undefined : parseAmount(request.amount);
   const named = request.to !== undefined;
@@ -59,18 +64,19 @@ export async function manyRates(
   if (request.to !== undefined) targets = parseTargets(request.to);
   else {
     const snapshot = await book.snapshot();
-    targets = listCurrencies(snapshot, book.providers, []).map((c) => c.code).filter((code) => code !== from);
+    const listed = listCurrencies(snapshot, source === undefined ? book.providers : [book.parseSource(source)], []);
+    targets = listed.filter((c) => c.providers.length > 0 && c.code !== from).map((c) => c.code);
   }
   // An unknown or unsupported `from` is refused even when there is nothing to answer it for.
-  if (targets.length === 0) await book.sourceFor(from, 'from', request.date === undefined ? 'live' : 'history');
+  if (targets.length === 0) await book.sourceFor(from, 'from', request.date === undefined ? 'live' : 'history', source);
   const rates: ManyRatesEntry[] = [];
   let settled = true;
   for (const to of targets) {
     let quote: RateQuote;
-    if (request.date === undefined) quote = await book.liveRate(from, to);
+    if (request.date === undefined) quote = await book.liveRate(from, to, source);
     else {
       try {
-        const dated = await book.rateOnDate(from, to, request.date);
+        const dated = await book.rateOnDate(from, to, request.date, source);
         quote = dated.quote;
         settled &&= dated.settled;
       } catch (error) {
@@ -78,10 +84,11 @@ export async function manyRates(
         throw error;
       }
     }
-    if (amount) {
-      const { rate, result, asOf, stale } = convertAt(quote, amount);
-      rates.push({ to, rate, asOf, stale, result });
-    } else rates.push({ to, rate: quote.rate, asOf: quote.asOf, stale: quote.stale });
+    const entry: ManyRatesEntry = amount
+      ? (({ rate, result, asOf, stale }) => ({ to, rate, asOf, stale, result }))(convertAt(quote, amount))
+      : { to, rate: quote.rate, asOf: quote.asOf, stale: quote.stale };
+    if (request.provenance && quote.provenance) entry.provenance = quote.provenance;
+    rates.push(entry);
   }
   rates.sort(byTo);
   return { from, ...(amount ? { amount: amount.text } : {}), rates, settled: request.date !== undefined && settled };

@@ -14,6 +14,7 @@ import {
   newestDay,
   pruneProviderRates,
   quotesNow,
+  rateTextOn,
   valueOn,
   type ProviderRates,
 } from './rate-index.js';
@@ -34,6 +35,50 @@ export interface RateQuote {
   rate: string;
   asOf: string;
   stale: boolean;
+  /** What the rate was computed from; rendered only when asked for (expand=provenance). */
+  provenance?: Provenance;
+}
+
+/** One number a provider published, as stored: units of `currency` per one `base`. */
+export interface PublishedNumber {
+  provider: string;
+  day: Day;
+  base: string;
+  currency: string;
+  /** The stored text: a decimal, or `1/<x>`, the exact reciprocal of the number the provider published. */
+  rate: string;
+  /** For a `1/<x>` text, x as published: units of `base` per one `currency`. */
+  reciprocalOf?: string;
+}
+
+/**
+ * Where a rate comes from: the providers, the day, the bridge of a cross between two providers,
+ * and every published number used. With f and t the numbers of `from` and `to` (1 for a
+ * provider's base): one provider, rate = t / f; a cross through the bridge b, with bf and bt the
+ * bridge's numbers in from's and to's providers, rate = (bf / f) × (t / bt), rounded once.
+ */
+export interface Provenance {
+  providers: string[];
+  day: Day;
+  bridge: string | null;
+  numbers: PublishedNumber[];
+}
+
+function published(data: ProviderRates, code: string, day: Day): PublishedNumber | undefined {
+  if (code === data.base) return undefined;
+  const rate = rateTextOn(data, code, day)!;
+  const entry: PublishedNumber = { provider: data.provider, day, base: data.base, currency: code, rate };
+  if (rate.startsWith('1/')) entry.reciprocalOf = rate.slice(2);
+  return entry;
+}
+
+/** The provenance of a rate from → to computed on `day` (every value it needs is there). */
+export function provenanceOf(fromData: ProviderRates, from: string, toData: ProviderRates, to: string, day: Day, bridge: string | undefined): Provenance {
+  const providers = fromData === toData ? [fromData.provider] : [fromData.provider, toData.provider];
+  const used: Array<[ProviderRates, string]> = from === to ? [] : [[fromData, from], [toData, to]];
+  if (fromData !== toData && bridge !== undefined) used.splice(1, 0, [fromData, bridge], [toData, bridge]);
+  const numbers = used.map(([data, code]) => published(data, code, day)).filter((n): n is PublishedNumber => n !== undefined);
+  return { providers, day, bridge: fromData === toData ? null : (bridge ?? null), numbers };
 }
 
 export interface Conversion {
@@ -66,8 +111,8 @@ export interface RateBookOptions {
    * instance's refresh, an import). Writes in this process are applied at once.
    */
   cacheTtlMs?: number;
-  /** Loads a currency nobody stores yet; resolves true when it is stored now. */
-  backfill?: (code: string) => Promise<boolean>;
+  /** Loads a currency nobody (or not `source`) stores yet; resolves true when it is stored now. */
+  backfill?: (code: string, source?: string) => Promise<boolean>;
   metrics?: Metrics;
 }
 
@@ -77,23 +122,32 @@ export interface RateSnapshot {
   failing: ReadonlyMap<string, boolean>;
 }
 
+/**
+ * Every answer may be asked of one provider (`source`, a configured provider id, either case):
+ * both currencies are then taken through that provider's base, on its days, and nothing of the
+ * other providers is used. Without it, each currency comes from the first provider, in order of
+ * preference, that quotes it.
+ */
 export interface RateBook {
   /** A pair already computed for what is held is answered without a promise. */
-  liveRate(fromInput: string, toInput: string): MaybePromise<RateQuote>;
-  convert(fromInput: string, toInput: string, amountInput: string): Promise<Conversion>;
+  liveRate(fromInput: string, toInput: string, source?: string): MaybePromise<RateQuote>;
+  convert(fromInput: string, toInput: string, amountInput: string, source?: string): Promise<Conversion>;
   /**
    * The rate on the latest day on or before `date` (already checked by parseDate) on which both
    * currencies have a published rate: that day's history point, its fixing time as asOf, never stale.
    */
-  rateOnDate(fromInput: string, toInput: string, date: Day): MaybePromise<DatedQuote>;
+  rateOnDate(fromInput: string, toInput: string, date: Day, source?: string): MaybePromise<DatedQuote>;
   /** True when what is held in memory may be served as is (it starts a due background check of the store). */
   current(): boolean;
   snapshot(): Promise<RateSnapshot>;
   /**
    * The provider data that serves a currency: for 'live', one that quotes it now; for 'history',
    * also one that only kept its history. Backfills a currency nobody has, when a provider can.
+   * With `source`, that provider's data, or unsupported_source / unsupported_currency.
    */
-  sourceFor(code: string, param: string, use: 'live' | 'history'): Promise<{ snapshot: RateSnapshot; data: ProviderRates }>;
+  sourceFor(code: string, param: string, use: 'live' | 'history', source?: string): Promise<{ snapshot: RateSnapshot; data: ProviderRates }>;
+  /** A `source` parameter as a configured provider id (lower case), or unsupported_source. */
+  parseSource(input: string): string;
   isStale(provider: string): Promise<boolean>;
   /** Merges a document this process just stored. */
   apply(document: RateDocument): Promise<void>;
@@ -242,8 +296,25 @@ export function createRateBook(options: RateBookOptions): RateBook {
   let dirty = true;
   /** Bumped whenever what is served may change; cached answers of an older generation are dropped. */
   let generation = 0;
-  /** Live quotes by pair (pairKey), at most CACHED_ANSWERS. */
-  const quoteCache = new LRUCache<number, { generation: number; quote: RateQuote }>({ max: CACHED_ANSWERS });
+  /**
+   * Live quotes by pair (pairKey), at most CACHED_ANSWERS per slot: slot 0 for answers from every
+   * provider, slot i + 1 for answers from providers[i] alone (made when first asked for).
+   */
+  const quoteCaches: Array<LRUCache<number, { generation: number; quote: RateQuote }>> = [];
+  const quoteCache = (slot: number) => (quoteCaches[slot] ??= new LRUCache({ max: CACHED_ANSWERS }));
+
+  function parseSource(input: string): string {
+    const id = input.toLowerCase();
+    if (!providers.includes(id)) {
+      throw new DomainError('unsupported_source', `source '${input.slice(0, 32)}' is not a configured rate provider; configured: ${providers.join(', ')}.`, {
+        param: 'source',
+      });
+    }
+    return id;
+  }
+
+  /** The cache slot of an answer: 0 without a source; a source is checked first. */
+  const slotOf = (source: string | undefined) => (source === undefined ? 0 : providers.indexOf(parseSource(source)) + 1);
 
   async function sync(): Promise<void> {
     const versions = await store.dataVersions();
@@ -299,71 +370,82 @@ export function createRateBook(options: RateBookOptions): RateBook {
     return (await snapshot()).failing.get(provider) ?? false;
   }
 
-  function find(s: RateSnapshot, code: string, use: 'live' | 'history'): ProviderRates | undefined {
+  function find(s: RateSnapshot, code: string, use: 'live' | 'history', source: string | undefined): ProviderRates | undefined {
+    if (source !== undefined) {
+      const data = s.data.get(source);
+      return data && (use === 'live' ? quotesNow(data, code) : hasCurrency(data, code)) ? data : undefined;
+    }
     const current = currentProviderFor(s, providers, code);
     if (current || use === 'live') return current;
     return providers.map((p) => s.data.get(p)).find((d) => d !== undefined && hasCurrency(d, code));
   }
 
-  async function sourceFor(code: string, param: string, use: 'live' | 'history') {
+  async function sourceFor(code: string, param: string, use: 'live' | 'history', sourceInput?: string) {
+    const source = sourceInput === undefined ? undefined : parseSource(sourceInput);
     let s = await snapshot();
-    let data = find(s, code, use);
-    if (!data && options.backfill && (await options.backfill(code))) {
+    let data = find(s, code, use, source);
+    if (!data && options.backfill && (await options.backfill(code, source))) {
       s = await snapshot();
-      data = find(s, code, use);
+      data = find(s, code, use, source);
     }
     if (data) return { snapshot: s, data };
-    if (s.data.size === 0) {
+    const held = (x: RateSnapshot) => (source === undefined ? x.data.size > 0 : x.data.has(source));
+    if (!held(s)) {
       // Nothing held: the store may have been filled since it was last read, by another process
       // (another worker's or instance's first refresh). Read it again before saying so.
       dirty = true;
       s = await snapshot();
-      data = find(s, code, use);
+      data = find(s, code, use, source);
       if (data) return { snapshot: s, data };
+    }
+    if (source !== undefined) {
+      if (!held(s)) throw feedUnavailable(`No rates from ${source} have been loaded yet and its feed could not be reached. Try again shortly.`);
+      throw new DomainError('unsupported_currency', `${code} is an ISO 4217 currency, but source ${source} does not quote it${use === 'live' ? ' now' : ''}.`, { param });
     }
     if (s.data.size === 0) throw feedUnavailable('No rates have been loaded yet and the rate feed could not be reached. Try again shortly.');
     throw new DomainError('unsupported_currency', `${code} is an ISO 4217 currency, but no configured rate provider quotes it.`, { param });
   }
 
-  function liveRate(fromInput: string, toInput: string): MaybePromise<RateQuote> {
+  function liveRate(fromInput: string, toInput: string, source?: string): MaybePromise<RateQuote> {
     // The same pair is asked for again and again between refreshes: it is computed once per
     // generation, and answered from here while what is held may be served. Only valid codes are
     // ever cached, so a hit needs no validation.
+    const slot = slotOf(source);
     const key = pairKey(fromInput, toInput);
     if (key !== undefined) {
-      const cached = quoteCache.get(key);
+      const cached = quoteCache(slot).get(key);
       if (cached && cached.generation === generation && current()) {
         if (cached.quote.stale) options.metrics?.staleServed();
         return cached.quote;
       }
     }
-    return computeLive(fromInput, toInput);
+    return computeLive(fromInput, toInput, slot);
   }
 
-  async function computeLive(fromInput: string, toInput: string): Promise<RateQuote> {
+  async function computeLive(fromInput: string, toInput: string, slot: number): Promise<RateQuote> {
     const from = parseCurrency(fromInput, 'from');
     const to = parseCurrency(toInput, 'to');
     await snapshot();
     const key = pairKey(from, to)!;
-    const cached = quoteCache.get(key);
+    const cached = quoteCache(slot).get(key);
     if (cached && cached.generation === generation) {
       if (cached.quote.stale) options.metrics?.staleServed();
       return cached.quote;
     }
-    const quote = await computeRate(from, to);
-    quoteCache.set(key, { generation, quote });
+    const quote = await computeRate(from, to, providers[slot - 1]);
+    quoteCache(slot).set(key, { generation, quote });
     return quote;
   }
 
-  async function computeRate(from: string, to: string): Promise<RateQuote> {
-    let fromData = (await sourceFor(from, 'from', 'live')).data;
-    let { snapshot: s, data: toData } = await sourceFor(to, 'to', 'live');
+  async function computeRate(from: string, to: string, source: string | undefined): Promise<RateQuote> {
+    let fromData = (await sourceFor(from, 'from', 'live', source)).data;
+    let { snapshot: s, data: toData } = await sourceFor(to, 'to', 'live', source);
     ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to));
     const stale = (s.failing.get(fromData.provider) ?? false) || (s.failing.get(toData.provider) ?? false);
     if (stale) options.metrics?.staleServed();
     if (from === to) {
       const day = daysOf(fromData, from).at(-1)!;
-      return { pair: from + to, from, to, rate: '1', asOf: fromData.asOf.get(day)!, stale };
+      return { pair: from + to, from, to, rate: '1', asOf: fromData.asOf.get(day)!, stale, provenance: provenanceOf(fromData, from, fromData, to, day, undefined) };
     }
     const bridge = bridgeCurrency(fromData, toData);
     // The newest day on which every value the cross needs was published (the same date for all, SPEC §2).
@@ -375,35 +457,46 @@ export function createRateBook(options: RateBookOptions): RateBook {
       if (!value) continue;
       const asOfA = fromData.asOf.get(day)!;
       const asOfB = toData.asOf.get(day)!;
-      return { pair: from + to, from, to, rate: formatRate(value), asOf: asOfA < asOfB ? asOfA : asOfB, stale };
+      return {
+        pair: from + to,
+        from,
+        to,
+        rate: formatRate(value),
+        asOf: asOfA < asOfB ? asOfA : asOfB,
+        stale,
+        provenance: provenanceOf(fromData, from, toData, to, day, bridge),
+      };
     }
     throw feedUnavailable(`No day with rates for both ${from} and ${to} is stored yet.`);
   }
 
-  /** Quotes on a date by pair and day (`datedKey`), at most CACHED_ANSWERS. */
-  const datedCache = new LRUCache<number, { generation: number; dated: DatedQuote }>({ max: CACHED_ANSWERS });
+  /** Quotes on a date by pair and day (`datedKey`), at most CACHED_ANSWERS per slot (as quoteCaches). */
+  const datedCaches: Array<LRUCache<number, { generation: number; dated: DatedQuote }>> = [];
+  const datedCache = (slot: number) => (datedCaches[slot] ??= new LRUCache({ max: CACHED_ANSWERS }));
   /** A pair (pairKey) on a day (dayNumber) as one number, exact in a double (below 2⁵³). */
   const datedKey = (pair: number, day: number) => day * PAIR_KEYS + pair;
 
-  function rateOnDate(fromInput: string, toInput: string, date: Day): MaybePromise<DatedQuote> {
+  function rateOnDate(fromInput: string, toInput: string, date: Day, source?: string): MaybePromise<DatedQuote> {
     // As liveRate: answered from what is held while it may be served; only valid codes are cached.
+    const slot = slotOf(source);
     const pair = pairKey(fromInput, toInput);
     const day = dayNumber(date);
     if (pair !== undefined && day !== undefined) {
-      const cached = datedCache.get(datedKey(pair, day));
+      const cached = datedCache(slot).get(datedKey(pair, day));
       if (cached && cached.generation === generation && current()) return cached.dated;
     }
-    return computeOnDate(fromInput, toInput, date);
+    return computeOnDate(fromInput, toInput, date, slot);
   }
 
-  async function computeOnDate(fromInput: string, toInput: string, date: Day): Promise<DatedQuote> {
+  async function computeOnDate(fromInput: string, toInput: string, date: Day, slot: number): Promise<DatedQuote> {
     const from = parseCurrency(fromInput, 'from');
     const to = parseCurrency(toInput, 'to');
     await snapshot();
     const held = generation;
+    const source = providers[slot - 1];
     // The providers a history of the pair is served from, so that the value is that day's point.
-    let fromData = (await sourceFor(from, 'from', 'history')).data;
-    let toData = (await sourceFor(to, 'to', 'history')).data;
+    let fromData = (await sourceFor(from, 'from', 'history', source)).data;
+    let toData = (await sourceFor(to, 'to', 'history', source)).data;
     ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to));
     const bridge = from === to ? undefined : bridgeCurrency(fromData, toData);
     const days = daysOf(fromData, from);
@@ -413,17 +506,25 @@ export function createRateBook(options: RateBookOptions): RateBook {
       if (from !== to && !value) continue;
       const asOfA = fromData.asOf.get(day)!;
       const asOfB = toData.asOf.get(day) ?? asOfA;
-      const quote: RateQuote = { pair: from + to, from, to, rate: value ? formatRate(value) : '1', asOf: asOfA < asOfB ? asOfA : asOfB, stale: false };
+      const quote: RateQuote = {
+        pair: from + to,
+        from,
+        to,
+        rate: value ? formatRate(value) : '1',
+        asOf: asOfA < asOfB ? asOfA : asOfB,
+        stale: false,
+        provenance: provenanceOf(fromData, from, toData, to, day, bridge),
+      };
       const dated = { quote, settled: date < (newestDay(fromData) ?? date) && date < (newestDay(toData) ?? date) };
-      datedCache.set(datedKey(pairKey(from, to)!, dayNumber(date)!), { generation: held, dated });
+      datedCache(slot).set(datedKey(pairKey(from, to)!, dayNumber(date)!), { generation: held, dated });
       return dated;
     }
     throw new DomainError('no_history', `No rate for ${from}/${to} is stored on or before ${date}.`);
   }
 
-  async function convert(fromInput: string, toInput: string, amountInput: string): Promise<Conversion> {
+  async function convert(fromInput: string, toInput: string, amountInput: string, source?: string): Promise<Conversion> {
     const amount = parseAmount(amountInput);
-    return convertAt(await liveRate(fromInput, toInput), amount);
+    return convertAt(await liveRate(fromInput, toInput, source), amount);
   }
 
   async function apply(document: RateDocument): Promise<void> {
@@ -449,6 +550,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     current,
     snapshot,
     sourceFor,
+    parseSource,
     isStale,
     apply,
     invalidate() {

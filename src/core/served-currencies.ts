@@ -24,6 +24,11 @@ export interface ListedCurrency {
   name: string;
   /** ISO 4217 minor units; null where ISO 4217 says "N.A.". */
   minorUnits: number | null;
+  /**
+   * The provider whose numbers it is served from (the first of `providers`); null for one on
+   * request, until it is loaded.
+   */
+  servedBy: string | null;
   /** Providers that quote it now, in order of preference; for one on request, those that may. */
   providers: string[];
   /** Oldest and newest stored day of its rates (absent until something is stored). */
@@ -83,11 +88,11 @@ export function listCurrencies(snapshot: RateSnapshot, preference: readonly stri
       if (lastDate === undefined || days.at(-1)! > lastDate) lastDate = days.at(-1)!;
     }
     const { name } = named(code);
-    list.push({ code, name, minorUnits: isoCurrency(code)?.minorUnits ?? null, providers, firstDate: firstDate!, lastDate: lastDate!, onRequest: false });
+    list.push({ code, name, minorUnits: isoCurrency(code)?.minorUnits ?? null, servedBy: providers[0]!, providers, firstDate: firstDate!, lastDate: lastDate!, onRequest: false });
   }
   if (wideProviders.length > 0) {
     for (const code of loadableCodes(served)) {
-      list.push({ code, name: named(code).name, minorUnits: isoCurrency(code)?.minorUnits ?? null, providers: [...wideProviders], onRequest: true });
+      list.push({ code, name: named(code).name, minorUnits: isoCurrency(code)?.minorUnits ?? null, servedBy: null, providers: [...wideProviders], onRequest: true });
     }
   }
   return list.sort(byCode);

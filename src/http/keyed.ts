@@ -62,6 +62,8 @@ export function validationProblem(issues: readonly ValidationIssue[]): DomainErr
     invalid_format: 'format must be given once, as json or csv.',
     invalid_date: 'date must be given once, as a calendar date written YYYY-MM-DD (for example 2026-03-02), not after today (UTC).',
   };
+  if (param === 'expand') return new DomainError(code, 'expand must be given once, as provenance.', { param });
+  if (param === 'source') return new DomainError(code, 'source must be given once, as a configured provider id (GET /api/v1/providers lists them).', { param });
   return new DomainError(code, details[code] ?? `The query parameter '${param}' is not valid.`, { param });
 }
 

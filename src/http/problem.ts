@@ -10,8 +10,9 @@ export const PROBLEMS: Record<ErrorCode, { status: number; title: string; descri
   unsupported_currency: {
     status: 400,
     title: 'Unsupported currency',
-    description: 'The currency is a valid ISO 4217 code, but no configured rate provider quotes it.',
+    description: 'The currency is a valid ISO 4217 code, but no configured rate provider (or not the one named by source) quotes it.',
   },
+  unsupported_source: { status: 400, title: 'Unsupported source', description: 'source names no configured rate provider.' },
   invalid_amount: {
     status: 400,
     title: 'Invalid amount',

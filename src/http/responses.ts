@@ -55,14 +55,17 @@ export interface RenderedHistory {
  * Quote bodies rendered once per quote: the book hands out the same quote object until the rates
  * change. Held by the quote (a WeakMap), so bounded by the quotes the book holds, and gone with them.
  */
-export function createQuoteBodies(): (quote: RateQuote) => RenderedBody {
+export function createQuoteBodies(): (quote: RateQuote, provenance?: boolean) => RenderedBody {
   const rendered = new WeakMap<RateQuote, RenderedBody>();
-  return (quote) => {
-    let body = rendered.get(quote);
+  const expanded = new WeakMap<RateQuote, RenderedBody>();
+  return (quote, provenance = false) => {
+    const held = provenance ? expanded : rendered;
+    let body = held.get(quote);
     if (!body) {
-      const text = JSON.stringify({ pair: quote.pair, from: quote.from, to: quote.to, rate: quote.rate, asOf: quote.asOf, stale: quote.stale });
+      const fields = { pair: quote.pair, from: quote.from, to: quote.to, rate: quote.rate, asOf: quote.asOf, stale: quote.stale };
+      const text = JSON.stringify(provenance ? { ...fields, provenance: quote.provenance } : fields);
       body = { body: text, etag: strongEtag(text), length: Buffer.byteLength(text), lastModified: httpDate(quote.asOf) };
-      rendered.set(quote, body);
+      held.set(quote, body);
     }
     return body;
   };
@@ -85,11 +88,17 @@ export function renderConversion(conversion: Conversion): string {
  * a quote object lives until the rates change, so its conversions go with it. Bounded by entries
  * over all quotes; past the bound everything is dropped and rendered anew.
  */
-export function createConversionBodies(maxEntries = 20_000): (quote: RateQuote, amountText: string) => RenderedBody {
+export function createConversionBodies(maxEntries = 20_000): (quote: RateQuote, amountText: string, provenance?: boolean) => RenderedBody {
   // Per quote, by the amount's text (src/core/text-key.ts): not a map keyed by the request's own string.
   let byQuote = new WeakMap<RateQuote, TextKeyedMap<RenderedBody>>();
   let entries = 0;
-  return (quote, amountText) => {
+  return (quote, amountText, provenance = false) => {
+    if (provenance) {
+      // Asked for now and then, by people checking a number: rendered each time, not kept.
+      const plain = renderConversion(convertAt(quote, parseAmount(amountText)));
+      const body = `${plain.slice(0, -1)},"provenance":${JSON.stringify(quote.provenance)}}`;
+      return { body, etag: strongEtag(body), length: Buffer.byteLength(body), lastModified: httpDate(quote.asOf) };
+    }
     let bodies = byQuote.get(quote);
     let rendered = bodies?.get(amountText);
     if (rendered) return rendered;
@@ -137,9 +146,10 @@ export interface HistoryBodies {
    * The answer in an encoding, computed when it is not held yet (without a promise when it is
    * held). Only the form asked for is kept: a computed plain body that was needed only to be
    * compressed is not. The body is counted out to the caller: give it back with `sent` once the
-   * response is ended, or it is left to the collector.
+   * response is ended, or it is left to the collector. With a source (one provider's numbers
+   * only), the answer is computed for the request and not kept.
    */
-  render(from: string, to: string, range: HistoryRange, csv: boolean, encoding?: Encoding): MaybePromise<RenderedHistory>;
+  render(from: string, to: string, range: HistoryRange, csv: boolean, encoding?: Encoding, source?: string): MaybePromise<RenderedHistory>;
 }
 
 /** The forms an answer is kept in, each under a key of its own. */
@@ -207,14 +217,14 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
       const key = keyOf(from, to, range, csv);
       return key === undefined ? undefined : current(cache.peek(encodedKey(key, encoding)), today(), book.generation());
     },
-    render(from, to, range, csv, encoding = 'identity') {
-      const found = held(from, to, range, csv, encoding);
+    render(from, to, range, csv, encoding = 'identity', source) {
+      const found = source === undefined ? held(from, to, range, csv, encoding) : undefined;
       if (found) return handedOut(found);
       const fromCode = parseCurrency(from, 'from');
       const toCode = parseCurrency(to, 'to');
       const day = today();
       const generation = book.generation();
-      return pairHistory(book, fromCode, toCode, range).then((history) => {
+      return pairHistory(book, fromCode, toCode, range, source).then((history) => {
         let body: string;
         if (csv) body = historyCsv(history.points);
         else {
@@ -227,6 +237,11 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
         const key = keyOf(fromCode, toCode, range, csv)!;
         const etag = strongEtag(bytes);
         const rendered = { kept: keptBody(bytes), etag, plainEtag: etag, name: `${history.pair}_${history.range}.csv`, key, day, generation, lastModified: httpDate(history.asOf) };
+        if (source !== undefined) {
+          if (encoding === 'identity') return handedOut(rendered);
+          const body = compressBody(rendered.kept.body, encoding);
+          return handedOut({ ...rendered, kept: keptBody(body), etag: encodedEtag(etag, encoding) });
+        }
         if (encoding !== 'identity') return handedOut(encode(rendered, encoding));
         cache.set(key, rendered, bytes.length);
         return handedOut(rendered);
@@ -261,6 +276,10 @@ export interface ManyRatesQuery {
   to?: string;
   date?: Day;
   amount?: string;
+  /** One provider's numbers only. */
+  source?: string;
+  /** Each entry with its provenance. */
+  provenance?: boolean;
 }
 
 /** A /rates answer rendered, with what its headers need. */
@@ -279,7 +298,7 @@ export interface RenderedManyRates {
 export function createManyRatesBodies(book: RateBook, maxBytes = 8 * 1024 * 1024): (query: ManyRatesQuery) => MaybePromise<RenderedManyRates> {
   const cache = createByteLru<{ generation: number; answer: RenderedManyRates }>(maxBytes);
   return (query) => {
-    const key = `${query.from}|${query.to ?? ''}|${query.date ?? ''}|${query.amount ?? ''}`;
+    const key = `${query.from}|${query.to ?? ''}|${query.date ?? ''}|${query.amount ?? ''}|${query.source ?? ''}|${query.provenance ? 'p' : ''}`;
     const held = cache.get(key);
     if (held && held.generation === book.generation() && book.current()) return held.answer;
     const generation = book.generation();

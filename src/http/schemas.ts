@@ -2,6 +2,7 @@ import Type from 'typebox';
 import { ERROR_CODES } from '../core/errors.js';
 import { RANGES } from '../core/history.js';
 import { AMOUNT_PATTERN } from '../core/rates.js';
+import { PROVIDER_KINDS } from '../providers/registry.js';
 
 /** Query parameter names and the problem code their invalid values produce. */
 export const PARAM_CODES = {
@@ -11,6 +12,8 @@ export const PARAM_CODES = {
   range: 'invalid_range',
   format: 'invalid_format',
   date: 'invalid_date',
+  source: 'unsupported_source',
+  expand: 'invalid_format',
 } as const;
 
 /** The shape of a currency parameter (case-insensitive); ISO 4217 decides the rest. */
@@ -51,10 +54,31 @@ const Amount = (description: string) =>
     examples: ['100', '99.95'],
   });
 
+/** One provider's numbers only: `source` on /rate, /convert, /rates and /history. */
+export const SOURCE_PATTERN = '^[A-Za-z0-9_-]{1,32}$';
+const SourceParam = Type.Optional(
+  Type.String({
+    pattern: SOURCE_PATTERN,
+    description:
+      'A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider\'s published numbers: both currencies through its base, on its days, never another provider\'s. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.',
+    examples: ['ecb'],
+  }),
+);
+
+/** `expand=provenance` on /rate, /convert and /rates: the answer says what it was computed from. */
+const ExpandParam = Type.Optional(
+  Type.Literal('provenance', {
+    description:
+      'provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged.',
+  }),
+);
+
 export const RateQuery = Type.Object({
   from: Currency('Source currency.'),
   to: Currency('Target currency.'),
   date: DateParam,
+  source: SourceParam,
+  expand: ExpandParam,
 });
 
 export const ConvertQuery = Type.Object({
@@ -62,6 +86,8 @@ export const ConvertQuery = Type.Object({
   to: Currency('Target currency.'),
   amount: Amount('Non-negative decimal amount in the source currency'),
   date: DateParam,
+  source: SourceParam,
+  expand: ExpandParam,
 });
 
 export const RatesQuery = Type.Object({
@@ -75,6 +101,8 @@ export const RatesQuery = Type.Object({
   ),
   date: DateParam,
   amount: Type.Optional(Amount('An amount in the source currency to convert into every target, as in /convert')),
+  source: SourceParam,
+  expand: ExpandParam,
 });
 
 /** Endpoints without parameters: any query is ignored, as unknown parameters are everywhere. */
@@ -95,6 +123,7 @@ export const HistoryQuery = Type.Object({
       description: 'json (a History object) or csv (RFC 4180, CRLF, header `date,rate`, ascending).',
     }),
   ),
+  source: SourceParam,
 });
 
 /**
@@ -108,6 +137,40 @@ export const CONDITIONAL_HEADERS = Type.Object({
   ),
 });
 
+export const PublishedNumberSchema = Type.Object(
+  {
+    provider: Type.String({ description: 'The provider that published it.', examples: ['cnb'] }),
+    day: Type.String({ format: 'date', description: 'The day it was published for.' }),
+    base: Type.String({ description: "The provider's base currency.", examples: ['CZK'] }),
+    currency: Type.String({ description: 'The currency it is the rate of.', examples: ['USD'] }),
+    rate: Type.String({
+      description:
+        'Units of `currency` per one `base`, exactly as stored: a decimal as published, or `1/<x>`, the exact reciprocal of the number x the provider published (see reciprocalOf).',
+      examples: ['1.19', '1/20.541'],
+    }),
+    reciprocalOf: Type.Optional(
+      Type.String({ description: 'For a `1/<x>` rate: x exactly as published, units of `base` per one `currency` (a per-10/100/1,000 quotation already divided out).', examples: ['20.541'] }),
+    ),
+  },
+  { $id: 'PublishedNumber', description: 'One number a provider published.' },
+);
+
+export const ProvenanceSchema = Type.Object(
+  {
+    providers: Type.Array(Type.String(), { description: "The provider of `from`'s number, then, when different, that of `to`'s.", examples: [['ecb']] }),
+    day: Type.String({ format: 'date', description: 'The day of every number used (a cross uses one day for all).' }),
+    bridge: Type.Union([Type.String(), Type.Null()], {
+      description: 'The currency both providers publish through which a cross between two providers is taken; null for one provider.',
+    }),
+    numbers: Type.Array(Type.Unsafe(ref('PublishedNumber')), {
+      description:
+        "The published numbers used, in the order from, bridge in from's provider, bridge in to's provider, to. A provider's base counts 1 and is not listed. One provider: rate = to / from; a cross: rate = (bridge_from / from) × (to / bridge_to); then rounded once to 8 significant digits, half-to-even.",
+    }),
+  },
+  { $id: 'Provenance', description: 'Where a rate comes from: enough to recompute it by hand from the providers\' own pages.' },
+);
+const ProvenanceField = Type.Optional(Type.Unsafe<unknown>({ ...ref('Provenance'), description: 'With expand=provenance: what the rate was computed from.' }));
+
 const RATE_NOTE =
   'Decimal string: the exact cross rate rounded once, half-to-even, to 8 significant digits, trailing zeros removed. "1" when from equals to.';
 
@@ -119,6 +182,7 @@ export const RateResponse = Type.Object(
     rate: DecimalString(RATE_NOTE, '1.0842'),
     asOf: DateTime,
     stale: Stale,
+    provenance: ProvenanceField,
   },
   { $id: 'Rate', description: 'Live mid-market rate: units of `to` per one unit of `from`.' },
 );
@@ -135,6 +199,7 @@ export const ConversionResponse = Type.Object(
     ),
     asOf: DateTime,
     stale: Stale,
+    provenance: ProvenanceField,
   },
   { $id: 'Conversion', description: 'A conversion at the live mid-market rate.' },
 );
@@ -177,8 +242,13 @@ export const CurrencyEntry = Type.Object(
     minorUnits: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
       description: 'ISO 4217 minor units (the decimals of a conversion result); null where ISO 4217 has none (XAU and the like: results use 8 decimals).',
     }),
+    servedBy: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'The provider whose published numbers /rate uses for it (the first of providers), unless source names another or the other currency of a pair is quoted by a provider that also quotes this one: a pair one provider quotes whole is served by it alone. null for a currency on request, until it is loaded.',
+      examples: ['ecb'],
+    }),
     providers: Type.Array(Type.String(), {
-      description: 'Providers that quote it now, in order of preference (the first serves it); for a currency on request, those that may.',
+      description: 'Providers that quote it now (each one a valid source for it), in order of preference; for a currency on request, those that may load it.',
       examples: [['ecb']],
     }),
     firstDate: Type.Optional(Type.String({ format: 'date', description: 'Oldest stored day with a rate for it: dates before this are no_history.' })),
@@ -203,6 +273,7 @@ export const RatesEntry = Type.Object({
   asOf: DateTime,
   stale: Stale,
   result: Type.Optional(DecimalString('With amount: amount × rate, exactly as /convert answers it for this pair.', '86.42')),
+  provenance: ProvenanceField,
 }, { $id: 'RatesEntry', description: 'One target of a /rates answer.' });
 
 export const RatesResponse = Type.Object(
@@ -230,6 +301,11 @@ export const UsageResponse = Type.Object(
 export const ProviderEntry = Type.Object(
   {
     id: Type.String({ description: 'The provider, as EXRATES_PROVIDERS names it.', examples: ['ecb'] }),
+    name: Type.String({ description: 'The publisher\'s own name.', examples: ['European Central Bank'] }),
+    kind: Type.Union(
+      PROVIDER_KINDS.map((k) => Type.Literal(k)),
+      { description: 'central bank (an official source publishing its own reference rates), aggregator (a service that gathers others\' rates), commercial (a paid data vendor) or file (a document the operator supplies).' },
+    ),
     base: Type.String({ description: 'The currency all of its rates are quoted against.', examples: ['EUR'] }),
     currencies: Type.Array(Type.String(), {
       description: 'The currencies it quotes now (its base included), sorted by code.',
@@ -244,6 +320,10 @@ export const ProviderEntry = Type.Object(
       },
       { description: 'The outcome of its refreshes.' },
     ),
+    termsUrl: Type.Union([Type.String({ format: 'uri' }), Type.Null()], {
+      description: "The publisher's terms of use for its rates; null when it publishes none (or the operator supplies the data).",
+    }),
+    schedule: Type.String({ description: 'When it publishes, in words.', examples: ['TARGET business days, around 16:00 CET'] }),
   },
   { $id: 'Provider', description: 'A configured rate provider.' },
 );
@@ -313,6 +393,8 @@ export function notFoundProblem(description: string) {
  * get one type per shape.
  */
 export const SHARED_SCHEMAS = [
+  PublishedNumberSchema,
+  ProvenanceSchema,
   CurrencyEntry,
   RatesEntry,
   ProviderEntry,
@@ -336,4 +418,6 @@ export type SharedSchemaId =
   | 'Currency'
   | 'RatesEntry'
   | 'Provider'
-  | 'ProviderList';
+  | 'ProviderList'
+  | 'PublishedNumber'
+  | 'Provenance';

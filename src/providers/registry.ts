@@ -19,7 +19,8 @@ import { createNorgesBankProvider, NORGES_BANK_METADATA } from './norgesbank.js'
 import { createOpenExchangeRatesProvider } from './openexchangerates.js';
 import { createRiksbankProvider, RIKSBANK_METADATA } from './riksbank.js';
 
-export type ProviderKind = 'central bank' | 'aggregator' | 'commercial' | 'file';
+export const PROVIDER_KINDS = ['central bank', 'aggregator', 'commercial', 'file'] as const;
+export type ProviderKind = (typeof PROVIDER_KINDS)[number];
 
 /** What a person should know about a provider; for the docs and for listing providers over HTTP. */
 export interface ProviderMetadata {

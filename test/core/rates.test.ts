@@ -189,9 +189,14 @@ describe('rate book over a stored document', () => {
     dir.remove();
   });
 
+  /** A number as the stored document published it, as a quote's provenance names it. */
+  const ecbNumber = (currency: string, rate: string) => ({ provider: 'ecb', day: '2026-03-05', base: 'EUR', currency, rate });
+
   it('returns a directly published rate as published, trailing zeros removed', async () => {
     const quote = await book().liveRate('EUR', 'USD');
-    assert.deepEqual(quote, { pair: 'EURUSD', from: 'EUR', to: 'USD', rate: '1.19', asOf: '2026-03-05T15:00:00Z', stale: false });
+    // The provenance names the number exactly as stored, trailing zeros and all; the euro, the base, counts 1.
+    const provenance = { providers: ['ecb'], day: '2026-03-05', bridge: null, numbers: [ecbNumber('USD', '1.1900')] };
+    assert.deepEqual(quote, { pair: 'EURUSD', from: 'EUR', to: 'USD', rate: '1.19', asOf: '2026-03-05T15:00:00Z', stale: false, provenance });
     assert.equal((await book().liveRate('EUR', 'XAU')).rate, '0.00041234');
     assert.equal((await book().liveRate('EUR', 'IDR')).rate, '19992');
     assert.equal((await book().liveRate('EUR', 'GBP')).rate, '0.8699');
@@ -200,7 +205,8 @@ describe('rate book over a stored document', () => {
   it('accepts lower-case codes and answers upper-case', async () => {
     const quote = await book().liveRate('usd', 'jpy');
     // 182.5 / 1.19 = 153.3613445… → 153.36134
-    assert.deepEqual(quote, { pair: 'USDJPY', from: 'USD', to: 'JPY', rate: '153.36134', asOf: '2026-03-05T15:00:00Z', stale: false });
+    const provenance = { providers: ['ecb'], day: '2026-03-05', bridge: null, numbers: [ecbNumber('USD', '1.1900'), ecbNumber('JPY', '182.5')] };
+    assert.deepEqual(quote, { pair: 'USDJPY', from: 'USD', to: 'JPY', rate: '153.36134', asOf: '2026-03-05T15:00:00Z', stale: false, provenance });
   });
 
   it('inverts and crosses to 8 significant digits, half-to-even', async () => {
@@ -218,7 +224,8 @@ describe('rate book over a stored document', () => {
 
   it('answers 1 for the same currency on both sides', async () => {
     const quote = await book().liveRate('usd', 'USD');
-    assert.deepEqual(quote, { pair: 'USDUSD', from: 'USD', to: 'USD', rate: '1', asOf: '2026-03-05T15:00:00Z', stale: false });
+    const provenance = { providers: ['ecb'], day: '2026-03-05', bridge: null, numbers: [] };
+    assert.deepEqual(quote, { pair: 'USDUSD', from: 'USD', to: 'USD', rate: '1', asOf: '2026-03-05T15:00:00Z', stale: false, provenance });
     assert.equal((await book().liveRate('EUR', 'eur')).rate, '1');
     // 1234.5 × 1 at 0 decimals: a tie, 4 is even
     assert.equal((await book().convert('JPY', 'JPY', '1234.5')).result, '1234');

@@ -63,7 +63,7 @@ describe('beyond the interface, on the shared ECB history', () => {
         assert.equal((await get(`/api/v1/rate?from=${c.code}&to=EUR`)).statusCode, 200, `/rate answers ${c.code}`);
       }
       const usd = currencies.find((c) => c.code === 'USD')!;
-      assert.deepEqual(usd, { code: 'USD', name: 'US Dollar', minorUnits: 2, providers: ['file'], firstDate: usd.firstDate, lastDate: '2026-03-05', onRequest: false });
+      assert.deepEqual(usd, { code: 'USD', name: 'US Dollar', minorUnits: 2, servedBy: 'file', providers: ['file'], firstDate: usd.firstDate, lastDate: '2026-03-05', onRequest: false });
       // The oldest stored day (history keeps 5 years and a margin): a rate on it, none the day before.
       const first = String(usd.firstDate);
       assert.match((await get(`/api/v1/rate?from=EUR&to=USD&date=${first}`)).json().asOf, new RegExp(`^${first}T15:00:00Z$`));
@@ -236,7 +236,7 @@ describe('beyond the interface, on the shared ECB history', () => {
 
     test('the document names its shapes, declares HEAD, the headers sent, 304 and the operations endpoints', async () => {
       const doc = (await t.app.inject('/api/v1/openapi.json')).json();
-      assert.deepEqual(Object.keys(doc.components.schemas).sort(), ['Conversion', 'Currency', 'CurrencyList', 'History', 'Problem', 'Provider', 'ProviderList', 'Rate', 'Rates', 'RatesEntry', 'Usage']);
+      assert.deepEqual(Object.keys(doc.components.schemas).sort(), ['Conversion', 'Currency', 'CurrencyList', 'History', 'Problem', 'Provenance', 'Provider', 'ProviderList', 'PublishedNumber', 'Rate', 'Rates', 'RatesEntry', 'Usage']);
       const rate = doc.paths['/api/v1/rate'];
       assert.deepEqual(rate.get.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/Rate' });
       assert.deepEqual(rate.get.responses['400'].content['application/problem+json'].schema, { $ref: '#/components/schemas/Problem' });

@@ -36,7 +36,7 @@ test('the document describes the interface: version, security, parameters, error
   const history = doc.paths['/api/v1/history'].get;
   assert.deepEqual(
     history.parameters.map((p: { in: string; name: string }) => `${p.in} ${p.name}`).sort(),
-    ['header If-Modified-Since', 'header If-None-Match', 'query format', 'query from', 'query range', 'query to'],
+    ['header If-Modified-Since', 'header If-None-Match', 'query format', 'query from', 'query range', 'query source', 'query to'],
   );
   // A HEAD declares the headers of its GET and no body; a 304 is no error and has no body.
   const head = doc.paths['/api/v1/history'].head;

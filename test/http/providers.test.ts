@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { providerEntry } from '../../src/providers/registry.js';
 import { createTestApp, type TestApp } from '../helper.js';
 
 describe('GET /api/v1/providers', () => {
@@ -24,8 +25,14 @@ describe('GET /api/v1/providers', () => {
     const { providers } = response.json();
     assert.equal(providers.length, 1);
     const [file] = providers;
-    assert.deepEqual(Object.keys(file), ['id', 'base', 'currencies', 'latestDay', 'refresh']);
+    assert.deepEqual(Object.keys(file), ['id', 'name', 'kind', 'base', 'currencies', 'latestDay', 'refresh', 'termsUrl', 'schedule']);
     assert.equal(file.id, 'file');
+    // What the registry says of it, word for word.
+    const { metadata } = providerEntry('file')!;
+    assert.equal(file.name, metadata.name);
+    assert.equal(file.kind, 'file');
+    assert.equal(file.termsUrl, null);
+    assert.equal(file.schedule, metadata.schedule);
     assert.equal(file.base, 'EUR');
     assert.equal(file.latestDay, '2026-03-05');
     // Every currency /currencies lists as answered now is quoted by the one provider.
@@ -71,7 +78,17 @@ describe('GET /api/v1/providers', () => {
     const response = await get(empty);
     assert.equal(response.statusCode, 200);
     assert.deepEqual(response.json().providers, [
-      { id: 'file', base: 'EUR', currencies: [], latestDay: null, refresh: { lastSuccessAt: null, lastFailureAt: null, failing: false } },
+      {
+        id: 'file',
+        name: 'ECB file',
+        kind: 'file',
+        base: 'EUR',
+        currencies: [],
+        latestDay: null,
+        refresh: { lastSuccessAt: null, lastFailureAt: null, failing: false },
+        termsUrl: null,
+        schedule: 'whenever the operator replaces the file',
+      },
     ]);
   });
 
@@ -80,7 +97,8 @@ describe('GET /api/v1/providers', () => {
     const operation = doc.paths['/api/v1/providers'].get;
     assert.equal(operation.operationId, 'listProviders');
     assert.deepEqual(operation.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/ProviderList' });
-    assert.deepEqual(Object.keys(doc.components.schemas.Provider.properties), ['id', 'base', 'currencies', 'latestDay', 'refresh']);
+    assert.deepEqual(Object.keys(doc.components.schemas.Provider.properties), ['id', 'name', 'kind', 'base', 'currencies', 'latestDay', 'refresh', 'termsUrl', 'schedule']);
+    assert.deepEqual(doc.components.schemas.Provider.properties.kind.anyOf.flatMap((k: { enum: string[] }) => k.enum), ['central bank', 'aggregator', 'commercial', 'file']);
     assert.equal(doc.paths['/api/v1/providers'].head.responses['200'].content, undefined);
   });
 });

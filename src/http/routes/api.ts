@@ -5,6 +5,7 @@ import { andThen, type MaybePromise } from '../../core/maybe.js';
 import type { Provider, RateStore } from '../../core/ports.js';
 import { parseDate, type RateBook, type RateQuote } from '../../core/rates.js';
 import { listCurrencies } from '../../core/served-currencies.js';
+import { providerEntry } from '../../providers/registry.js';
 import { sendConditional, strongEtag, type HttpCaches } from '../caching.js';
 import type { KeyStep } from '../keyed.js';
 import { sent } from '../kept-body.js';
@@ -70,8 +71,8 @@ export interface ApiServices {
   providers: readonly Provider[];
   keyStep: KeyStep;
   caches: HttpCaches;
-  quotes: (quote: RateQuote) => RenderedBody;
-  conversions: (quote: RateQuote, amount: string) => RenderedBody;
+  quotes: (quote: RateQuote, provenance?: boolean) => RenderedBody;
+  conversions: (quote: RateQuote, amount: string, provenance?: boolean) => RenderedBody;
   histories: HistoryBodies;
   manyRates: (query: ManyRatesQuery) => MaybePromise<RenderedManyRates>;
   currencyList: () => MaybePromise<RenderedBody>;
@@ -112,16 +113,21 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
     });
 
   /** A rate or conversion: live, or on a past date (which never changes once a later day is published). */
-  const quoted = (request: FastifyRequest, reply: FastifyReply, query: { from: string; to: string; date?: string | undefined }, render: (quote: RateQuote) => RenderedBody) => {
+  const quoted = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    query: { from: string; to: string; date?: string | undefined; source?: string | undefined },
+    render: (quote: RateQuote) => RenderedBody,
+  ) => {
     if (query.date !== undefined) {
       const date = parseDate(query.date, book.clock);
       return done(
-        andThen(book.rateOnDate(query.from, query.to, date), (dated) =>
+        andThen(book.rateOnDate(query.from, query.to, date, query.source), (dated) =>
           sendJson(request, reply, render(dated.quote), dated.settled ? SETTLED_CACHE_CONTROL : services.liveCacheControl()),
         ),
       );
     }
-    return done(andThen(book.liveRate(query.from, query.to), (quote) => sendJson(request, reply, render(quote), services.liveCacheControl())));
+    return done(andThen(book.liveRate(query.from, query.to, query.source), (quote) => sendJson(request, reply, render(quote), services.liveCacheControl())));
   };
 
   app.route({
@@ -139,12 +145,15 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       response: {
         200: json('The rate.', 'Rate'),
         304: NOT_MODIFIED,
-        400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_date`, `missing_parameter`'),
+        400: badRequest('`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_date`, `invalid_format` (expand), `missing_parameter`'),
         404: notFoundProblem('`no_history`: with `date`, no rate for the pair on or before it.'),
         ...KEYED_ERRORS,
       },
     },
-    handler: (request, reply) => quoted(request, reply, request.query, services.quotes),
+    handler: (request, reply) => {
+      const provenance = request.query.expand === 'provenance';
+      return quoted(request, reply, request.query, (quote) => services.quotes(quote, provenance));
+    },
   });
 
   app.route({
@@ -162,12 +171,15 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       response: {
         200: json('The conversion.', 'Conversion'),
         304: NOT_MODIFIED,
-        400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`'),
+        400: badRequest('`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`'),
         404: notFoundProblem('`no_history`: with `date`, no rate for the pair on or before it.'),
         ...KEYED_ERRORS,
       },
     },
-    handler: (request, reply) => quoted(request, reply, request.query, (quote) => services.conversions(quote, request.query.amount)),
+    handler: (request, reply) => {
+      const provenance = request.query.expand === 'provenance';
+      return quoted(request, reply, request.query, (quote) => services.conversions(quote, request.query.amount, provenance));
+    },
   });
 
   app.route({
@@ -198,19 +210,19 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
           },
         },
         304: NOT_MODIFIED,
-        400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_range`, `invalid_format`, `missing_parameter`'),
+        400: badRequest('`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range`, `invalid_format`, `missing_parameter`'),
         404: notFoundProblem('`no_history`: no rates stored for the pair in the range.'),
         ...KEYED_ERRORS,
       },
     },
     handler: (request, reply) => {
-      const { from, to, range, format } = request.query;
+      const { from, to, range, format, source } = request.query;
       const csv = format === 'csv';
       const accepted = request.headers['accept-encoding'];
       const encoding = caches.negotiateEncoding(accepted);
       // The form that is sent is the one asked for, and the only one kept.
       return done(
-        andThen(services.histories.render(from, to, range ?? DEFAULT_RANGE, csv, encoding), (rendered) => {
+        andThen(services.histories.render(from, to, range ?? DEFAULT_RANGE, csv, encoding, source), (rendered) => {
           sendConditional(request, reply, {
             body: rendered.kept.body,
             etag: rendered.etag,
@@ -242,15 +254,22 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       response: {
         200: json('The rates, or the amount converted, per target.', 'Rates'),
         304: NOT_MODIFIED,
-        400: badRequest('`invalid_currency`, `unsupported_currency`, `invalid_amount`, `invalid_date`, `missing_parameter`'),
+        400: badRequest('`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`'),
         404: notFoundProblem('`no_history`: with `date`, a currency named in `to` has no rate on or before it.'),
         ...KEYED_ERRORS,
       },
     },
     handler: (request, reply) => {
-      const { from, to, date, amount } = request.query;
+      const { from, to, date, amount, source, expand } = request.query;
       const day = date === undefined ? undefined : parseDate(date, book.clock);
-      const many = services.manyRates({ from, ...(to === undefined ? {} : { to }), ...(day === undefined ? {} : { date: day }), ...(amount === undefined ? {} : { amount }) });
+      const many = services.manyRates({
+        from,
+        ...(to === undefined ? {} : { to }),
+        ...(day === undefined ? {} : { date: day }),
+        ...(amount === undefined ? {} : { amount }),
+        ...(source === undefined ? {} : { source }),
+        ...(expand === 'provenance' ? { provenance: true } : {}),
+      });
       return done(andThen(many, ({ rendered, settled }) => sendJson(request, reply, rendered, settled ? SETTLED_CACHE_CONTROL : services.liveCacheControl())));
     },
   });
@@ -263,7 +282,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       operationId: 'listCurrencies',
       summary: 'The currencies the service answers for',
       description:
-        'Every currency /rate answers now (onRequest false), with its providers and stored days, then those a wide-coverage provider may quote on first request (onRequest true). Sorted by code; names and minor units from ISO 4217. Cacheable until the next refresh; counts once.',
+        'Every currency /rate answers now (onRequest false), with the provider that serves it (servedBy), every provider that quotes it and its stored days, then those a wide-coverage provider may quote on first request (onRequest true). Sorted by code; names and minor units from ISO 4217. Cacheable until the next refresh; counts once.',
       tags: ['rates'],
       querystring: NoQuery,
       headers: CONDITIONAL_HEADERS,
@@ -285,7 +304,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       operationId: 'listProviders',
       summary: 'The configured rate providers and their state',
       description:
-        'Each configured provider in order of preference: its base currency, the currencies it quotes now, its newest stored day and the outcome of its refreshes. Cacheable until the next refresh; counts once.',
+        'Each configured provider in order of preference: who publishes it and what kind of source it is, its terms of use and publication schedule, its base currency, the currencies it quotes now, its newest stored day and the outcome of its refreshes. Cacheable until the next refresh; counts once.',
       tags: ['rates'],
       querystring: NoQuery,
       headers: CONDITIONAL_HEADERS,
@@ -301,12 +320,18 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       const providers = await Promise.all(
         services.providers.map(async (provider) => {
           const state = await services.rates.providerState(provider.id);
+          // Every configured provider is made from its registry entry (src/deps.ts).
+          const { metadata } = providerEntry(provider.id)!;
           return {
             id: provider.id,
+            name: metadata.name,
+            kind: metadata.kind,
             base: provider.base,
             currencies: listed.filter((entry) => entry.providers.includes(provider.id)).map((entry) => entry.code),
             latestDay: snapshot.data.get(provider.id)?.days.at(-1) ?? null,
             refresh: { lastSuccessAt: state?.lastSuccessAt ?? null, lastFailureAt: state?.lastFailureAt ?? null, failing: state?.failing ?? false },
+            termsUrl: metadata.termsUrl,
+            schedule: metadata.schedule,
           };
         }),
       );

@@ -52,7 +52,7 @@ function description(config: Config): string {
     '',
     '**Dates.** `date=YYYY-MM-DD` on rate, convert and rates answers the latest day on or before it on which both currencies have a published rate: the same value as that day\'s history point, with that day\'s fixing time as asOf and stale false. Malformed or after today (UTC): 400 `invalid_date`; before the oldest stored day: 404 `no_history`.',
     '',
-    '**Errors.** Every error is `application/problem+json` (RFC 9457) with `type`, `title`, `status`, `detail` and a stable `code`; validation errors add `param`. Codes: invalid_currency, unsupported_currency, invalid_amount, invalid_range, invalid_format, invalid_date, missing_parameter (400); unauthorized (401); no_history, not_found (404); method_not_allowed (405, with Allow: GET, HEAD); quota_exceeded (429); internal_error (500); feed_unavailable, service_unavailable (503, with Retry-After). Unknown query parameters are ignored; a parameter given twice is a 400.',
+    '**Errors.** Every error is `application/problem+json` (RFC 9457) with `type`, `title`, `status`, `detail` and a stable `code`; validation errors add `param`. Codes: invalid_currency, unsupported_currency, unsupported_source, invalid_amount, invalid_range, invalid_format, invalid_date, missing_parameter (400); unauthorized (401); no_history, not_found (404); method_not_allowed (405, with Allow: GET, HEAD); quota_exceeded (429); internal_error (500); feed_unavailable, service_unavailable (503, with Retry-After). Unknown query parameters are ignored; a parameter given twice is a 400.',
   ].join('\n');
 }
 
