@@ -3,7 +3,6 @@
  * killed when the bench ends, fails or is interrupted, with the clean-ups an interruption needs.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -46,18 +45,6 @@ export async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<
   const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
   await exited;
   clearTimeout(timer);
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Keeps the last lines of a child's output, to show when it fails. */

@@ -11,7 +11,8 @@ import { REFERENCE_ROW, gitState, judge, judgeRun, renderRun, writeRun, type Rou
 import { machineBusyFor, processMemory } from './sampling.js';
 import { SCENARIOS, VARIANT_SCENARIOS, createRotation, currentCurrencies, selectScenarios, type Scenario } from './scenarios.js';
 import { serviceStart } from '../scripts/node-flags.js';
-import { ROOT, build, coldStart, issueKeys, loadHistory, runWorkspace, serviceCounters, serviceEnvironment, serviceReady, startBaseline, startService, type Server, type ServiceSetup } from './servers.js';
+import { ensureBuilt, ROOT } from '../test/support/processes.js';
+import { coldStart, issueKeys, loadHistory, runWorkspace, serviceCounters, serviceEnvironment, serviceReady, startBaseline, startService, type Server, type ServiceSetup } from './servers.js';
 
 const KEY_COUNT = 1000;
 const COLD_STARTS = 3;
@@ -38,7 +39,7 @@ async function main(): Promise<void> {
   const keys: string[] = [];
   const rotation = createRotation(currencies, keys);
 
-  build();
+  await ensureBuilt();
   const busy = await machineBusyFor(1000);
   const { dir, cleanUp, redis } = await runWorkspace(options.databaseUrl, options.redisUrl);
   const extra = options.env ?? {};

@@ -3,11 +3,10 @@
  * service, the built CLI started as `npm start` starts it, on a store of the run's own, and the
  * baselines, bare Fastify routes (baseline.ts).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { serviceStart } from '../scripts/node-flags.js';
@@ -15,9 +14,10 @@ import { loadConfig } from '../src/config.js';
 import { issueApiKey } from '../src/core/api-keys.js';
 import { createDeps } from '../src/deps.js';
 import { createLogger } from '../src/log.js';
-import { cleanUpOnInterrupt, freePort, onCpu, stopChild, tail, track, waitFor200 } from './processes.js';
+import { freePort } from '../test/support/ports.js';
+import { ROOT } from '../test/support/processes.js';
+import { cleanUpOnInterrupt, onCpu, stopChild, tail, track, waitFor200 } from './processes.js';
 
-export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The clock of every run: the history's newest day is then current, whenever the bench runs. */
 const FIXED_NOW = '2026-03-06T12:00:00Z';
 
@@ -26,11 +26,6 @@ export interface Server {
   port: number;
   /** The last lines of its output, for errors. */
   output: () => string;
-}
-
-/** Builds dist/: the service runs as the built CLI. */
-export function build(): void {
-  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
 }
 
 /**
