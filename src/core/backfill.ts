@@ -42,9 +42,9 @@ export function createBackfill(options: BackfillOptions): Backfill {
 
   function currenciesOf(provider: Provider): Promise<Set<string>> {
     const cached = lists.get(provider.id);
-    if (cached && Date.now() - cached.at < CURRENCY_LIST_TTL_MS) return cached.codes;
+    if (cached && options.clock.now().getTime() - cached.at < CURRENCY_LIST_TTL_MS) return cached.codes;
     const codes = provider.listCurrencies!().then((list) => new Set(list));
-    lists.set(provider.id, { at: Date.now(), codes });
+    lists.set(provider.id, { at: options.clock.now().getTime(), codes });
     codes.catch(() => lists.delete(provider.id));
     return codes;
   }
@@ -57,7 +57,9 @@ export function createBackfill(options: BackfillOptions): Backfill {
 
   /** Runs the backfill under the shared lock, or waits for the instance that holds it. */
   async function run(code: string): Promise<boolean> {
-    const deadline = Date.now() + WAIT_FOR_OTHERS_MS;
+    // How long this request waits, on the monotonic clock: it bounds real sleeps below, which a
+    // frozen or replayed Clock would never end.
+    const deadline = performance.now() + WAIT_FOR_OTHERS_MS;
     for (;;) {
       let release: (() => Promise<void>) | null;
       try {
@@ -76,7 +78,7 @@ export function createBackfill(options: BackfillOptions): Backfill {
         }
       }
       while (await options.lock.isHeld(`backfill:${code}`).catch(() => false)) {
-        if (Date.now() > deadline) {
+        if (performance.now() > deadline) {
           throw new DomainError('feed_unavailable', `${code} is being loaded; try again shortly.`, { retryAfterSeconds: 10 });
         }
         await new Promise((resolve) => setTimeout(resolve, POLL_MS));
@@ -114,7 +116,7 @@ export function createBackfill(options: BackfillOptions): Backfill {
         cause: upstreamFailure,
       });
     }
-    unsupportedUntil.set(code, Date.now() + options.negativeCacheMs);
+    unsupportedUntil.set(code, options.clock.now().getTime() + options.negativeCacheMs);
     return false;
   }
 
@@ -122,7 +124,7 @@ export function createBackfill(options: BackfillOptions): Backfill {
     if (wide.length === 0) return false;
     const until = unsupportedUntil.get(code);
     if (until !== undefined) {
-      if (Date.now() < until) return false;
+      if (options.clock.now().getTime() < until) return false;
       unsupportedUntil.delete(code);
     }
     let pending = inFlight.get(code);
