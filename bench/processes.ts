@@ -4,7 +4,7 @@
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { cpus } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { waitFor } from '../test/support/wait.js';
 
 const children = new Set<ChildProcess>();
 /** Clean-ups to run when the bench is interrupted (the temporary folder, a PostgreSQL schema, Redis keys). */
@@ -60,19 +60,16 @@ export function tail(child: ChildProcess, label: string): () => string {
 
 /** Polls a URL every 10 ms until it answers 200; returns that answer's body and headers. */
 export async function waitFor200(url: string, headers: Record<string, string>, child: ChildProcess, output: () => string, timeoutMs = 60_000): Promise<{ body: string; headers: Headers }> {
-  const started = performance.now();
-  for (;;) {
-    if (!running(child)) throw new Error(`the server exited (${child.exitCode ?? child.signalCode}) before answering ${url}\n${output()}`);
-    try {
-      const response = await fetch(url, { headers, signal: AbortSignal.timeout(2_000) });
-      const body = await response.text();
-      if (response.status === 200) return { body, headers: response.headers };
-    } catch {
-      // not listening yet
-    }
-    if (performance.now() - started > timeoutMs) throw new Error(`no 200 from ${url} within ${timeoutMs} ms\n${output()}`);
-    await sleep(10);
-  }
+  let answer: { body: string; headers: Headers } | undefined;
+  const answered = async () => {
+    if (!running(child)) throw new Error(`the server exited (${child.exitCode ?? child.signalCode}) before answering ${url}`);
+    const response = await fetch(url, { headers, signal: AbortSignal.timeout(2_000) }).catch(() => undefined); // not listening yet
+    const body = await response?.text().catch(() => undefined);
+    if (response?.status === 200 && body !== undefined) answer = { body, headers: response.headers };
+    return answer !== undefined;
+  };
+  await waitFor(answered, timeoutMs, `a 200 from ${url}`).catch((error: Error) => Promise.reject(new Error(`${error.message}\n${output()}`)));
+  return answer!;
 }
 
 /**
