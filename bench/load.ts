@@ -36,7 +36,7 @@ export interface Measurement extends ServerFigures {
   bytesPerResponse: number;
 }
 
-const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
+export const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 /** A warm-up: load without measuring. */
 export const warmUp = async (run: LoadRun): Promise<void> => void (await runWrk(run));

@@ -13,10 +13,10 @@ import { execFileSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { holdTickShape } from '../src/tick-shape.js';
+import { median } from './report.js';
 
 const CASES = ['fresh', 'gc-at-start', 'held'] as const;
 const CALLS = 2_000_000;
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 const loop = () =>
   new Promise<number>((resolve) => {

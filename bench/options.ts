@@ -43,16 +43,10 @@ const OPTIONS: Option[] = [
   new Option('--csv <path>', 'the ECB history to load').env('BENCH_ECB_CSV').default(DEFAULT_CSV, '../shared/data/ecb/eurofxref-hist.csv'),
 ];
 
-export type BenchOptions = Record<'duration' | 'warmup' | 'settle' | 'rounds' | 'roundSeconds' | 'connections' | 'workers', number> & {
-  only?: string;
-  list?: boolean;
-  coldStart: boolean;
-  pin: boolean;
-  env?: Record<string, string>;
-  databaseUrl?: string;
-  redisUrl?: string;
-  csv: string;
-};
+/** What OPTIONS parse to, by Commander's names. */
+export type BenchOptions = Record<'duration' | 'warmup' | 'settle' | 'rounds' | 'roundSeconds' | 'connections' | 'workers', number> &
+  Record<'coldStart' | 'pin', boolean> &
+  Partial<Record<'only' | 'databaseUrl' | 'redisUrl', string>> & { list?: boolean; env?: Record<string, string>; csv: string };
 
 /** Parses the command line (printing the help and exiting on --help or a bad option). */
 export function parseOptions(argv: readonly string[]): BenchOptions {

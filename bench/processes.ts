@@ -3,9 +3,8 @@
  * killed when the bench ends, fails or is interrupted, with the clean-ups an interruption needs.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { cpus } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { waitFor } from '../test/support/wait.js';
 
 const children = new Set<ChildProcess>();
 /** Clean-ups to run when the bench is interrupted (the temporary folder, a PostgreSQL schema, Redis keys). */
@@ -48,18 +47,6 @@ export async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<
   clearTimeout(timer);
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** Keeps the last lines of a child's output, to show when it fails. */
 export function tail(child: ChildProcess, label: string): () => string {
   const lines: string[] = [];
@@ -73,19 +60,16 @@ export function tail(child: ChildProcess, label: string): () => string {
 
 /** Polls a URL every 10 ms until it answers 200; returns that answer's body and headers. */
 export async function waitFor200(url: string, headers: Record<string, string>, child: ChildProcess, output: () => string, timeoutMs = 60_000): Promise<{ body: string; headers: Headers }> {
-  const started = performance.now();
-  for (;;) {
-    if (!running(child)) throw new Error(`the server exited (${child.exitCode ?? child.signalCode}) before answering ${url}\n${output()}`);
-    try {
-      const response = await fetch(url, { headers, signal: AbortSignal.timeout(2_000) });
-      const body = await response.text();
-      if (response.status === 200) return { body, headers: response.headers };
-    } catch {
-      // not listening yet
-    }
-    if (performance.now() - started > timeoutMs) throw new Error(`no 200 from ${url} within ${timeoutMs} ms\n${output()}`);
-    await sleep(10);
-  }
+  let answer: { body: string; headers: Headers } | undefined;
+  const answered = async () => {
+    if (!running(child)) throw new Error(`the server exited (${child.exitCode ?? child.signalCode}) before answering ${url}`);
+    const response = await fetch(url, { headers, signal: AbortSignal.timeout(2_000) }).catch(() => undefined); // not listening yet
+    const body = await response?.text().catch(() => undefined);
+    if (response?.status === 200 && body !== undefined) answer = { body, headers: response.headers };
+    return answer !== undefined;
+  };
+  await waitFor(answered, timeoutMs, `a 200 from ${url}`).catch((error: Error) => Promise.reject(new Error(`${error.message}\n${output()}`)));
+  return answer!;
 }
 
 /**

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Measurement } from './load.js';
+import { round, type Measurement } from './load.js';
 import { COLD_START_MS, OPERATOR_FLAGS, PEAK_RSS_MB, SCENARIO_TARGETS, TARGET_CONNECTIONS, missedBecause, targetText, type ScenarioTarget } from './targets.js';
 
 export const RESULTS_DIR = fileURLToPath(new URL('results/', import.meta.url));
@@ -59,7 +59,6 @@ export interface Run {
 }
 
 export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 /**
  * Compares each row with the baseline (the median of its rounds' ratios: the host's speed drifts

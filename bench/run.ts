@@ -4,14 +4,15 @@
  */
 import { cpus, totalmem } from 'node:os';
 import { join, relative } from 'node:path';
-import { measure, requireWrk, warmUp, type LoadRun } from './load.js';
+import { measure, requireWrk, round, warmUp, type LoadRun } from './load.js';
 import { parseOptions } from './options.js';
 import { choosePinning, killAll, stopChild } from './processes.js';
 import { REFERENCE_ROW, gitState, judge, judgeRun, renderRun, writeRun, type Round, type Row, type Run } from './report.js';
 import { machineBusyFor, processMemory } from './sampling.js';
 import { SCENARIOS, VARIANT_SCENARIOS, createRotation, currentCurrencies, selectScenarios, type Scenario } from './scenarios.js';
 import { serviceStart } from '../scripts/node-flags.js';
-import { ROOT, build, coldStart, issueKeys, loadHistory, runWorkspace, serviceCounters, serviceEnvironment, serviceReady, startBaseline, startService, type Server, type ServiceSetup } from './servers.js';
+import { ensureBuilt, ROOT } from '../test/support/processes.js';
+import { coldStart, issueKeys, loadHistory, runWorkspace, serviceCounters, serviceEnvironment, serviceReady, startBaseline, startService, stopBaseline, type Server, type ServiceSetup } from './servers.js';
 
 const KEY_COUNT = 1000;
 const COLD_STARTS = 3;
@@ -38,7 +39,7 @@ async function main(): Promise<void> {
   const keys: string[] = [];
   const rotation = createRotation(currencies, keys);
 
-  build();
+  await ensureBuilt();
   const busy = await machineBusyFor(1000);
   const { dir, cleanUp, redis } = await runWorkspace(options.databaseUrl, options.redisUrl);
   const extra = options.env ?? {};
@@ -79,9 +80,9 @@ async function main(): Promise<void> {
     const measured: Row = { ...fields, ...(await measure(loadRun(scenario, server, options.duration, cpus))) };
     if (before) {
       const after = await serviceCounters(server);
-      if (fields.variant === '@redis') measured.redisCommandsPerRequest = Math.round(((after.redisCommands - before.redisCommands) / measured.responses) * 1000) / 1000;
+      if (fields.variant === '@redis') measured.redisCommandsPerRequest = round((after.redisCommands - before.redisCommands) / measured.responses, 3);
       measured.fullCollections = after.fullCollections - before.fullCollections;
-      measured.collectionPct = Math.round(((after.collectionSeconds - before.collectionSeconds) / options.duration) * 1000) / 10;
+      measured.collectionPct = round(((after.collectionSeconds - before.collectionSeconds) / options.duration) * 100, 1);
     }
     if (server.child.exitCode !== null || server.child.signalCode !== null) throw new Error(`the server died during ${fields.name}\n${server.output()}`);
     if (fields.server !== 'baseline' && baseline) {
@@ -111,8 +112,7 @@ async function main(): Promise<void> {
       await settle(baselineScenario, reference);
       rows.push(await row(baselineScenario, reference, { name: REFERENCE_ROW, description: "the baseline sending a rate answer's header lines too", server: 'reference' }));
     } finally {
-      reference.child.stdin?.end();
-      await stopChild(reference.child);
+      await stopBaseline(reference);
     }
 
     if (options.coldStart) {
@@ -140,10 +140,7 @@ async function main(): Promise<void> {
       }
     }
   } finally {
-    if (baseline) {
-      baseline.child.stdin?.end();
-      await stopChild(baseline.child);
-    }
+    if (baseline) await stopBaseline(baseline);
     killAll();
     await cleanUp();
   }

@@ -7,10 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { LoadRequest } from './load.js';
 
 /** The keys and pairs the n-th request of a rotation uses. */
-export interface Rotation {
-  key(n: number): string;
-  pair(n: number): readonly [string, string];
-}
+export type Rotation = ReturnType<typeof createRotation>;
 
 export interface Scenario {
   name: string;
@@ -28,12 +25,12 @@ export function currentCurrencies(csvPath: string): string[] {
   return ['EUR', ...header!.slice(1).filter((code, i) => code && newest![i + 1] && newest![i + 1] !== 'N/A')];
 }
 
-export function createRotation(currencies: readonly string[], keys: readonly string[]): Rotation {
+export function createRotation(currencies: readonly string[], keys: readonly string[]) {
   const pairs = currencies.flatMap((a) => currencies.filter((b) => b !== a).map((b) => [a, b] as const));
   return {
-    key: (n) => keys[n % keys.length]!,
+    key: (n: number) => keys[n % keys.length]!,
     // A stride co-prime to the number of pairs, so that neighbours differ in both currencies.
-    pair: (n) => pairs[(n * 37) % pairs.length]!,
+    pair: (n: number) => pairs[(n * 37) % pairs.length]!,
   };
 }
 

@@ -3,21 +3,20 @@
  * service, the built CLI started as `npm start` starts it, on a store of the run's own, and the
  * baselines, bare Fastify routes (baseline.ts).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
-import pg from 'pg';
 import { serviceStart } from '../scripts/node-flags.js';
 import { loadConfig } from '../src/config.js';
 import { issueApiKey } from '../src/core/api-keys.js';
 import { createDeps } from '../src/deps.js';
 import { createLogger } from '../src/log.js';
-import { cleanUpOnInterrupt, freePort, onCpu, stopChild, tail, track, waitFor200 } from './processes.js';
+import { freePort } from '../test/support/ports.js';
+import { ROOT } from '../test/support/processes.js';
+import { createPostgresSchema, deleteRedisKeys } from '../test/support/stores.js';
+import { cleanUpOnInterrupt, onCpu, stopChild, tail, track, waitFor200 } from './processes.js';
 
-export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The clock of every run: the history's newest day is then current, whenever the bench runs. */
 const FIXED_NOW = '2026-03-06T12:00:00Z';
 
@@ -28,11 +27,6 @@ export interface Server {
   output: () => string;
 }
 
-/** Builds dist/: the service runs as the built CLI. */
-export function build(): void {
-  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
-}
-
 /**
  * What a run works in: a temporary folder (its SQLite store) and, for the row on PostgreSQL +
  * Redis, a PostgreSQL schema and a Redis key prefix of its own (the databases are shared, and the
@@ -40,37 +34,18 @@ export function build(): void {
  */
 export async function runWorkspace(databaseUrl: string | undefined, redisUrl: string | undefined) {
   const dir = mkdtempSync(join(tmpdir(), 'exrates-bench-'));
-  const schema = `exrates_bench_${Date.now()}`;
   const prefix = `exrates-bench-${Date.now()}:`;
-  const postgres = async (statement: string) => {
-    const client = new pg.Client({ connectionString: databaseUrl });
-    await client.connect();
-    await client.query(statement).finally(() => client.end());
-  };
-  const dropRedisKeys = async (url: string) => {
-    const redis = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 2_000 });
-    try {
-      for (let cursor = '0'; ; ) {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-        if (keys.length > 0) await redis.unlink(...keys);
-        if ((cursor = next) === '0') break;
-      }
-    } finally {
-      redis.disconnect();
-    }
-  };
+  let schema: Awaited<ReturnType<typeof createPostgresSchema>> | undefined;
+  // Says what could not be removed; never throws.
   const cleanUp = async () => {
     rmSync(dir, { recursive: true, force: true });
-    // Says what could not be removed; never throws.
-    if (databaseUrl) await postgres(`drop schema if exists "${schema}" cascade`).catch((error: unknown) => console.error(`bench: could not drop the PostgreSQL schema: ${String(error)}`));
-    if (redisUrl) await dropRedisKeys(redisUrl).catch((error: unknown) => console.error(`bench: could not delete the Redis keys under ${prefix}: ${String(error)}`));
+    await schema?.drop().catch((error: unknown) => console.error(`bench: could not drop the PostgreSQL schema: ${String(error)}`));
+    if (redisUrl) await deleteRedisKeys(`${prefix}*`, redisUrl).catch((error: unknown) => console.error(`bench: could not delete the Redis keys under ${prefix}: ${String(error)}`));
   };
   cleanUpOnInterrupt(cleanUp);
   if (!databaseUrl || !redisUrl) return { dir, cleanUp };
-  await postgres(`create schema "${schema}"`);
-  const scoped = new URL(databaseUrl);
-  scoped.searchParams.set('options', `-c search_path=${schema}`);
-  return { dir, cleanUp, redis: { databaseUrl: scoped.toString(), redisUrl, prefix } };
+  schema = await createPostgresSchema(databaseUrl, 'exrates_bench_');
+  return { dir, cleanUp, redis: { databaseUrl: schema.url, redisUrl, prefix } };
 }
 
 export interface ServiceSetup {
@@ -122,18 +97,22 @@ export async function startService(setup: ServiceSetup): Promise<Server> {
 /** The headers Node.js or Fastify write themselves on every answer, which a baseline told to send a service's headers leaves to them. */
 const WRITTEN_BY_THE_SERVER = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding', 'content-type']);
 
-/**
- * Starts the service once, so that it loads the history into its store, and stops it; returns its
- * answer to a rate, and that answer's headers but those the server writes itself.
- */
-export async function loadHistory(setup: ServiceSetup, key: string): Promise<{ body: string; headers: Record<string, string> }> {
+/** Starts the service, waits for its first 200 of a rate and stops it: that answer, and the ms from just before the spawn. */
+async function startAndAnswer(setup: ServiceSetup, key: string, timeoutMs?: number): Promise<{ answer: { body: string; headers: Headers }; ms: number }> {
+  const started = performance.now();
   const server = await startService(setup);
   try {
-    const answer = await serviceReady(server, key, 120_000);
-    return { body: answer.body, headers: Object.fromEntries([...answer.headers].filter(([name]) => !WRITTEN_BY_THE_SERVER.has(name))) };
+    const answer = await serviceReady(server, key, timeoutMs);
+    return { answer, ms: performance.now() - started };
   } finally {
     await stopChild(server.child);
   }
+}
+
+/** Starts the service once, so that it loads the history into its store; its answer to a rate, with that answer's headers but those the server writes itself. */
+export async function loadHistory(setup: ServiceSetup, key: string): Promise<{ body: string; headers: Record<string, string> }> {
+  const { answer } = await startAndAnswer(setup, key, 120_000);
+  return { body: answer.body, headers: Object.fromEntries([...answer.headers].filter(([name]) => !WRITTEN_BY_THE_SERVER.has(name))) };
 }
 
 /** What the service's own /metrics have counted so far, every worker's summed: commands sent to Redis, full collections, seconds of collections' pauses. */
@@ -163,14 +142,11 @@ export async function startBaseline(body: string, cpus?: string, headers?: Recor
   return server;
 }
 
-/** Spawn → first 200 of /api/v1/rate, in ms, timed from just before the spawn. */
-export async function coldStart(setup: ServiceSetup, key: string): Promise<number> {
-  const started = performance.now();
-  const server = await startService(setup);
-  try {
-    await serviceReady(server, key);
-    return performance.now() - started;
-  } finally {
-    await stopChild(server.child);
-  }
+/** Stops a baseline: it exits when its standard input closes, and is killed if it does not. */
+export async function stopBaseline(server: Server): Promise<void> {
+  server.child.stdin?.end();
+  await stopChild(server.child);
 }
+
+/** Spawn → first 200 of /api/v1/rate, in ms. */
+export const coldStart = async (setup: ServiceSetup, key: string): Promise<number> => (await startAndAnswer(setup, key)).ms;

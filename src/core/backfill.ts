@@ -43,9 +43,9 @@ export function createBackfill(options: BackfillOptions): Backfill {
 
   function currenciesOf(provider: Provider): Promise<Set<string>> {
     const cached = lists.get(provider.id);
-    if (cached && Date.now() - cached.at < CURRENCY_LIST_TTL_MS) return cached.codes;
+    if (cached && options.clock.now().getTime() - cached.at < CURRENCY_LIST_TTL_MS) return cached.codes;
     const codes = provider.listCurrencies!().then((list) => new Set(list));
-    lists.set(provider.id, { at: Date.now(), codes });
+    lists.set(provider.id, { at: options.clock.now().getTime(), codes });
     codes.catch(() => lists.delete(provider.id));
     return codes;
   }
@@ -58,7 +58,9 @@ export function createBackfill(options: BackfillOptions): Backfill {
 
   /** Runs the backfill under the shared lock, or waits for the instance that holds it. */
   async function run(code: string, source: string | undefined, key: string): Promise<boolean> {
-    const deadline = Date.now() + WAIT_FOR_OTHERS_MS;
+    // How long this request waits, on the monotonic clock: it bounds real sleeps below, which a
+    // frozen or replayed Clock would never end.
+    const deadline = performance.now() + WAIT_FOR_OTHERS_MS;
     for (;;) {
       let release: (() => Promise<void>) | null;
       try {
@@ -77,7 +79,7 @@ export function createBackfill(options: BackfillOptions): Backfill {
         }
       }
       while (await options.lock.isHeld(`backfill:${key}`).catch(() => false)) {
-        if (Date.now() > deadline) {
+        if (performance.now() > deadline) {
           throw new DomainError('feed_unavailable', `${code} is being loaded; try again shortly.`, { retryAfterSeconds: 10 });
         }
         await new Promise((resolve) => setTimeout(resolve, POLL_MS));
@@ -116,7 +118,7 @@ export function createBackfill(options: BackfillOptions): Backfill {
         cause: upstreamFailure,
       });
     }
-    unsupportedUntil.set(key, Date.now() + options.negativeCacheMs);
+    unsupportedUntil.set(key, options.clock.now().getTime() + options.negativeCacheMs);
     return false;
   }
 
@@ -125,7 +127,7 @@ export function createBackfill(options: BackfillOptions): Backfill {
     const key = source === undefined ? code : `${code}@${source}`;
     const until = unsupportedUntil.get(key);
     if (until !== undefined) {
-      if (Date.now() < until) return false;
+      if (options.clock.now().getTime() < until) return false;
       unsupportedUntil.delete(key);
     }
     let pending = inFlight.get(key);

@@ -1,6 +1,10 @@
 import type { Lock } from './ports.js';
 
-/** A lock within one process: enough when one process serves (the embedded default). */
+/**
+ * A lock within one process: enough when one process serves (the embedded default). Its TTLs run
+ * on the machine's clock, not the service's Clock: a TTL bounds how long a holder blocks others in
+ * real time, as the engines' locks do, and a frozen Clock would hold a lock for ever.
+ */
 export function createLocalLock(): Lock {
   const held = new Map<string, number>();
   return {

@@ -333,7 +333,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     }
     const changed =
       !state || data.size !== state.data.size || [...data].some(([id, d]) => state!.data.get(id) !== d) || [...failing].some(([id, f]) => state!.failing.get(id) !== f);
-    state = { data, versions: known, failing, checkedAt: Date.now() };
+    state = { data, versions: known, failing, checkedAt: clock.now().getTime() };
     if (changed) generation += 1;
   }
 
@@ -353,7 +353,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
         dirty = true;
         throw error;
       }
-    } else if (Date.now() - state.checkedAt > ttl) {
+    } else if (clock.now().getTime() - state.checkedAt > ttl) {
       // Serve what is held while the store is read again in the background.
       startSync().catch(() => undefined);
     }
@@ -362,7 +362,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
 
   function current(): boolean {
     if (!state || dirty) return false;
-    if (Date.now() - state.checkedAt > ttl) startSync().catch(() => undefined);
+    if (clock.now().getTime() - state.checkedAt > ttl) startSync().catch(() => undefined);
     return true;
   }
 

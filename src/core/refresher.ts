@@ -90,6 +90,11 @@ export function createRefresher(options: RefresherOptions): Refresher {
     await refreshProvider(provider);
   }
 
+  /*
+   * Ticks are read from the machine's clock, not the service's Clock: every instance on one store
+   * must name a tick alike for the shared lock to run it once (a Clock started at EXRATES_NOW is
+   * offset by when each instance started), and the timers that fire them run in real time.
+   */
   function schedule(provider: Provider): void {
     if (stopped) return;
     const failed = failures.get(provider.id) ?? 0;

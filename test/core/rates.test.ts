@@ -10,6 +10,7 @@ import { migrateToLatest, openDatabase, type OpenDatabase } from '../../src/stor
 import { createRateStore } from '../../src/storage/rate-store.js';
 import { tempDir } from '../helper.js';
 import { domainError } from '../support/errors.js';
+import { waitFor } from '../support/wait.js';
 
 
 /** One provider's rates on one day, as the in-memory index holds them. */
@@ -376,6 +377,33 @@ describe('rate book on an empty store', () => {
       await other.database.close();
     }
     assert.equal((await book.liveRate('EUR', 'USD')).rate, '1.19');
+  });
+});
+
+describe('rate book on its clock', () => {
+  const dir = tempDir();
+  after(() => dir.remove());
+
+  it('reads the store again once its check interval has passed on its clock, however little real time passed', async () => {
+    const { database, store } = await openStore(dir.path, 'clocked.db');
+    try {
+      await store.saveDocument({ ...ECB_DOC, days: [ECB_DOC.days[0]!] });
+      let now = Date.parse('2026-03-06T12:00:00Z');
+      const book = createRateBook({ store, providers: ['ecb'], clock: { now: () => new Date(now) }, cacheTtlMs: 60_000 });
+      assert.equal((await book.liveRate('EUR', 'USD')).rate, '1.16');
+      // Another process (its own connection to the same file) stores a newer day: this book is not told.
+      const other = await openStore(dir.path, 'clocked.db');
+      try {
+        await other.store.saveDocument(ECB_DOC);
+      } finally {
+        await other.database.close();
+      }
+      assert.equal((await book.liveRate('EUR', 'USD')).rate, '1.16', 'within the interval, the book answers from what it holds');
+      now += 60_001;
+      await waitFor(async () => (await book.liveRate('EUR', 'USD')).rate === '1.19', 2_000, 'the book to read the newer day');
+    } finally {
+      await database.close();
+    }
   });
 });
 

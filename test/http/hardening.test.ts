@@ -6,7 +6,6 @@
  * bypasses Node's parser.
  */
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
@@ -16,53 +15,15 @@ import { createDeps, type Deps } from '../../src/deps.js';
 import { createLogger, redactUrl } from '../../src/log.js';
 import { issueKey, loadAll, tempDir, testConfig } from '../helper.js';
 import { listenApp } from '../support/ports.js';
+import { rawRequest } from '../support/raw-http.js';
 
-interface RawReply {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
+/** The first response to the bytes as sent, its body as UTF-8 text. */
+async function raw(port: number, request: string | Buffer): Promise<{ status: number; headers: Record<string, string>; body: string }> {
+  const reply = await rawRequest(port, request, { timeoutMs: 5_000 });
+  return { ...reply, body: reply.body.toString('utf8') };
 }
 
-/** Sends bytes as they are and reads the first response until the server closes or the body is complete. */
-function raw(port: number, request: string | Buffer): Promise<RawReply> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1');
-    let data = Buffer.alloc(0);
-    const timer = setTimeout(() => socket.destroy(new Error(`no complete answer within 5 s: ${data.toString('latin1').slice(0, 200)}`)), 5_000);
-    const finish = () => {
-      const text = data.toString('latin1');
-      const end = text.indexOf('\r\n\r\n');
-      if (end === -1) return false;
-      const [statusLine, ...lines] = text.slice(0, end).split('\r\n');
-      const headers: Record<string, string> = {};
-      for (const line of lines) {
-        const colon = line.indexOf(':');
-        headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
-      }
-      const length = headers['content-length'] === undefined ? undefined : Number(headers['content-length']);
-      const body = data.subarray(Buffer.byteLength(text.slice(0, end + 4), 'latin1'));
-      if (length !== undefined && body.length < length) return false;
-      clearTimeout(timer);
-      socket.destroy();
-      resolve({ status: Number(statusLine!.split(' ')[1]), headers, body: body.subarray(0, length ?? body.length).toString('utf8') });
-      return true;
-    };
-    socket.on('data', (chunk: Buffer) => {
-      data = Buffer.concat([data, chunk]);
-      finish();
-    });
-    socket.on('close', () => {
-      if (!finish()) {
-        clearTimeout(timer);
-        reject(new Error(`connection closed without a complete answer: ${JSON.stringify(data.toString('latin1').slice(0, 200))}`));
-      }
-    });
-    socket.on('error', () => undefined);
-    socket.write(request);
-  });
-}
-
-function assertProblem(reply: RawReply | { status: number; headers: Record<string, unknown>; body: string }, status: number, code: string): Record<string, unknown> {
+function assertProblem(reply: { status: number; headers: Record<string, unknown>; body: string }, status: number, code: string): Record<string, unknown> {
   assert.equal(reply.status, status, reply.body);
   assert.equal(String(reply.headers['content-type']), 'application/problem+json; charset=utf-8');
   assert.equal(reply.headers['x-content-type-options'], 'nosniff');

@@ -13,13 +13,13 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { tempDir } from '../helper.js';
 import { fakeUpstreamVars, processEnv, sharedHistoryVars } from '../support/env.js';
-import { get, type Reply } from '../support/http.js';
+import { get } from '../support/http.js';
+import { drive, type Outcome } from '../support/load.js';
 import { createKey, ensureBuilt, isRunning, keyPrefix, startInstance, stopInstance, type Instance, type ProcessSetup } from '../support/processes.js';
 import { proxyEngines, type EngineProxies } from '../support/proxy.js';
 import { createPostgresSchema, deleteRedisKeys, missingEngines } from '../support/stores.js';
@@ -33,65 +33,40 @@ const rows: Array<[string, string | number]> = [];
 const failures: string[] = [];
 const started = performance.now();
 
-interface Outcome {
-  at: number;
-  status: number | 'error';
-  ms: number;
-  stale?: boolean;
-  defect?: string;
-  instance: string;
+type Classified = Outcome & { stale?: boolean; defect?: string };
+
+/** An answer's stale flag, and what makes an error answer not a valid problem. */
+function classify(o: Outcome): Classified {
+  const reply = o.reply;
+  if (!reply) return o;
+  let stale: boolean | undefined;
+  let defect: string | undefined;
+  if (reply.status === 200 && reply.headers['content-type']?.startsWith('application/json')) stale = (JSON.parse(reply.body) as { stale?: boolean }).stale;
+  if (reply.status >= 400) defect = problemDefect(reply.status, reply.headers['content-type'], reply.body, false);
+  if (reply.status === 503 && !/^\d+$/.test(String(reply.headers['retry-after']))) defect = 'a 503 without Retry-After';
+  return { ...o, stale, defect };
 }
 
-/** Sends PER_SECOND requests a second for `durationMs` over the targets, running each event at its time. */
-async function drive(
+/** PER_SECOND requests a second over the targets and paths in turn, on kept-alive connections; each event at its time. */
+async function driveClassified(
   targets: Array<{ name: string; base: string }>,
   paths: readonly string[],
   key: string,
   durationMs: number,
   events: Array<{ at: number; name: string; run: () => Promise<unknown> | unknown }>,
-): Promise<{ outcomes: Outcome[]; ran: Record<string, number> }> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-  const t0 = performance.now();
-  const ran: Record<string, number> = {};
-  const eventRuns = events.map(async (event) => {
-    await sleep(Math.max(0, event.at - (performance.now() - t0)));
-    ran[event.name] = performance.now() - t0;
-    await event.run();
-  });
-  const requests: Array<Promise<Outcome>> = [];
-  const total = Math.round((durationMs / 1000) * PER_SECOND);
-  for (let i = 0; i < total; i += 1) {
-    await sleep(Math.max(0, (i * 1000) / PER_SECOND - (performance.now() - t0)));
-    const target = targets[i % targets.length]!;
-    const at = performance.now() - t0;
-    requests.push(
-      get(`${target.base}${paths[i % paths.length]}`, { headers: { 'X-Api-Key': key }, agent, timeoutMs: 10_000 }).then(
-        (reply: Reply): Outcome => {
-          let stale: boolean | undefined;
-          let defect: string | undefined;
-          if (reply.status === 200 && reply.headers['content-type']?.startsWith('application/json')) stale = (JSON.parse(reply.body) as { stale?: boolean }).stale;
-          if (reply.status >= 400) defect = problemDefect(reply.status, reply.headers['content-type'], reply.body, false);
-          if (reply.status === 503 && !/^\d+$/.test(String(reply.headers['retry-after']))) defect = 'a 503 without Retry-After';
-          return { at, status: reply.status, ms: reply.ms, stale, defect, instance: target.name };
-        },
-        (): Outcome => ({ at, status: 'error', ms: performance.now() - t0 - at, instance: target.name }),
-      ),
-    );
-  }
-  const outcomes = await Promise.all(requests);
-  await Promise.all(eventRuns);
-  agent.destroy();
-  return { outcomes, ran };
+): Promise<{ outcomes: Classified[]; ran: Record<string, number> }> {
+  const load = await drive({ targets, path: (i) => paths[i % paths.length]!, key, perSecond: PER_SECOND, durationMs, events: Object.fromEntries(events.map((e) => [e.name, e])), keepAlive: true });
+  return { outcomes: load.outcomes.map(classify), ran: load.events };
 }
 
-function statuses(outcomes: readonly Outcome[]): string {
+function statuses(outcomes: readonly Classified[]): string {
   const counts = new Map<string, number>();
   for (const o of outcomes) bump(counts, o.status === 200 && o.stale ? '200 stale' : String(o.status));
   return tally(counts);
 }
 
 /** Milliseconds from `since` until every answer to a request sent after it matches `good`. */
-function recovery(outcomes: readonly Outcome[], since: number, good: (o: Outcome) => boolean): number {
+function recovery(outcomes: readonly Classified[], since: number, good: (o: Classified) => boolean): number {
   const window = outcomes.filter((o) => o.at >= since).sort((a, b) => a.at - b.at);
   const lastBad = window.map((o) => !good(o)).lastIndexOf(true);
   if (lastBad === -1) return 0;
@@ -172,7 +147,7 @@ describe('faults under load', () => {
         },
       }));
       const paths = ['/api/v1/rate?from=EUR&to=USD', '/api/v1/rate?from=EUR&to=NGN', '/api/v1/convert?from=NGN&to=JPY&amount=1000', '/api/v1/history?from=USD&to=CHF&range=1m'];
-      const { outcomes, ran } = await drive([{ name: 'A', base: server!.base }], paths, key, modes.length * phase, events);
+      const { outcomes, ran } = await driveClassified([{ name: 'A', base: server!.base }], paths, key, modes.length * phase, events);
       for (const [index, mode] of modes.entries()) {
         const from = ran[mode.name]!;
         const to = index + 1 < modes.length ? ran[modes[index + 1]!.name]! : Infinity;
@@ -239,7 +214,7 @@ describe('faults under load', () => {
         { at: 11_000, name: 'redis restarted', run: () => proxies!.redis.restore() },
       ];
       const paths = ['/api/v1/rate?from=EUR&to=USD', '/api/v1/convert?from=GBP&to=JPY&amount=10', '/api/v1/history?from=USD&to=CHF&range=1m'];
-      const { outcomes, ran } = await drive(instances.map((i) => ({ name: i.name, base: i.base })), paths, key, 15_000, events);
+      const { outcomes, ran } = await driveClassified(instances.map((i) => ({ name: i.name, base: i.base })), paths, key, 15_000, events);
       const between = (a: number, b: number) => outcomes.filter((o) => o.at >= a && o.at < b);
       const pgDown = between(ran['postgres stopped']!, ran['postgres restarted']!);
       const redisDown = between(ran['redis stopped']!, ran['redis restarted']!);

@@ -20,7 +20,8 @@ import { convertResult, MINOR_UNITS, normaliseAmount } from '../e2e/independent.
 import { processEnv, sharedHistoryVars } from '../support/env.js';
 import { get } from '../support/http.js';
 import { createKey, ensureBuilt, isRunning, revokeKey, startInstance, stopInstance, type Instance, type ProcessSetup } from '../support/processes.js';
-import { bump, ClosedUnanswered, problemDefect, rawRequest, recordKeys, saveLog, tableDigest, tally, writeResult } from './harness.js';
+import { ClosedUnanswered, rawRequest } from '../support/raw-http.js';
+import { bump, problemDefect, recordKeys, saveLog, tableDigest, tally, writeResult } from './harness.js';
 
 const SUITE = 'fuzz';
 const HTTP_REQUESTS = Number(process.env.RELIABILITY_FUZZ_HTTP ?? 90_000);

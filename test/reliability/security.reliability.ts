@@ -21,7 +21,8 @@ import { processEnv, sharedHistoryVars } from '../support/env.js';
 import { get, send, type Reply } from '../support/http.js';
 import { createKey, ensureBuilt, revokeKey, startInstance, stopInstance, type Instance, type ProcessSetup } from '../support/processes.js';
 import { createPostgresSchema, postgresAvailable } from '../support/stores.js';
-import { median, problemDefect, rawRequest, recordKeys, saveLog, tableDigest, writeResult } from './harness.js';
+import { rawRequest } from '../support/raw-http.js';
+import { median, problemDefect, recordKeys, saveLog, tableDigest, writeResult } from './harness.js';
 
 const SUITE = 'security';
 const figures: Array<[string, string | number]> = [];

@@ -11,7 +11,8 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { FIXED_NOW, tempDir } from '../helper.js';
 import { processEnv, sharedHistoryVars } from '../support/env.js';
-import { get, type Reply } from '../support/http.js';
+import { get } from '../support/http.js';
+import { drive, type Load, type Outcome } from '../support/load.js';
 import {
   createKey,
   ensureBuilt,
@@ -34,22 +35,6 @@ const LIMIT = 1000;
 /** Longest acceptable answer while an engine is away: the store's and Redis's own timeouts are 2 s or less. */
 const MAX_ANSWER_MS = 3_000;
 
-interface Outcome {
-  /** Milliseconds from the start of the load when the request was sent. */
-  at: number;
-  instance: string;
-  status: number | 'error';
-  ms: number;
-  error?: string;
-  reply?: Reply;
-}
-
-interface Load {
-  outcomes: Outcome[];
-  /** When each event ran, in milliseconds from the start of the load. */
-  events: Record<string, number>;
-}
-
 const isCounted = (o: Outcome) => typeof o.status === 'number' && o.status < 500 && o.status !== 429 && o.status !== 401;
 
 describe('faults under load: two instances, PostgreSQL and Redis behind proxies', () => {
@@ -65,36 +50,10 @@ describe('faults under load: two instances, PostgreSQL and Redis behind proxies'
   const crashed: string[] = [];
   const keys: string[] = [];
 
-  /**
-   * Sends PER_SECOND requests a second for `durationMs`, alternating between the instances, and
-   * runs each event at its time. Bounded: the number of requests is fixed up front.
-   */
-  async function drive(key: string, durationMs: number, events: Record<string, { at: number; run: () => Promise<unknown> }> = {}): Promise<Load> {
-    const started = performance.now();
-    const total = Math.round((durationMs / 1000) * PER_SECOND);
-    const gap = 1000 / PER_SECOND;
-    const bases = instances.map((instance) => ({ name: instance.name, base: instance.base }));
-    const ran: Record<string, number> = {};
-    const eventRuns = Object.entries(events).map(async ([name, event]) => {
-      await sleep(Math.max(0, event.at - (performance.now() - started)));
-      ran[name] = performance.now() - started;
-      await event.run();
-    });
-    const requests: Array<Promise<Outcome>> = [];
-    for (let i = 0; i < total; i += 1) {
-      await sleep(Math.max(0, i * gap - (performance.now() - started)));
-      const target = bases[i % bases.length]!;
-      const at = performance.now() - started;
-      requests.push(
-        get(`${target.base}/api/v1/rate?from=USD&to=${i % 3 ? 'JPY' : 'CHF'}`, { headers: { 'X-Api-Key': key }, timeoutMs: 10_000 }).then(
-          (reply): Outcome => ({ at, instance: target.name, status: reply.status, ms: reply.ms, reply }),
-          (error: unknown): Outcome => ({ at, instance: target.name, status: 'error', ms: performance.now() - started - at, error: String(error) }),
-        ),
-      );
-    }
-    const outcomes = await Promise.all(requests);
-    await Promise.all(eventRuns);
-    return { outcomes, events: ran };
+  /** PER_SECOND requests a second for `durationMs`, alternating between the instances; each event at its time. */
+  function driveBoth(key: string, durationMs: number, events: Record<string, { at: number; run: () => Promise<unknown> }> = {}): Promise<Load> {
+    const targets = instances.map((instance) => ({ name: instance.name, base: instance.base }));
+    return drive({ targets, path: (i) => `/api/v1/rate?from=USD&to=${i % 3 ? 'JPY' : 'CHF'}`, key, perSecond: PER_SECOND, durationMs, events });
   }
 
   function tally(outcomes: Outcome[]): string {
@@ -227,7 +186,7 @@ describe('faults under load: two instances, PostgreSQL and Redis behind proxies'
   it('PostgreSQL restarted, then black-holed, for 2 s each: 200 or a fast 503 problem, then all 200 again by itself', async (t) => {
     if (skip) return t.skip(skip);
     const key = await newKey();
-    const load = await drive(key, 10_000, {
+    const load = await driveBoth(key, 10_000, {
       // A restart: open connections reset, new ones refused until the engine is back.
       restart: { at: 1_500, run: () => proxies!.postgres.cut('refuse') },
       back: { at: 3_500, run: () => proxies!.postgres.restore() },
@@ -255,7 +214,7 @@ describe('faults under load: two instances, PostgreSQL and Redis behind proxies'
   it('Redis black-holed for 2 s: every request still answered, counted in the store, and the count exact afterwards', async (t) => {
     if (skip) return t.skip(skip);
     const key = await newKey();
-    const load = await drive(key, 7_000, {
+    const load = await driveBoth(key, 7_000, {
       cut: { at: 1_500, run: () => proxies!.redis.cut('blackhole') },
       restore: { at: 3_500, run: () => proxies!.redis.restore() },
     });
@@ -287,7 +246,7 @@ describe('faults under load: two instances, PostgreSQL and Redis behind proxies'
     const key = await newKey();
     // Longer than two command timeouts: a request's command times out, then so does whatever the
     // instance sends Redis next.
-    const load = await drive(key, 7_000, {
+    const load = await driveBoth(key, 7_000, {
       stall: { at: 1_500, run: async () => proxies!.redis.stall() },
       restore: { at: 4_000, run: () => proxies!.redis.restore() },
     });
@@ -316,7 +275,7 @@ describe('faults under load: two instances, PostgreSQL and Redis behind proxies'
     const key = await newKey();
     const victim = instances[0]!;
     let restartedMs = NaN;
-    const load = await drive(key, 6_000, {
+    const load = await driveBoth(key, 6_000, {
       kill: {
         at: 2_000,
         run: async () => {

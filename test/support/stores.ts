@@ -78,13 +78,13 @@ export async function missingEngines(): Promise<string> {
   return '';
 }
 
-/** A fresh schema for one test file, so suites never see each other's tables; dropped afterwards. */
-export async function createPostgresSchema(): Promise<{ url: string; drop(): Promise<void> }> {
+/** A fresh schema for one test file (or bench run), so suites never see each other's tables; dropped afterwards. */
+export async function createPostgresSchema(baseUrl = POSTGRES_URL, prefix = 'exrates_test_'): Promise<{ url: string; drop(): Promise<void> }> {
   const { default: pg } = await import('pg');
-  const schema = `exrates_test_${randomBytes(6).toString('hex')}`;
+  const schema = `${prefix}${randomBytes(6).toString('hex')}`;
   // Ended even if the statement fails, so an open connection cannot keep the test process alive.
   const run = async (statement: string) => {
-    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    const client = new pg.Client({ connectionString: baseUrl });
     await client.connect();
     try {
       await client.query(statement);
@@ -93,17 +93,17 @@ export async function createPostgresSchema(): Promise<{ url: string; drop(): Pro
     }
   };
   await run(`create schema ${schema}`);
-  const separator = POSTGRES_URL.includes('?') ? '&' : '?';
+  const separator = baseUrl.includes('?') ? '&' : '?';
   return {
-    url: `${POSTGRES_URL}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+    url: `${baseUrl}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
     drop: () => run(`drop schema if exists ${schema} cascade`),
   };
 }
 
 /** Deletes every Redis key matching a glob pattern; SCAN, so a busy shared server is not blocked. */
-export async function deleteRedisKeys(pattern: string): Promise<number> {
+export async function deleteRedisKeys(pattern: string, url = REDIS_URL): Promise<number> {
   const { Redis } = await import('ioredis');
-  const client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, retryStrategy: () => null });
+  const client = new Redis(url, { maxRetriesPerRequest: 1, retryStrategy: () => null });
   client.on('error', () => undefined);
   let deleted = 0;
   try {
