@@ -18,7 +18,7 @@ export function every(seconds: number): string {
 
 function description(config: Config): string {
   return [
-    'Live mid-market exchange rates for any pair of ISO 4217 currencies, exact conversion of decimal amounts, and up to 5 years of daily history with statistics, as JSON or CSV.',
+    'Live mid-market exchange rates for any pair of ISO 4217 currencies, exact conversion of decimal amounts, and up to 5 years of daily history with statistics (any dates, or weekly and monthly averages), as JSON, CSV or NDJSON.',
     '',
     '**Mid-market rates.** Rates are mid-market reference rates. Money received from a bank or transfer service includes that provider\'s margin, which is not reflected here. The service makes no forecasts and publishes no forward-looking data; historical volatility is available through the history statistics.',
     '',
