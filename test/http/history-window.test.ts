@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { Decimal } from 'decimal.js';
 import { createHistoryBodies } from '../../src/http/responses.js';
+import { historyFormat } from '../../src/http/routes/api.js';
 import { createTestApp, type TestApp } from '../helper.js';
 import { ECB_CSV } from '../support/data.js';
 
@@ -277,5 +278,23 @@ describe('/history over dates asked for, grouped and streamed, on the shared ECB
     assert.notEqual(again, dated, 'computed again');
     assert.equal(again.etag, dated.etag);
     assert.equal(dated.key, -1);
+  });
+});
+
+describe('historyFormat', () => {
+  test('format wins; without it, Accept chooses NDJSON only when it ranks above JSON', () => {
+    assert.equal(historyFormat('csv', 'application/x-ndjson'), 'csv');
+    assert.equal(historyFormat('json', 'application/x-ndjson'), 'json');
+    assert.equal(historyFormat(undefined, undefined), 'json');
+    assert.equal(historyFormat(undefined, '*/*'), 'json');
+    assert.equal(historyFormat(undefined, 'application/x-ndjson'), 'ndjson');
+    assert.equal(historyFormat(undefined, 'Application/X-NDJSON; q=0.9'), 'ndjson');
+    // An exact type outranks the wildcards at the same q.
+    assert.equal(historyFormat(undefined, 'application/x-ndjson, */*'), 'ndjson');
+    assert.equal(historyFormat(undefined, 'application/x-ndjson;q=0.5, */*'), 'json');
+    assert.equal(historyFormat(undefined, 'application/x-ndjson, application/json'), 'json');
+    assert.equal(historyFormat(undefined, 'application/x-ndjson, application/json;q=0.8'), 'ndjson');
+    assert.equal(historyFormat(undefined, 'application/x-ndjson;q=0'), 'json');
+    assert.equal(historyFormat(undefined, 'text/html, application/x-ndjson;q=0.1'), 'ndjson');
   });
 });

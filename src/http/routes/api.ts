@@ -94,7 +94,7 @@ const HISTORY_CACHE_CONTROL = `private, max-age=${HISTORY_MAX_AGE}`;
  */
 export function historyFormat(format: HistoryFormat | undefined, accept: string | undefined): HistoryFormat {
   if (format !== undefined) return format;
-  if (accept === undefined || !accept.includes('ndjson')) return 'json';
+  if (accept === undefined || !/ndjson/i.test(accept)) return 'json';
   // Per type: [specificity, q] of the most specific range naming it (2 exact, 1 application/*, 0 */*).
   const ndjson = [-1, 0];
   const json = [-1, 0];
