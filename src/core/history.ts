@@ -213,8 +213,10 @@ export function historyNdjson(history: History): string {
 }
 
 /**
- * A pair's history for a range. Not cached here: the HTTP layer caches the rendered bodies, which
- * are what is worth keeping (a few tens of kilobytes each, against the points' objects).
+ * A pair's history for a range or the dates asked for (a window parseWindow gave), grouped per
+ * week or month when asked, its statistics over the points served. Not cached here: the HTTP
+ * layer caches the rendered bodies, which are what is worth keeping (a few tens of kilobytes
+ * each, against the points' objects).
  */
 export async function pairHistory(
   book: RateBook,
