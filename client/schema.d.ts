@@ -60,7 +60,7 @@ export interface paths {
         };
         /**
          * Daily history of a pair, with statistics
-         * @description Daily reference rates from the start of the range (counted back from today, UTC) to today, on dates where both currencies have a published rate. JSON or CSV; gzip and br when accepted.
+         * @description Daily reference rates from the start of the range (counted back from today, UTC) to today, or from start to end, on dates where both currencies have a published rate; with group, weekly or monthly means. JSON, CSV or NDJSON; gzip and br when accepted.
          */
         get: operations["getHistory"];
         put?: never;
@@ -69,7 +69,7 @@ export interface paths {
         options?: never;
         /**
          * Daily history of a pair, with statistics
-         * @description Daily reference rates from the start of the range (counted back from today, UTC) to today, on dates where both currencies have a published rate. JSON or CSV; gzip and br when accepted.
+         * @description Daily reference rates from the start of the range (counted back from today, UTC) to today, or from start to end, on dates where both currencies have a published rate; with group, weekly or monthly means. JSON, CSV or NDJSON; gzip and br when accepted.
          */
         head: operations["getHistory-head"];
         patch?: never;
@@ -467,22 +467,30 @@ export interface components {
         History: {
             /** @example EURUSD */
             pair: string;
-            /** @description The range served. */
-            range: "1m" | "3m" | "6m" | "1y" | "5y";
+            /**
+             * @description What was served: the range (1m, 3m, 6m, 1y, 5y), or `<start>/<end>` for dates asked for, end being today when not given.
+             * @example 1y
+             * @example 2025-01-01/2025-06-30
+             */
+            range: string;
+            /** @description Present when the points are averages per week or month. */
+            group?: "week" | "month";
             /** @description Number of points. */
             count: number;
-            /** @description Daily closes in ascending date order; no synthetic weekend or holiday points. */
+            /** @description Ascending by date: daily closes (no synthetic weekend or holiday points), or one point per period when grouped. */
             points: {
                 /**
                  * Format: date
-                 * @description A date on which both currencies have a published rate.
+                 * @description A date on which both currencies have a published rate; grouped, the Monday of the ISO week or the first day of the month.
                  */
                 date: string;
                 /**
-                 * @description Daily reference rate, 8 significant digits, half-to-even.
+                 * @description Daily reference rate, 8 significant digits, half-to-even; grouped, the exact mean of the period's daily points rounded once the same way.
                  * @example 1.0842
                  */
                 rate: string;
+                /** @description Grouped only: how many daily points the rate averages (fewer where the range cuts the period). */
+                days?: number;
             }[];
             /** @description Statistics computed from the points exactly as served, so a client can reproduce them. */
             stats: {
@@ -1189,10 +1197,16 @@ export interface operations {
                  * @example EUR
                  */
                 to: string;
-                /** @description How far back from today (UTC) the history reaches, in calendar months or years. */
+                /** @description How far back from today (UTC) the history reaches, in calendar months or years; 1y when neither range nor start is given. Not with start. */
                 range?: "1m" | "3m" | "6m" | "1y" | "5y";
-                /** @description json (a History object) or csv (RFC 4180, CRLF, header `date,rate`, ascending). */
-                format?: "json" | "csv";
+                /** @description Instead of range: the first day, YYYY-MM-DD, within the retained 5 years and not after end. Days before the oldest stored day for the pair give the points that exist. */
+                start?: string;
+                /** @description With start: the last day, YYYY-MM-DD, not after today (UTC); default today. */
+                end?: string;
+                /** @description One point per ISO week (dated its Monday) or calendar month (dated its first day): the exact mean of its daily points, rounded once to 8 significant digits, with the number of days it averages. A period the range cuts averages the days inside it. Statistics run over these points. */
+                group?: "week" | "month";
+                /** @description Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, `Accept: application/x-ndjson` asks for ndjson. */
+                format?: "json" | "csv" | "ndjson";
                 /**
                  * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
                  * @example ecb
@@ -1210,7 +1224,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The history, as JSON or CSV. */
+            /** @description The history, as JSON, CSV or NDJSON. */
             200: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1227,13 +1241,14 @@ export interface operations {
                     "Cache-Control"?: string;
                     /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
                     Vary?: string;
-                    /** @description CSV only: attachment; filename="<PAIR>_<range>.csv". */
+                    /** @description CSV only: attachment; filename="<PAIR>_<range>.csv" (dates: <PAIR>_<start>_<end>.csv; grouped: _week or _month before .csv). */
                     "Content-Disposition"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["History"];
                     "text/csv": string;
+                    "application/x-ndjson": string;
                 };
             };
             /** @description Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota. */
@@ -1257,7 +1272,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range`, `invalid_format`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range` (also `range` with `start`, and an unknown `group`), `invalid_date` (`start` or `end` malformed, in the future, start after end, or before the retained 5 years), `invalid_format`, `missing_parameter` (`end` without `start`). `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1347,10 +1362,16 @@ export interface operations {
                  * @example EUR
                  */
                 to: string;
-                /** @description How far back from today (UTC) the history reaches, in calendar months or years. */
+                /** @description How far back from today (UTC) the history reaches, in calendar months or years; 1y when neither range nor start is given. Not with start. */
                 range?: "1m" | "3m" | "6m" | "1y" | "5y";
-                /** @description json (a History object) or csv (RFC 4180, CRLF, header `date,rate`, ascending). */
-                format?: "json" | "csv";
+                /** @description Instead of range: the first day, YYYY-MM-DD, within the retained 5 years and not after end. Days before the oldest stored day for the pair give the points that exist. */
+                start?: string;
+                /** @description With start: the last day, YYYY-MM-DD, not after today (UTC); default today. */
+                end?: string;
+                /** @description One point per ISO week (dated its Monday) or calendar month (dated its first day): the exact mean of its daily points, rounded once to 8 significant digits, with the number of days it averages. A period the range cuts averages the days inside it. Statistics run over these points. */
+                group?: "week" | "month";
+                /** @description Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, `Accept: application/x-ndjson` asks for ndjson. */
+                format?: "json" | "csv" | "ndjson";
                 /**
                  * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
                  * @example ecb
@@ -1368,7 +1389,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The history, as JSON or CSV. */
+            /** @description The history, as JSON, CSV or NDJSON. */
             200: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1385,7 +1406,7 @@ export interface operations {
                     "Cache-Control"?: string;
                     /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
                     Vary?: string;
-                    /** @description CSV only: attachment; filename="<PAIR>_<range>.csv". */
+                    /** @description CSV only: attachment; filename="<PAIR>_<range>.csv" (dates: <PAIR>_<start>_<end>.csv; grouped: _week or _month before .csv). */
                     "Content-Disposition"?: string;
                     [name: string]: unknown;
                 };
@@ -1412,7 +1433,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range`, `invalid_format`, `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range` (also `range` with `start`, and an unknown `group`), `invalid_date` (`start` or `end` malformed, in the future, start after end, or before the retained 5 years), `invalid_format`, `missing_parameter` (`end` without `start`). `param` names the offending parameter. A required parameter given twice is also a 400. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */

@@ -21,16 +21,25 @@ import {
 import { DomainError } from './errors.js';
 import { bridgeCurrency, formatRate, RATE_DIGITS, rateOn, sameProviderWhenPossible, today, type RateBook } from './rates.js';
 import { daysOf, lowerBound, scaledSeries, type ProviderRates } from './rate-index.js';
-import { subtractMonths, type Day } from './time.js';
+import { dayNumber, subtractMonths, utcDay, type Day } from './time.js';
 
 export const RANGES = ['1m', '3m', '6m', '1y', '5y'] as const;
 export type HistoryRange = (typeof RANGES)[number];
 export const DEFAULT_RANGE: HistoryRange = '1y';
 const RANGE_MONTHS: Record<HistoryRange, number> = { '1m': 1, '3m': 3, '6m': 6, '1y': 12, '5y': 60 };
 
+export const GROUPS = ['week', 'month'] as const;
+/** Averages per ISO week (dated its Monday) or calendar month (dated its first day). */
+export type HistoryGroup = (typeof GROUPS)[number];
+
+/** The days a history covers: a fixed range counted back from today, or the dates asked for. */
+export type HistoryWindow = HistoryRange | { start: Day; end: Day };
+
 export interface HistoryPoint {
   date: Day;
   rate: string;
+  /** Grouped points only: how many daily points the rate averages. */
+  days?: number;
 }
 
 export interface HistoryStats {
@@ -47,7 +56,9 @@ export interface History {
   pair: string;
   from: string;
   to: string;
-  range: HistoryRange;
+  /** What was served: a fixed range, or `<start>/<end>` for dates asked for. */
+  range: string;
+  group?: HistoryGroup;
   count: number;
   points: HistoryPoint[];
   stats: HistoryStats;
@@ -59,6 +70,47 @@ export function parseRange(input: string | undefined): HistoryRange {
   if (input === undefined) return DEFAULT_RANGE;
   if ((RANGES as readonly string[]).includes(input)) return input as HistoryRange;
   throw new DomainError('invalid_range', `range must be one of ${RANGES.join(', ')}.`, { param: 'range' });
+}
+
+export function parseGroup(input: string | undefined): HistoryGroup | undefined {
+  if (input === undefined) return undefined;
+  if ((GROUPS as readonly string[]).includes(input)) return input as HistoryGroup;
+  throw new DomainError('invalid_range', `group must be one of ${GROUPS.join(', ')}.`, { param: 'group' });
+}
+
+/** A date a history is asked from or to: a calendar date, not after today. */
+function parseDay(input: string, param: 'start' | 'end', todayDay: Day): Day {
+  const number = dayNumber(input);
+  if (number === undefined) {
+    throw new DomainError('invalid_date', `${param} must be given once, as a calendar date written YYYY-MM-DD (for example 2026-03-02); got '${input.slice(0, 16)}'.`, { param });
+  }
+  if (input > todayDay) throw new DomainError('invalid_date', `${param} ${input} is after today (${todayDay}, UTC).`, { param });
+  return input;
+}
+
+/**
+ * The window a /history request asks for: `range` (default 1y), or `start` and an optional `end`
+ * (default today) within the retained five years. The two ways exclude each other.
+ */
+export function parseWindow(query: { range?: string | undefined; start?: string | undefined; end?: string | undefined }, todayDay: Day): HistoryWindow {
+  if (query.start === undefined) {
+    if (query.end !== undefined) throw new DomainError('missing_parameter', 'end needs start: give start=YYYY-MM-DD, or a range without dates.', { param: 'start' });
+    return parseRange(query.range);
+  }
+  if (query.range !== undefined) {
+    throw new DomainError('invalid_range', 'range and start/end are alternatives: give a range, or start (and optionally end), not both.', { param: 'range' });
+  }
+  const start = parseDay(query.start, 'start', todayDay);
+  const end = query.end === undefined ? todayDay : parseDay(query.end, 'end', todayDay);
+  if (start > end) throw new DomainError('invalid_date', `start ${start} is after end ${end}.`, { param: 'start' });
+  const oldest = rangeStart('5y', todayDay);
+  if (start < oldest) throw new DomainError('invalid_date', `start must be within the retained 5 years: on or after ${oldest}.`, { param: 'start' });
+  return { start, end };
+}
+
+/** The `range` field of an answer: the fixed range, or `<start>/<end>`. */
+export function windowLabel(window: HistoryWindow): string {
+  return typeof window === 'string' ? window : `${window.start}/${window.end}`;
 }
 
 /** The first day of a range, counted back from today (UTC) in calendar months or years. */
@@ -110,29 +162,86 @@ function statsOf(points: readonly HistoryPoint[], units: Float64Array, scales: I
   };
 }
 
-/** RFC 4180 CSV with CRLF line ends and a `date,rate` header (SPEC §5). */
-export function historyCsv(points: readonly HistoryPoint[]): string {
-  let out = 'date,rate\r\n';
-  for (const p of points) out += `${p.date},${p.rate}\r\n`;
-  return out;
+/** The day a point's period starts: its ISO week's Monday, or its month's first day. */
+export function periodStart(day: Day, group: HistoryGroup): Day {
+  if (group === 'month') return `${day.slice(0, 8)}01`;
+  const number = dayNumber(day)!;
+  // Day 0 (1970-01-01) was a Thursday: (number + 3) mod 7 counts days since Monday.
+  const sinceMonday = (((number + 3) % 7) + 7) % 7;
+  return utcDay(new Date((number - sinceMonday) * 86_400_000));
 }
 
 /**
- * A pair's history for a range. Not cached here: the HTTP layer caches the rendered bodies, which
- * are what is worth keeping (a few tens of kilobytes each, against the points' objects).
+ * One point per period: the exact mean of the period's points as served, rounded once as rates
+ * are, with the number of days it averages (fewer where the window cuts the period).
  */
-export async function pairHistory(book: RateBook, fromInput: string, toInput: string, rangeInput: string | undefined, source?: string): Promise<History> {
-  const from = parseCurrency(fromInput, 'from');
-  const to = parseCurrency(toInput, 'to');
-  const range = parseRange(rangeInput);
-  return computeHistory(book, from, to, range, today(book.clock), source);
+export function groupPoints(points: readonly HistoryPoint[], group: HistoryGroup): HistoryPoint[] {
+  const grouped: HistoryPoint[] = [];
+  let i = 0;
+  while (i < points.length) {
+    const date = periodStart(points[i]!.date, group);
+    const values: Rational[] = [];
+    for (; i < points.length && periodStart(points[i]!.date, group) === date; i++) values.push(parseDecimal(points[i]!.rate)!);
+    grouped.push({ date, rate: formatRate(mean(values)), days: values.length });
+  }
+  return grouped;
 }
 
-const noHistory = (from: string, to: string, range: HistoryRange) =>
-  new DomainError('no_history', `No rates for ${from}/${to} are stored for the ${range} range.`);
+/** RFC 4180 CSV with CRLF line ends and a `date,rate` header (SPEC §5); grouped points add `days`. */
+export function historyCsv(points: readonly HistoryPoint[]): string {
+  const grouped = points.length > 0 && points[0]!.days !== undefined;
+  let out = grouped ? 'date,rate,days\r\n' : 'date,rate\r\n';
+  if (grouped) for (const p of points) out += `${p.date},${p.rate},${p.days}\r\n`;
+  else for (const p of points) out += `${p.date},${p.rate}\r\n`;
+  return out;
+}
 
-async function computeHistory(book: RateBook, from: string, to: string, range: HistoryRange, end: Day, source?: string): Promise<History> {
-  const start = rangeStart(range, end);
+/** The fields of a history's body, in their order (asOf is a header, from and to are in pair). */
+function bodyFields(history: History) {
+  return { pair: history.pair, range: history.range, ...(history.group === undefined ? {} : { group: history.group }), count: history.count };
+}
+
+export function historyJson(history: History): string {
+  return JSON.stringify({ ...bodyFields(history), points: history.points, stats: history.stats });
+}
+
+/** Newline-delimited JSON: one point per line, then one line with the statistics and the other fields. */
+export function historyNdjson(history: History): string {
+  let out = '';
+  for (const p of history.points) out += `${JSON.stringify(p)}\n`;
+  return `${out}${JSON.stringify({ ...bodyFields(history), stats: history.stats })}\n`;
+}
+
+/**
+ * A pair's history for a range or the dates asked for (a window parseWindow gave), grouped per
+ * week or month when asked, its statistics over the points served. Not cached here: the HTTP
+ * layer caches the rendered bodies, which are what is worth keeping (a few tens of kilobytes
+ * each, against the points' objects).
+ */
+export async function pairHistory(
+  book: RateBook,
+  fromInput: string,
+  toInput: string,
+  window: string | undefined | { start: Day; end: Day },
+  group?: HistoryGroup,
+  source?: string,
+): Promise<History> {
+  const from = parseCurrency(fromInput, 'from');
+  const to = parseCurrency(toInput, 'to');
+  const asked = typeof window === 'object' ? window : parseRange(window);
+  const history = await computeHistory(book, from, to, asked, today(book.clock), source);
+  if (group === undefined) return history;
+  const points = groupPoints(history.points, group);
+  return { ...history, group, count: points.length, points, stats: historyStats(points) };
+}
+
+const noHistory = (from: string, to: string, window: HistoryWindow) =>
+  new DomainError('no_history', typeof window === 'string' ? `No rates for ${from}/${to} are stored for the ${window} range.` : `No rates for ${from}/${to} are stored from ${window.start} to ${window.end}.`);
+
+async function computeHistory(book: RateBook, from: string, to: string, window: HistoryWindow, todayDay: Day, source?: string): Promise<History> {
+  const range = windowLabel(window);
+  const start = typeof window === 'string' ? rangeStart(window, todayDay) : window.start;
+  const end = typeof window === 'string' ? todayDay : window.end;
 
   let fromData = (await book.sourceFor(from, 'from', 'history', source)).data;
   let toData = (await book.sourceFor(to, 'to', 'history', source)).data;
@@ -140,7 +249,7 @@ async function computeHistory(book: RateBook, from: string, to: string, range: H
 
   if (from !== to && fromData === toData) {
     const { points, units, scales } = sameProviderPoints(fromData, from, to, start, end);
-    if (points.length === 0) throw noHistory(from, to, range);
+    if (points.length === 0) throw noHistory(from, to, window);
     return { pair: from + to, from, to, range, count: points.length, points, stats: statsOf(points, units, scales), asOf: lastAsOf(fromData, toData, points) };
   }
   const bridge = bridgeCurrency(fromData, toData);
@@ -152,7 +261,7 @@ async function computeHistory(book: RateBook, from: string, to: string, range: H
     const value = from === to ? ONE : rateOn(fromData, from, toData, to, day, bridge);
     if (value) points.push({ date: day, rate: from === to ? '1' : formatRate(value) });
   }
-  if (points.length === 0) throw noHistory(from, to, range);
+  if (points.length === 0) throw noHistory(from, to, window);
   return { pair: from + to, from, to, range, count: points.length, points, stats: historyStats(points), asOf: lastAsOf(fromData, toData, points) };
 }
 

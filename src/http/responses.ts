@@ -5,7 +5,7 @@ import type { Tier } from '../core/ports.js';
 import { utcDayNumber, type Day } from '../core/time.js';
 import type { QuotaUsage } from '../core/quota.js';
 import { listCurrencies } from '../core/served-currencies.js';
-import { historyCsv, pairHistory, RANGES, type HistoryRange } from '../core/history.js';
+import { GROUPS, historyCsv, historyJson, historyNdjson, pairHistory, RANGES, type History, type HistoryGroup, type HistoryRange, type HistoryWindow } from '../core/history.js';
 import { convertAt, pairKey, parseAmount, type Conversion, type RateBook, type RateQuote } from '../core/rates.js';
 import { TextKeyedMap } from '../core/text-key.js';
 import { createByteLru } from './byte-lru.js';
@@ -21,6 +21,7 @@ export const HISTORY_MAX_AGE = 3600;
 const LIVE_MAX_AGE_CAP = 600;
 export const JSON_TYPE = 'application/json; charset=utf-8';
 export const CSV_TYPE = 'text/csv; charset=utf-8';
+export const NDJSON_TYPE = 'application/x-ndjson';
 
 export interface RenderedBody {
   body: string;
@@ -43,7 +44,7 @@ export interface RenderedHistory {
   plainEtag: string;
   /** The file name offered for CSV downloads. */
   name: string;
-  /** Where the answer is kept (its pair, range, format and encoding), and for which UTC day (days since 1970) and generation of the rates. */
+  /** Where the answer is kept (its pair, range, format, group and encoding; -1 for dates asked for, never kept), and for which UTC day (days since 1970) and generation of the rates. */
   key: number;
   day: number;
   generation: number;
@@ -136,25 +137,43 @@ export function createLiveCacheControl(book: RateBook, refreshSeconds: number): 
   };
 }
 
+export const HISTORY_FORMATS = ['json', 'csv', 'ndjson'] as const;
+export type HistoryFormat = (typeof HISTORY_FORMATS)[number];
+
 export interface HistoryBodies {
   /**
    * What is held in exactly that form (codes in either case), for inspection: never computes nor
    * compresses, and does not count the body out, so it is never to be sent (`render` is).
    */
-  peek(from: string, to: string, range: HistoryRange, csv: boolean, encoding: Encoding): RenderedHistory | undefined;
+  peek(from: string, to: string, range: HistoryRange, format: HistoryFormat, encoding: Encoding, group?: HistoryGroup): RenderedHistory | undefined;
   /**
    * The answer in an encoding, computed when it is not held yet (without a promise when it is
    * held). Only the form asked for is kept: a computed plain body that was needed only to be
-   * compressed is not. The body is counted out to the caller: give it back with `sent` once the
-   * response is ended, or it is left to the collector. With a source (one provider's numbers
-   * only), the answer is computed for the request and not kept.
+   * compressed is not. Answers for dates asked for (any of some 1,800 starts times as many ends)
+   * are computed for each request and never kept: they would crowd the fixed ranges out. The body
+   * is counted out to the caller: give it back with `sent` once the response is ended, or it is
+   * left to the collector. With a source (one provider's numbers only), the answer is likewise
+   * computed for the request and not kept.
    */
-  render(from: string, to: string, range: HistoryRange, csv: boolean, encoding?: Encoding, source?: string): MaybePromise<RenderedHistory>;
+  render(from: string, to: string, window: HistoryWindow, format: HistoryFormat, encoding?: Encoding, group?: HistoryGroup, source?: string): MaybePromise<RenderedHistory>;
+}
+
+/** A history's body in a format. */
+function historyBody(history: History, format: HistoryFormat): string {
+  if (format === 'csv') return historyCsv(history.points);
+  return format === 'ndjson' ? historyNdjson(history) : historyJson(history);
+}
+
+/** The file name offered for a CSV download: `<PAIR>_<range>[_<group>].csv`, dates joined by `_`. */
+function fileName(history: History): string {
+  return `${history.pair}_${history.range.replace('/', '_')}${history.group === undefined ? '' : `_${history.group}`}.csv`;
 }
 
 /** The forms an answer is kept in, each under a key of its own. */
 const ENCODINGS: readonly Encoding[] = ['identity', 'gzip', 'br'];
-const FORMS = RANGES.length * 2 * ENCODINGS.length;
+/** Ungrouped, then each group. */
+const GROUPINGS = [undefined, ...GROUPS] as const;
+const FORMS = RANGES.length * HISTORY_FORMATS.length * GROUPINGS.length * ENCODINGS.length;
 
 /**
  * Rendered history answers per pair, range, format, day and generation of the rates, and their
@@ -172,9 +191,11 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
    * for are checked on the entry. The key of the plain form, for codes in either case; none for a
    * pair no answer is kept for (only valid codes are ever kept, so a hit needs no check).
    */
-  const keyOf = (from: string, to: string, range: HistoryRange, csv: boolean) => {
+  const keyOf = (from: string, to: string, range: HistoryRange, format: HistoryFormat, group: HistoryGroup | undefined) => {
     const pair = pairKey(from, to);
-    return pair === undefined ? undefined : pair * FORMS + (RANGES.indexOf(range) * 2 + (csv ? 1 : 0)) * ENCODINGS.length;
+    if (pair === undefined) return undefined;
+    const form = (RANGES.indexOf(range) * HISTORY_FORMATS.length + HISTORY_FORMATS.indexOf(format)) * GROUPINGS.length + GROUPINGS.indexOf(group);
+    return pair * FORMS + form * ENCODINGS.length;
   };
   /** The key of an answer's form in an encoding, from its plain form's. */
   const encodedKey = (key: number, encoding: Encoding) => key + ENCODINGS.indexOf(encoding);
@@ -195,8 +216,8 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
   }
 
   /** What is held for a pair, compressing a held plain answer when a compressed one is asked for. */
-  function held(from: string, to: string, range: HistoryRange, csv: boolean, encoding: Encoding): RenderedHistory | undefined {
-    const key = keyOf(from, to, range, csv);
+  function held(from: string, to: string, range: HistoryRange, format: HistoryFormat, encoding: Encoding, group: HistoryGroup | undefined): RenderedHistory | undefined {
+    const key = keyOf(from, to, range, format, group);
     if (key === undefined) return undefined;
     const day = today();
     const generation = book.generation();
@@ -213,37 +234,32 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
   };
 
   return {
-    peek(from, to, range, csv, encoding) {
-      const key = keyOf(from, to, range, csv);
+    peek(from, to, range, format, encoding, group) {
+      const key = keyOf(from, to, range, format, group);
       return key === undefined ? undefined : current(cache.peek(encodedKey(key, encoding)), today(), book.generation());
     },
-    render(from, to, range, csv, encoding = 'identity', source) {
-      const found = source === undefined ? held(from, to, range, csv, encoding) : undefined;
+    render(from, to, window, format, encoding = 'identity', group, source) {
+      const fixed = typeof window === 'string' && source === undefined;
+      const found = fixed ? held(from, to, window, format, encoding, group) : undefined;
       if (found) return handedOut(found);
       const fromCode = parseCurrency(from, 'from');
       const toCode = parseCurrency(to, 'to');
       const day = today();
       const generation = book.generation();
-      return pairHistory(book, fromCode, toCode, range, source).then((history) => {
-        let body: string;
-        if (csv) body = historyCsv(history.points);
-        else {
-          const { from: _from, to: _to, asOf: _asOf, ...fields } = history;
-          body = JSON.stringify(fields);
+      return pairHistory(book, fromCode, toCode, window, group, source).then((history) => {
+        const bytes = ownBytes(historyBody(history, format));
+        const etag = strongEtag(bytes);
+        const rendered = { kept: keptBody(bytes), etag, plainEtag: etag, name: fileName(history), key: -1, day, generation, lastModified: httpDate(history.asOf) };
+        if (!fixed) {
+          // Dates asked for, or one source's numbers: computed for this request only.
+          if (encoding === 'identity') return handedOut(rendered);
+          return handedOut({ ...rendered, kept: keptBody(compressBody(bytes, encoding)), etag: encodedEtag(etag, encoding) });
         }
-        const bytes = ownBytes(body);
         // Kept under the day and generation the answer was computed for: if the rates moved
         // meanwhile, a newer request computes again.
-        const key = keyOf(fromCode, toCode, range, csv)!;
-        const etag = strongEtag(bytes);
-        const rendered = { kept: keptBody(bytes), etag, plainEtag: etag, name: `${history.pair}_${history.range}.csv`, key, day, generation, lastModified: httpDate(history.asOf) };
-        if (source !== undefined) {
-          if (encoding === 'identity') return handedOut(rendered);
-          const body = compressBody(rendered.kept.body, encoding);
-          return handedOut({ ...rendered, kept: keptBody(body), etag: encodedEtag(etag, encoding) });
-        }
+        rendered.key = keyOf(fromCode, toCode, window as HistoryRange, format, group)!;
         if (encoding !== 'identity') return handedOut(encode(rendered, encoding));
-        cache.set(key, rendered, bytes.length);
+        cache.set(rendered.key, rendered, bytes.length);
         return handedOut(rendered);
       });
     },

@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { ERROR_CODES } from '../core/errors.js';
-import { RANGES } from '../core/history.js';
+import { GROUPS, RANGES } from '../core/history.js';
 import { AMOUNT_PATTERN } from '../core/rates.js';
 import { PROVIDER_KINDS } from '../providers/registry.js';
 
@@ -14,6 +14,9 @@ export const PARAM_CODES = {
   date: 'invalid_date',
   source: 'unsupported_source',
   expand: 'invalid_format',
+  start: 'invalid_date',
+  end: 'invalid_date',
+  group: 'invalid_range',
 } as const;
 
 /** The shape of a currency parameter (case-insensitive); ISO 4217 decides the rest. */
@@ -108,19 +111,35 @@ export const RatesQuery = Type.Object({
 /** Endpoints without parameters: any query is ignored, as unknown parameters are everywhere. */
 export const NoQuery = Type.Object({});
 
+/** A day /history starts or ends on: its shape here, the calendar, today and the retained years in src/core. */
+const HistoryDay = (description: string) => Type.Optional(Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description }));
+
 export const HistoryQuery = Type.Object({
   from: Currency('Source currency.'),
   to: Currency('Target currency.'),
   range: Type.Optional(
     Type.Union(
       RANGES.map((r) => Type.Literal(r)),
-      { default: '1y', description: 'How far back from today (UTC) the history reaches, in calendar months or years.' },
+      { description: 'How far back from today (UTC) the history reaches, in calendar months or years; 1y when neither range nor start is given. Not with start.' },
+    ),
+  ),
+  start: HistoryDay(
+    'Instead of range: the first day, YYYY-MM-DD, within the retained 5 years and not after end. Days before the oldest stored day for the pair give the points that exist.',
+  ),
+  end: HistoryDay('With start: the last day, YYYY-MM-DD, not after today (UTC); default today.'),
+  group: Type.Optional(
+    Type.Union(
+      GROUPS.map((g) => Type.Literal(g)),
+      {
+        description:
+          'One point per ISO week (dated its Monday) or calendar month (dated its first day): the exact mean of its daily points, rounded once to 8 significant digits, with the number of days it averages. A period the range cuts averages the days inside it. Statistics run over these points.',
+      },
     ),
   ),
   format: Type.Optional(
-    Type.Union([Type.Literal('json'), Type.Literal('csv')], {
-      default: 'json',
-      description: 'json (a History object) or csv (RFC 4180, CRLF, header `date,rate`, ascending).',
+    Type.Union([Type.Literal('json'), Type.Literal('csv'), Type.Literal('ndjson')], {
+      description:
+        'Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, `Accept: application/x-ndjson` asks for ndjson.',
     }),
   ),
   source: SourceParam,
@@ -207,17 +226,22 @@ export const ConversionResponse = Type.Object(
 export const HistoryResponse = Type.Object(
   {
     pair: Type.String({ examples: ['EURUSD'] }),
-    range: Type.Union(
-      RANGES.map((r) => Type.Literal(r)),
-      { description: 'The range served.' },
-    ),
+    range: Type.String({
+      description: 'What was served: the range (1m, 3m, 6m, 1y, 5y), or `<start>/<end>` for dates asked for, end being today when not given.',
+      examples: ['1y', '2025-01-01/2025-06-30'],
+    }),
+    group: Type.Optional(Type.Union(GROUPS.map((g) => Type.Literal(g)), { description: 'Present when the points are averages per week or month.' })),
     count: Type.Integer({ description: 'Number of points.' }),
     points: Type.Array(
       Type.Object({
-        date: Type.String({ format: 'date', description: 'A date on which both currencies have a published rate.' }),
-        rate: DecimalString('Daily reference rate, 8 significant digits, half-to-even.', '1.0842'),
+        date: Type.String({
+          format: 'date',
+          description: 'A date on which both currencies have a published rate; grouped, the Monday of the ISO week or the first day of the month.',
+        }),
+        rate: DecimalString('Daily reference rate, 8 significant digits, half-to-even; grouped, the exact mean of the period\'s daily points rounded once the same way.', '1.0842'),
+        days: Type.Optional(Type.Integer({ minimum: 1, description: 'Grouped only: how many daily points the rate averages (fewer where the range cuts the period).' })),
       }),
-      { description: 'Daily closes in ascending date order; no synthetic weekend or holiday points.' },
+      { description: 'Ascending by date: daily closes (no synthetic weekend or holiday points), or one point per period when grouped.' },
     ),
     stats: Type.Object(
       {

@@ -36,7 +36,7 @@ test('the document describes the interface: version, security, parameters, error
   const history = doc.paths['/api/v1/history'].get;
   assert.deepEqual(
     history.parameters.map((p: { in: string; name: string }) => `${p.in} ${p.name}`).sort(),
-    ['header If-Modified-Since', 'header If-None-Match', 'query format', 'query from', 'query range', 'query source', 'query to'],
+    ['header If-Modified-Since', 'header If-None-Match', 'query end', 'query format', 'query from', 'query group', 'query range', 'query source', 'query start', 'query to'],
   );
   // A HEAD declares the headers of its GET and no body; a 304 is no error and has no body.
   const head = doc.paths['/api/v1/history'].head;
@@ -49,6 +49,7 @@ test('the document describes the interface: version, security, parameters, error
   for (const path of ['/healthz', '/readyz', '/metrics']) assert.ok(doc.paths[path].get.description.length > 40, `${path} is described`);
   assert.deepEqual(Object.keys(history.responses).sort(), ['200', '304', '400', '401', '404', '429', '503']);
   assert.ok(history.responses['200'].content['text/csv']);
+  assert.ok(history.responses['200'].content['application/x-ndjson']);
   const convert = doc.paths['/api/v1/convert'].get;
   const amount = convert.parameters.find((p: { name: string }) => p.name === 'amount');
   assert.equal(amount.schema.pattern, '^[0-9]{1,18}(\\.[0-9]{1,12})?$');

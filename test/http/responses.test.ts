@@ -128,75 +128,75 @@ describe('history bodies', () => {
 
   it('keeps each form of an answer in one budget, so a compressed one is served without its plain body', async () => {
     const sizes = createHistoryBodies(book);
-    const plain = await sizes.render('USD', 'JPY', '1m', false);
-    const zipped = (await sizes.render('USD', 'JPY', '1m', false, 'gzip')).kept.body.length;
-    const other = (await sizes.render('USD', 'GBP', '1m', false)).kept.body.length;
+    const plain = await sizes.render('USD', 'JPY', '1m', 'json');
+    const zipped = (await sizes.render('USD', 'JPY', '1m', 'json', 'gzip')).kept.body.length;
+    const other = (await sizes.render('USD', 'GBP', '1m', 'json')).kept.body.length;
     // Room for two of the three entries made below: each new one evicts the least recently used.
     const bodies = createHistoryBodies(book, Math.max(plain.kept.body.length, other) + zipped);
-    assert.equal(bodies.peek('USD', 'JPY', '1m', false, 'identity'), undefined, 'peek never computes');
-    const rendered = await bodies.render('usd', 'jpy', '1m', false);
+    assert.equal(bodies.peek('USD', 'JPY', '1m', 'json', 'identity'), undefined, 'peek never computes');
+    const rendered = await bodies.render('usd', 'jpy', '1m', 'json');
     assert.deepEqual(rendered.kept.body, plain.kept.body);
-    assert.equal(bodies.peek('USD', 'JPY', '1m', false, 'identity'), rendered);
+    assert.equal(bodies.peek('USD', 'JPY', '1m', 'json', 'identity'), rendered);
 
-    assert.equal(bodies.peek('USD', 'JPY', '1m', false, 'gzip'), undefined, 'peek never compresses');
-    const gzip = await bodies.render('USD', 'JPY', '1m', false, 'gzip');
-    assert.equal(bodies.peek('USD', 'JPY', '1m', false, 'gzip'), gzip, 'compressed from the held plain body, and kept');
+    assert.equal(bodies.peek('USD', 'JPY', '1m', 'json', 'gzip'), undefined, 'peek never compresses');
+    const gzip = await bodies.render('USD', 'JPY', '1m', 'json', 'gzip');
+    assert.equal(bodies.peek('USD', 'JPY', '1m', 'json', 'gzip'), gzip, 'compressed from the held plain body, and kept');
     assert.equal(gzip.etag, `${rendered.etag.slice(0, -1)}-gzip"`);
     assert.deepEqual(gunzipSync(gzip.kept.body), rendered.kept.body);
     assert.equal(gzip.plainEtag, rendered.etag);
-    assert.equal(await bodies.render('USD', 'JPY', '1m', false, 'gzip'), gzip, 'compressed once');
+    assert.equal(await bodies.render('USD', 'JPY', '1m', 'json', 'gzip'), gzip, 'compressed once');
 
     // Another answer pushes out the least recently used entry: the plain body, not the gzip one
     // that was asked for last.
-    await bodies.render('USD', 'GBP', '1m', false);
-    assert.equal(bodies.peek('USD', 'JPY', '1m', false, 'identity'), undefined);
-    assert.equal(bodies.peek('USD', 'JPY', '1m', false, 'gzip'), gzip);
+    await bodies.render('USD', 'GBP', '1m', 'json');
+    assert.equal(bodies.peek('USD', 'JPY', '1m', 'json', 'identity'), undefined);
+    assert.equal(bodies.peek('USD', 'JPY', '1m', 'json', 'gzip'), gzip);
     // br is made from the plain body, which is gone: the answer is computed again.
-    assert.equal(bodies.peek('USD', 'JPY', '1m', false, 'br'), undefined);
-    const br = bodies.render('USD', 'JPY', '1m', false, 'br');
+    assert.equal(bodies.peek('USD', 'JPY', '1m', 'json', 'br'), undefined);
+    const br = bodies.render('USD', 'JPY', '1m', 'json', 'br');
     assert.ok(br instanceof Promise, 'not answered from what is held');
     assert.deepEqual(brotliDecompressSync((await br).kept.body), plain.kept.body);
   });
 
   it('frees an evicted body at once when no response reads it, and one still handed out once it is given back', async () => {
-    const size = (await createHistoryBodies(book).render('USD', 'JPY', '1m', false)).kept.body.length;
-    const other = (await createHistoryBodies(book).render('USD', 'GBP', '1m', false)).kept.body.length;
+    const size = (await createHistoryBodies(book).render('USD', 'JPY', '1m', 'json')).kept.body.length;
+    const other = (await createHistoryBodies(book).render('USD', 'GBP', '1m', 'json')).kept.body.length;
     // Room for one answer at a time.
     const bodies = createHistoryBodies(book, Math.max(size, other));
     // A response that has handed all of its body to the kernel (kept-body.test.ts sends real ones).
     const written = { writableEnded: true, writableLength: 0 } as ServerResponse;
-    const first = await bodies.render('USD', 'JPY', '1m', false);
+    const first = await bodies.render('USD', 'JPY', '1m', 'json');
     const expected = Buffer.from(first.kept.body);
     sent(first.kept, written);
-    const second = await bodies.render('USD', 'GBP', '1m', false);
+    const second = await bodies.render('USD', 'GBP', '1m', 'json');
     assert.equal(freed(first.kept.body), true, 'evicted and read by no response: freed');
-    const third = await bodies.render('USD', 'JPY', '1m', false);
+    const third = await bodies.render('USD', 'JPY', '1m', 'json');
     assert.equal(freed(second.kept.body), false, 'evicted, but still handed out');
     sent(second.kept, written);
     assert.equal(freed(second.kept.body), true);
     assert.deepEqual(third.kept.body, expected, 'computed again, byte for byte');
     // A held answer is counted out too, each time it is handed out.
-    assert.equal(await bodies.render('USD', 'JPY', '1m', false), third);
+    assert.equal(await bodies.render('USD', 'JPY', '1m', 'json'), third);
     assert.equal(third.kept.out, 2);
-    const gzip = await bodies.render('USD', 'JPY', '1m', false, 'gzip');
+    const gzip = await bodies.render('USD', 'JPY', '1m', 'json', 'gzip');
     assert.equal(gzip.kept.out, 1);
   });
 
   it('keeps only the compressed form of an answer computed for a client that takes it compressed', async () => {
     const bodies = createHistoryBodies(book);
-    const gzip = await bodies.render('USD', 'JPY', '1m', true, 'gzip');
+    const gzip = await bodies.render('USD', 'JPY', '1m', 'csv', 'gzip');
     const plainText = gunzipSync(gzip.kept.body).toString();
     assert.match(plainText, /^date,rate\r\n2026-01-12,/);
-    assert.equal(bodies.peek('USD', 'JPY', '1m', true, 'identity'), undefined, 'the plain form is not kept');
-    assert.equal(bodies.peek('USD', 'JPY', '1m', true, 'gzip'), gzip);
-    assert.equal(await bodies.render('USD', 'JPY', '1m', true, 'gzip'), gzip, 'answered from what is held');
+    assert.equal(bodies.peek('USD', 'JPY', '1m', 'csv', 'identity'), undefined, 'the plain form is not kept');
+    assert.equal(bodies.peek('USD', 'JPY', '1m', 'csv', 'gzip'), gzip);
+    assert.equal(await bodies.render('USD', 'JPY', '1m', 'csv', 'gzip'), gzip, 'answered from what is held');
     // The kept body holds memory of its own size, not zlib's 16 KB output chunk.
     assert.equal(gzip.kept.body.buffer.byteLength, gzip.kept.body.length);
     // A plain request computes the answer again, and keeps it; the ETags go together.
-    const plain = await bodies.render('USD', 'JPY', '1m', true);
+    const plain = await bodies.render('USD', 'JPY', '1m', 'csv');
     assert.equal(plain.kept.body.toString(), plainText);
     assert.equal(plain.etag, gzip.plainEtag);
     assert.equal(gzip.etag, `${plain.etag.slice(0, -1)}-gzip"`);
-    assert.equal(bodies.peek('USD', 'JPY', '1m', true, 'identity'), plain);
+    assert.equal(bodies.peek('USD', 'JPY', '1m', 'csv', 'identity'), plain);
   });
 });

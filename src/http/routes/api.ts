@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { DEFAULT_RANGE } from '../../core/history.js';
+import { parseGroup, parseWindow } from '../../core/history.js';
+import { utcDay } from '../../core/time.js';
 import { andThen, type MaybePromise } from '../../core/maybe.js';
 import type { Provider, RateStore } from '../../core/ports.js';
 import { parseDate, type RateBook, type RateQuote } from '../../core/rates.js';
@@ -14,9 +15,11 @@ import {
   CSV_TYPE,
   HISTORY_MAX_AGE,
   JSON_TYPE,
+  NDJSON_TYPE,
   SETTLED_CACHE_CONTROL,
   renderUsage,
   type HistoryBodies,
+  type HistoryFormat,
   type ManyRatesQuery,
   type RenderedBody,
   type RenderedManyRates,
@@ -84,6 +87,36 @@ export interface ApiServices {
 const GET_HEAD: ['GET', 'HEAD'] = ['GET', 'HEAD'];
 const COUNTED = { keyed: 'counted' as const };
 const HISTORY_CACHE_CONTROL = `private, max-age=${HISTORY_MAX_AGE}`;
+
+/**
+ * The format a /history request gets: `format` when given, else NDJSON when the Accept header
+ * gives application/x-ndjson a higher q-value than application/json (each from its most specific
+ * matching range, RFC 9110 §12.5.1; an explicit JSON at the same q wins), else JSON.
+ */
+export function historyFormat(format: HistoryFormat | undefined, accept: string | undefined): HistoryFormat {
+  if (format !== undefined) return format;
+  if (accept === undefined || !/ndjson/i.test(accept)) return 'json';
+  // Per type: [specificity, q] of the most specific range naming it (2 exact, 1 application/*, 0 */*).
+  const ndjson = [-1, 0];
+  const json = [-1, 0];
+  for (const range of accept.split(',')) {
+    const [type = '', ...params] = range.split(';').map((part) => part.trim().toLowerCase());
+    const qParam = params.find((param) => param.startsWith('q='));
+    const q = qParam === undefined ? 1 : Number(qParam.slice(2));
+    if (!Number.isFinite(q)) continue;
+    const specificity = type === '*/*' ? 0 : type === 'application/*' ? 1 : 2;
+    for (const [name, held] of [['application/x-ndjson', ndjson], ['application/json', json]] as const) {
+      if ((specificity === 2 ? type === name : specificity === 1 || type === '*/*') && specificity > held[0]!) {
+        held[0] = specificity;
+        held[1] = q;
+      }
+    }
+  }
+  const jsonWins = json[1]! > ndjson[1]! || (json[1] === ndjson[1] && json[0] === 2);
+  return ndjson[1]! > 0 && !jsonWins ? 'ndjson' : 'json';
+}
+
+const HISTORY_TYPES: Record<HistoryFormat, string> = { json: JSON_TYPE, csv: CSV_TYPE, ndjson: NDJSON_TYPE };
 
 /** Ends a handler: nothing more to send once the answer is sent, at once or when its value arrives. */
 function done(outcome: MaybePromise<unknown>): Promise<void> | undefined {
@@ -190,47 +223,62 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       operationId: 'getHistory',
       summary: 'Daily history of a pair, with statistics',
       description:
-        'Daily reference rates from the start of the range (counted back from today, UTC) to today, on dates where both currencies have a published rate. JSON or CSV; gzip and br when accepted.',
+        'Daily reference rates from the start of the range (counted back from today, UTC) to today, or from start to end, on dates where both currencies have a published rate; with group, weekly or monthly means. JSON, CSV or NDJSON; gzip and br when accepted.',
       tags: ['history'],
       querystring: HistoryQuery,
       headers: CONDITIONAL_HEADERS,
       response: {
         200: {
-          description: 'The history, as JSON or CSV.',
+          description: 'The history, as JSON, CSV or NDJSON.',
           headers: {
             ...QUOTA_HEADERS,
             ...CACHE_HEADERS,
-            'Content-Disposition': { type: 'string', description: 'CSV only: attachment; filename="<PAIR>_<range>.csv".' },
+            'Content-Disposition': {
+              type: 'string',
+              description: 'CSV only: attachment; filename="<PAIR>_<range>.csv" (dates: <PAIR>_<start>_<end>.csv; grouped: _week or _month before .csv).',
+            },
           },
           content: {
             'application/json': { schema: ref('History') },
             'text/csv': {
-              schema: { type: 'string', description: 'RFC 4180, CRLF line ends, header `date,rate`, one row per point, ascending.' },
+              schema: { type: 'string', description: 'RFC 4180, CRLF line ends, header `date,rate` (grouped: `date,rate,days`), one row per point, ascending.' },
+            },
+            'application/x-ndjson': {
+              schema: {
+                type: 'string',
+                description:
+                  'One JSON point per line ({"date","rate"}, grouped also "days"), ascending, then one line with pair, range, group when grouped, count and stats; each line ends with \\n.',
+              },
             },
           },
         },
         304: NOT_MODIFIED,
-        400: badRequest('`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range`, `invalid_format`, `missing_parameter`'),
+        400: badRequest(
+          '`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range` (also `range` with `start`, and an unknown `group`), `invalid_date` (`start` or `end` malformed, in the future, start after end, or before the retained 5 years), `invalid_format`, `missing_parameter` (`end` without `start`)',
+        ),
         404: notFoundProblem('`no_history`: no rates stored for the pair in the range.'),
         ...KEYED_ERRORS,
       },
     },
     handler: (request, reply) => {
-      const { from, to, range, format, source } = request.query;
-      const csv = format === 'csv';
+      const { from, to, range, start, end, group, format, source } = request.query;
+      const window = parseWindow({ range, start, end }, utcDay(book.clock.now()));
+      const grouping = parseGroup(group);
+      const chosen = historyFormat(format, request.headers.accept);
       const accepted = request.headers['accept-encoding'];
       const encoding = caches.negotiateEncoding(accepted);
       // The form that is sent is the one asked for, and the only one kept.
       return done(
-        andThen(services.histories.render(from, to, range ?? DEFAULT_RANGE, csv, encoding, source), (rendered) => {
+        andThen(services.histories.render(from, to, window, chosen, encoding, grouping, source), (rendered) => {
           sendConditional(request, reply, {
             body: rendered.kept.body,
             etag: rendered.etag,
-            vary: 'Accept-Encoding, X-Api-Key',
+            // Without format, the Accept header chooses between JSON and NDJSON.
+            vary: format === undefined ? 'Accept, Accept-Encoding, X-Api-Key' : 'Accept-Encoding, X-Api-Key',
             cacheControl: HISTORY_CACHE_CONTROL,
             lastModified: rendered.lastModified,
-            ...(csv ? { disposition: `attachment; filename="${rendered.name}"` } : {}),
-            contentType: csv ? CSV_TYPE : JSON_TYPE,
+            ...(chosen === 'csv' ? { disposition: `attachment; filename="${rendered.name}"` } : {}),
+            contentType: HISTORY_TYPES[chosen],
             ...(encoding === 'identity' ? {} : { encoding }),
           });
           sent(rendered.kept, reply.raw);

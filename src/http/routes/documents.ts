@@ -22,7 +22,7 @@ export function every(seconds: number): string {
  */
 function description(config: Config): string {
   return [
-    'Live mid-market exchange rates for any pair of ISO 4217 currencies, exact conversion of decimal amounts, and up to 5 years of daily history with statistics, as JSON or CSV.',
+    'Live mid-market exchange rates for any pair of ISO 4217 currencies, exact conversion of decimal amounts, and up to 5 years of daily history with statistics (any dates, or weekly and monthly averages), as JSON, CSV or NDJSON.',
     '',
     `- **Key:** ask ${config.contactEmail} for one, and send it in the \`X-Api-Key\` header. Free keys make ${grouped(config.quota.free)} requests a day.`,
     '- **Base URL:** `/api/v1` on this server, for example `http://localhost:8080/api/v1/rate?from=EUR&to=USD`.',
