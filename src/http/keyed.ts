@@ -54,17 +54,23 @@ export function validationProblem(issues: readonly ValidationIssue[]): DomainErr
   }
   const param = issue.instancePath.replace(/^\//, '').split('/')[0] ?? '';
   const code: ErrorCode = (PARAM_CODES as Record<string, ErrorCode>)[param] ?? 'missing_parameter';
+  const date = `${param} must be given once, as a calendar date written YYYY-MM-DD (for example 2026-03-02), not after today (UTC).`;
+  const currency = `'${param}' must be given once, as one ISO 4217 alphabetic code, such as EUR (case-insensitive).`;
   const details: Record<string, string> = {
-    invalid_currency: `'${param}' must be given once, as one ISO 4217 alphabetic code, such as EUR (case-insensitive).`,
-    invalid_amount:
+    from: currency,
+    to: currency,
+    amount:
       'amount must be given once, as a non-negative decimal with up to 18 integer digits and up to 12 decimals, using "." as the decimal point (for example 100 or 99.95); no sign, exponent, spaces or thousands separators.',
-    invalid_range: 'range must be given once, as one of 1m, 3m, 6m, 1y, 5y.',
-    invalid_format: 'format must be given once, as json or csv.',
-    invalid_date: 'date must be given once, as a calendar date written YYYY-MM-DD (for example 2026-03-02), not after today (UTC).',
+    range: 'range must be given once, as one of 1m, 3m, 6m, 1y, 5y.',
+    group: 'group must be given once, as week or month.',
+    format: 'format must be given once, as json, csv or ndjson.',
+    date,
+    start: date,
+    end: date,
+    expand: 'expand must be given once, as provenance.',
+    source: 'source must be given once, as a configured provider id (GET /api/v1/providers lists them).',
   };
-  if (param === 'expand') return new DomainError(code, 'expand must be given once, as provenance.', { param });
-  if (param === 'source') return new DomainError(code, 'source must be given once, as a configured provider id (GET /api/v1/providers lists them).', { param });
-  return new DomainError(code, details[code] ?? `The query parameter '${param}' is not valid.`, { param });
+  return new DomainError(code, details[param] ?? `The query parameter '${param}' is not valid.`, { param });
 }
 
 /** True for a path under /api/: a request to it with a valid key counts, even when it names nothing. */
