@@ -599,10 +599,7 @@ export interface operations {
                 to: string;
                 /** @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate. */
                 date?: string;
-                /**
-                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
-                 * @example ecb
-                 */
+                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it. */
                 source?: string;
                 /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
                 expand?: "provenance";
@@ -754,10 +751,7 @@ export interface operations {
                 to: string;
                 /** @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate. */
                 date?: string;
-                /**
-                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
-                 * @example ecb
-                 */
+                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it. */
                 source?: string;
                 /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
                 expand?: "provenance";
@@ -899,10 +893,7 @@ export interface operations {
                 amount: string;
                 /** @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate. */
                 date?: string;
-                /**
-                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
-                 * @example ecb
-                 */
+                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it. */
                 source?: string;
                 /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
                 expand?: "provenance";
@@ -1056,10 +1047,7 @@ export interface operations {
                 amount: string;
                 /** @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate. */
                 date?: string;
-                /**
-                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
-                 * @example ecb
-                 */
+                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it. */
                 source?: string;
                 /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
                 expand?: "provenance";
@@ -1207,10 +1195,7 @@ export interface operations {
                 group?: "week" | "month";
                 /** @description Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, `Accept: application/x-ndjson` asks for ndjson. */
                 format?: "json" | "csv" | "ndjson";
-                /**
-                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
-                 * @example ecb
-                 */
+                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it. */
                 source?: string;
             };
             header?: {
@@ -1372,10 +1357,7 @@ export interface operations {
                 group?: "week" | "month";
                 /** @description Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, `Accept: application/x-ndjson` asks for ndjson. */
                 format?: "json" | "csv" | "ndjson";
-                /**
-                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
-                 * @example ecb
-                 */
+                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it. */
                 source?: string;
             };
             header?: {
@@ -1517,10 +1499,7 @@ export interface operations {
                 date?: string;
                 /** @description An amount in the source currency to convert into every target, as in /convert: up to 18 integer digits and up to 12 decimals with "." as the decimal point. No sign, exponent, spaces or separators. */
                 amount?: string;
-                /**
-                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
-                 * @example ecb
-                 */
+                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it. */
                 source?: string;
                 /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
                 expand?: "provenance";
@@ -1674,10 +1653,7 @@ export interface operations {
                 date?: string;
                 /** @description An amount in the source currency to convert into every target, as in /convert: up to 18 integer digits and up to 12 decimals with "." as the decimal point. No sign, exponent, spaces or separators. */
                 amount?: string;
-                /**
-                 * @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.
-                 * @example ecb
-                 */
+                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it. */
                 source?: string;
                 /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
                 expand?: "provenance";

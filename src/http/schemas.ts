@@ -64,7 +64,6 @@ const SourceParam = Type.Optional(
     pattern: SOURCE_PATTERN,
     description:
       'A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider\'s published numbers: both currencies through its base, on its days, never another provider\'s. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.',
-    examples: ['ecb'],
   }),
 );
 
