@@ -29,7 +29,10 @@ export function describeCause(error: unknown): string {
   const cause = error.cause;
   if (cause instanceof Error) {
     const code = (cause as NodeJS.ErrnoException).code;
-    return `${error.message}: ${code ? `${code} ` : ''}${cause.message}`;
+    if (!code) return `${error.message}: ${cause.message}`;
+    // Node writes the code into the message too ("getaddrinfo ENOTFOUND host"): name it once, first.
+    const rest = cause.message.replace(code, '').replace(/\s+/g, ' ').trim();
+    return `${error.message}: ${code}${rest ? `: ${rest}` : ''}`;
   }
   return error.message;
 }
