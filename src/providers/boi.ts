@@ -11,10 +11,10 @@
  * shekels per 10^UNIT_MULT units, stored per one unit as `1/` and that exact number.
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, DailyQuotes, DecimalString, Provider, RateDocument } from '../core/ports.js';
+import type { Clock, Provider, RateDocument } from '../core/ports.js';
 import { isDay, type Day } from '../core/time.js';
 import { jerusalemTime } from './bank-time.js';
-import { columns, CURRENCY_CODE, publishedRate, rangeQueryProvider, readCsv } from './central-bank.js';
+import { columns, CURRENCY_CODE, publishedRate, rangeQueryProvider, RatesByDay, readCsv } from './central-bank.js';
 import { fetchBytes } from './fetch-bytes.js';
 import { decodeUtf8 } from './json-number.js';
 import { perUnit } from './paced.js';
@@ -63,7 +63,7 @@ function publicationTime(day: Day): string {
 export function parseBoiCsv(text: string): RateDocument {
   const { header, rows } = readCsv(text, FEED);
   const at = columns(header, ['BASE_CURRENCY', 'COUNTER_CURRENCY', 'UNIT_MEASURE', 'DATA_TYPE', 'UNIT_MULT', 'TIME_PERIOD', 'OBS_VALUE'], FEED);
-  const byDay = new Map<Day, Record<string, DecimalString>>();
+  const collected = new RatesByDay(FEED);
   for (const { line, fields } of rows) {
     const from = fields[at.BASE_CURRENCY]!;
     const to = fields[at.COUNTER_CURRENCY]!;
@@ -86,18 +86,9 @@ export function parseBoiCsv(text: string): RateDocument {
     // is stored as the reciprocal of units per shekel; a row quoted per shekel is stored as it reads.
     const rate = perUnit(publishedRate(value, FEED, where), String(10 ** Number(unit)), FEED, where);
     const stored = perShekel ? rate : `1/${rate}`;
-    let rates = byDay.get(day);
-    if (!rates) {
-      rates = {};
-      byDay.set(day, rates);
-    }
-    if (currency in rates) throw new FeedError(`${FEED}: ${where}: ${currency} is quoted twice on ${day}`);
-    rates[currency] = stored;
+    collected.add(day, currency, stored, where);
   }
-  const days: DailyQuotes[] = [...byDay.keys()]
-    .sort()
-    .map((day) => ({ day, asOf: publicationTime(day), rates: byDay.get(day)! }));
-  return { provider: PROVIDER, base: BASE, days };
+  return { provider: PROVIDER, base: BASE, days: collected.days((day) => publicationTime(day)) };
 }
 
 export function createBoiProvider(options: BoiProviderOptions): Provider {

@@ -3,8 +3,8 @@
  * published number and a strict reader for the banks' plain CSV files.
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
-import { addDays, utcDay } from '../core/time.js';
+import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
+import { addDays, utcDay, type Day } from '../core/time.js';
 
 // Deliberately narrower than what Number() accepts: no sign, exponent, comma or surrounding space.
 const PLAIN_DECIMAL = /^\d+(\.\d+)?$/;
@@ -95,4 +95,22 @@ export function rangeQueryProvider(bank: RangeQueryBank): Provider {
     },
     series: get,
   };
+}
+
+/** A bank's rates gathered row by row into days, ascending; a currency quoted twice on a day is refused. */
+export class RatesByDay {
+  private readonly byDay = new Map<Day, Record<string, DecimalString>>();
+
+  constructor(private readonly feed: string) {}
+
+  add(day: Day, currency: string, rate: DecimalString, where: string): void {
+    let rates = this.byDay.get(day);
+    if (!rates) this.byDay.set(day, (rates = {}));
+    if (currency in rates) throw new FeedError(`${this.feed}: ${where}: ${currency} is quoted twice on ${day}`);
+    rates[currency] = rate;
+  }
+
+  days(asOf: (day: Day) => string): DailyQuotes[] {
+    return [...this.byDay.keys()].sort().map((day) => ({ day, asOf: asOf(day), rates: this.byDay.get(day)! }));
+  }
 }

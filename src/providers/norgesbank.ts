@@ -10,10 +10,10 @@
  * two krone indices (I44, TWI), which are no currencies and are left out.
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, DailyQuotes, DecimalString, Provider, RateDocument } from '../core/ports.js';
-import { isDay, type Day } from '../core/time.js';
+import type { Clock, Provider, RateDocument } from '../core/ports.js';
+import { isDay } from '../core/time.js';
 import { centralEuropeanTime } from './bank-time.js';
-import { columns, CURRENCY_CODE, publishedRate, rangeQueryProvider, readCsv } from './central-bank.js';
+import { columns, CURRENCY_CODE, publishedRate, rangeQueryProvider, RatesByDay, readCsv } from './central-bank.js';
 import { fetchBytes } from './fetch-bytes.js';
 import { decodeUtf8 } from './json-number.js';
 import { perUnit } from './paced.js';
@@ -55,7 +55,7 @@ export interface NorgesBankProviderOptions {
 export function parseNorgesBankCsv(text: string): RateDocument {
   const { header, rows } = readCsv(text, FEED);
   const at = columns(header, ['BASE_CUR', 'QUOTE_CUR', 'UNIT_MULT', 'TIME_PERIOD', 'OBS_VALUE'], FEED);
-  const byDay = new Map<Day, Record<string, DecimalString>>();
+  const collected = new RatesByDay(FEED);
   for (const { line, fields } of rows) {
     const from = fields[at.BASE_CUR]!;
     const to = fields[at.QUOTE_CUR]!;
@@ -76,18 +76,9 @@ export function parseNorgesBankCsv(text: string): RateDocument {
     // is stored as the reciprocal of units per krone; a row quoted per krone is stored as it reads.
     const rate = perUnit(publishedRate(value, FEED, where), String(10 ** Number(unit)), FEED, where);
     const stored = perKrone ? rate : `1/${rate}`;
-    let rates = byDay.get(day);
-    if (!rates) {
-      rates = {};
-      byDay.set(day, rates);
-    }
-    if (currency in rates) throw new FeedError(`${FEED}: ${where}: ${currency} is quoted twice on ${day}`);
-    rates[currency] = stored;
+    collected.add(day, currency, stored, where);
   }
-  const days: DailyQuotes[] = [...byDay.keys()]
-    .sort()
-    .map((day) => ({ day, asOf: centralEuropeanTime(day, 16), rates: byDay.get(day)! }));
-  return { provider: PROVIDER, base: BASE, days };
+  return { provider: PROVIDER, base: BASE, days: collected.days((day) => centralEuropeanTime(day, 16)) };
 }
 
 export function createNorgesBankProvider(options: NorgesBankProviderOptions): Provider {
