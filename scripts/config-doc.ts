@@ -2,8 +2,8 @@
  * Writes docs/configuration.md from the configuration schema, or with --check fails when the
  * committed file differs from what the schema says.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { writeOrCheck } from './generated-file.js';
 import { ConfigSchema } from '../src/config.js';
 
 const target = fileURLToPath(new URL('../docs/configuration.md', import.meta.url));
@@ -29,20 +29,4 @@ export function renderConfigurationDoc(): string {
   ].join('\n');
 }
 
-const rendered = renderConfigurationDoc();
-if (process.argv.includes('--check')) {
-  let current = '';
-  try {
-    current = readFileSync(target, 'utf8');
-  } catch {
-    // A missing file is reported below like a stale one.
-  }
-  if (current !== rendered) {
-    console.error('docs/configuration.md is out of date: run npm run docs:config');
-    process.exit(1);
-  }
-  console.log('docs/configuration.md is up to date');
-} else {
-  writeFileSync(target, rendered);
-  console.log(`wrote ${target}`);
-}
+writeOrCheck(target, renderConfigurationDoc(), 'npm run docs:config');

@@ -5,9 +5,10 @@
  * units into 0, which would make XAU round like JPY, so the package's copy of the ISO XML is read.
  * Run it after upgrading `currency-codes`.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { writeOrCheck } from './generated-file.js';
 import { XMLParser } from 'fast-xml-parser';
 
 const target = fileURLToPath(new URL('../src/core/iso-4217.ts', import.meta.url));
@@ -43,19 +44,5 @@ export function renderIsoTable(): string {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const rendered = renderIsoTable();
-  if (process.argv.includes('--check')) {
-    let current = '';
-    try {
-      current = readFileSync(target, 'utf8');
-    } catch {
-      // A missing file is reported below like a stale one.
-    }
-    if (current !== rendered) {
-      console.error('src/core/iso-4217.ts is out of date: run `node --import tsx scripts/iso-4217.ts`');
-      process.exit(1);
-    }
-  } else {
-    writeFileSync(target, rendered);
-  }
+  writeOrCheck(target, renderIsoTable(), '`node --import tsx scripts/iso-4217.ts`');
 }

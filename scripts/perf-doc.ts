@@ -3,9 +3,10 @@
  * latest results (the newest run of each runtime in bench/results/, rendered as the bench prints
  * it); or with --check fails when the committed file differs from what they say.
  */
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeOrCheck } from './generated-file.js';
 import { RESULTS_DIR, renderRun, type Run } from '../bench/report.js';
 import { COLD_START_MS, PEAK_RSS_MB, SCENARIO_TARGETS, TARGET_CONNECTIONS, targetText } from '../bench/targets.js';
 
@@ -48,14 +49,4 @@ function fill(doc: string, name: string, content: string): string {
 }
 
 const current = readFileSync(target, 'utf8');
-const rendered = fill(fill(current, 'targets', renderTargets()), 'results', renderResults());
-if (process.argv.includes('--check')) {
-  if (current !== rendered) {
-    console.error('docs/performance.md is out of date: run npm run docs:performance');
-    process.exit(1);
-  }
-  console.log('docs/performance.md is up to date');
-} else {
-  writeFileSync(target, rendered);
-  console.log(`wrote ${target}`);
-}
+writeOrCheck(target, fill(fill(current, 'targets', renderTargets()), 'results', renderResults()), 'npm run docs:performance');
