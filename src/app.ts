@@ -1,5 +1,5 @@
 import { METHODS } from 'node:http';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -7,8 +7,9 @@ import { DEMO_KEY } from './core/demo-key.js';
 import type { Deps } from './deps.js';
 import { createHttpCaches } from './http/caching.js';
 import { answerConnect, createClientErrorAnswers } from './http/client-errors.js';
-import { CORS, SECURITY_HEADERS } from './http/headers.js';
-import { AJV_OPTIONS, createKeyStep, validationProblem } from './http/keyed.js';
+import { ANSWER_HEADERS, CORS, SECURITY_HEADERS } from './http/headers.js';
+import { AJV_OPTIONS, createKeyStep, hooksOf, validationProblem } from './http/keyed.js';
+import { requestLoggerFactory } from './http/request-logger.js';
 import { notFound, problemOf, sendError, sendProblem } from './http/problem.js';
 import {
   createConversionBodies,
@@ -44,9 +45,10 @@ const CACHE_BOUNDS = {
 
 /**
  * A ready app that is not listening: the server listens, tests inject; both take the same path.
- * Every request goes through Fastify: CORS, then the key and quota step (src/http/keyed.ts), then
- * the route's validation and handler; security headers on every answer (onSend), one error handler,
- * Fastify's request log and one metrics hook. The caches of rendered answers are made here, one
+ * Every request goes through Fastify: the answer headers (security and CORS) and the checks of
+ * what no route takes (onRequest), the key and quota step of a keyed route (src/http/keyed.ts),
+ * then the route's validation and handler; one error handler, Fastify's request log and one
+ * metrics hook. The caches of rendered answers are made here, one
  * set per app.
  */
 export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<FastifyInstance> {
@@ -58,6 +60,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     http: { requireHostHeader: false },
     genReqId: () => `req-${(requests += 1).toString(36)}`,
     loggerInstance: deps.log as FastifyBaseLogger,
+    childLoggerFactory: requestLoggerFactory,
     logController: new LogController({ disableRequestLogging: !logRequests }),
     exposeHeadRoutes: true,
     // request.ip: the connection's peer, or, from a trusted proxy, the client it reports.
@@ -91,9 +94,6 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   app.decorateRequest('caller', undefined);
   app.server.on('connect', answerConnect);
 
-  // An OPTIONS request that is not a preflight gets the same headers, not a bare-text 400.
-  await app.register(cors, { ...CORS, strictPreflight: false });
-
   const keyStep = createKeyStep({
     keys: deps.keys,
     keyHashes: deps.keyHashes,
@@ -106,16 +106,30 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     demo: deps.config.demoKey,
     closeAfterAnswer: clientErrors.closeAfterAnswer,
   });
-  app.addHook('onRoute', (route) => keyStep.route(route.url, route.config?.keyed !== undefined));
-  app.addHook('onRequest', keyStep.onRequest);
-
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    reply.headers(SECURITY_HEADERS);
-    done(null, payload);
-  });
-  app.addHook('onResponse', (request, reply, done) => {
-    deps.metrics.httpRequest(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
+  const measured = (url: string) => (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    deps.metrics.httpRequest(url, request.method, reply.statusCode, reply.elapsedTime / 1000);
     done();
+  };
+  // What a route needs is given to it as hooks of its own when it is added, so that no request
+  // reads its route's options: the key step on keyed routes, and the metrics hook with its path.
+  app.addHook('onRoute', (route) => {
+    keyStep.route(route);
+    route.onResponse = [...hooksOf(route.onResponse), measured(route.url)];
+  });
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.headers(ANSWER_HEADERS);
+    keyStep.onRequest(request, reply, done);
+  });
+  const unmatched = measured('unmatched');
+  app.addHook('onResponse', (request, reply, done) => {
+    if (request.is404) unmatched(request, reply, done);
+    else done();
+  });
+  // @fastify/cors answers preflights (and an OPTIONS request that is not one, with the same
+  // headers, not a bare-text 400). Registered in a context of its own, its hook runs on its
+  // OPTIONS route only; every other answer has the policy's headers from ANSWER_HEADERS.
+  await app.register(async (preflight) => {
+    await preflight.register(cors, { ...CORS, strictPreflight: false });
   });
   app.setErrorHandler(sendError);
   app.setNotFoundHandler((request, reply) => {

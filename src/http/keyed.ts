@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
 import { authenticateApiKey, type PresentedKeyHashes } from '../core/api-keys.js';
 import { andThen, type MaybePromise } from '../core/maybe.js';
 import { consumeDemoQuota, DEMO_KEY, demoUsage, looksLikeDemoKey, type DemoKeyPolicy } from '../core/demo-key.js';
@@ -117,12 +117,20 @@ export interface KeyStepOptions {
 }
 
 export interface KeyStep {
-  /** The onRequest hook. */
-  onRequest: onRequestHookHandler;
-  /** Notes a route's path, so that another method on it is a 405 (an onRoute hook). */
-  route(url: string, keyed: boolean): void;
+  /** The app's onRequest hook: what no route takes, and what no route can answer. */
+  onRequest(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void;
+  /**
+   * An onRoute hook: a keyed route gets the key (and quota) step as a hook of its own, so that no
+   * other request reads its options, and its path is noted, so that another method on it is a 405.
+   */
+  route(route: RouteOptions): void;
   /** The caller's usage today, read without counting, with the quota headers of that reading. */
   usage(request: FastifyRequest, reply: FastifyReply): Promise<{ tier: Tier; usage: QuotaUsage }>;
+}
+
+/** A route's hooks of one kind, as an array (its options give one function, an array or none). */
+export function hooksOf<H>(hooks: H | H[] | undefined): H[] {
+  return hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks];
 }
 
 export function createKeyStep(options: KeyStepOptions): KeyStep {
@@ -169,12 +177,12 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
     });
   }
 
-  /** A request that no keyed route takes: the method and path checks, before anything reads its body. */
+  /** A request that no route takes: the method and path checks, before anything reads its body. */
   function unrouted(request: FastifyRequest, reply: FastifyReply): MaybePromise<void> | 'next' {
     const method = request.method;
     const path = request.url.split('?')[0]!;
     const api = isApiPath(path);
-    if (request.is404 && method !== 'GET' && method !== 'HEAD') {
+    if (method !== 'GET' && method !== 'HEAD') {
       // The API is read-only: another method on a keyed path, with any body, is a 405 that says
       // what is allowed (SPEC §7). OPTIONS is CORS's.
       if (keyedPaths.has(path)) {
@@ -187,22 +195,30 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
     const defect = requestDefect(request, reply, options.closeAfterAnswer);
     if (defect) return void sendProblem(reply, defect);
     // An unknown API path is the API's 404: a request to it with a valid key counts.
-    if (request.is404 && api) return countedError(request, reply, notFound(method, request.url));
+    if (api) return countedError(request, reply, notFound(method, request.url));
     return 'next';
   }
 
+  /** Goes on after a step that may answer. A rejection goes to the error handler, as Fastify sends what a hook throws. */
+  function settle(done: (error?: Error) => void, outcome: MaybePromise<unknown> | 'next'): void {
+    if (outcome === 'next') done();
+    else if (outcome instanceof Promise) outcome.catch((error: unknown) => done(error as Error));
+  }
+
+  /** The app's onRequest hook, for every request: what makes it unanswerable, and what no route takes. */
   function onRequest(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
-    const mode = request.routeOptions.config.keyed;
-    let outcome: MaybePromise<unknown>;
-    try {
-      if (mode === undefined) {
-        const unroutedOutcome = unrouted(request, reply);
-        if (unroutedOutcome === 'next') return done();
-        outcome = unroutedOutcome;
-      } else {
-        const defect = requestDefect(request, reply, options.closeAfterAnswer);
-        if (defect) return void sendProblem(reply, defect);
-        outcome = andThen(identify(request), (caller) => {
+    if (request.is404) return settle(done, unrouted(request, reply));
+    const defect = requestDefect(request, reply, options.closeAfterAnswer);
+    if (defect) return void sendProblem(reply, defect);
+    done();
+  }
+
+  /** The onRequest hook of a keyed route (after the app's): the key, and for `counted`, the quota. */
+  function keyedStep(mode: 'counted' | 'read'): onRequestHookHandler {
+    return (request, reply, done) =>
+      settle(
+        done,
+        andThen(identify(request), (caller) => {
           if (caller === undefined) {
             reply.header('www-authenticate', WWW_AUTHENTICATE);
             return void sendProblem(reply, problemOf('unauthorized', unauthorizedDetail));
@@ -212,18 +228,19 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
           return andThen(refused(request, reply, caller), (wasRefused) => {
             if (!wasRefused) done();
           });
-        });
-      }
-    } catch (error) {
-      return done(error as Error);
-    }
-    if (outcome instanceof Promise) outcome.catch((error: unknown) => done(error as Error));
+        }),
+      );
   }
+  const counted = keyedStep('counted');
+  const read = keyedStep('read');
 
   return {
     onRequest,
-    route(url, keyed) {
-      if (keyed) keyedPaths.add(url);
+    route(route) {
+      const mode = route.config?.keyed;
+      if (mode === undefined) return;
+      keyedPaths.add(route.url);
+      route.onRequest = [...hooksOf(route.onRequest), mode === 'counted' ? counted : read];
     },
     async usage(request, reply) {
       const caller = request.caller!;

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, UnavailableError, type ErrorCode } from '../core/errors.js';
+import { SECURITY_HEADERS } from './headers.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
@@ -98,8 +99,9 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
   if ((error as FastifyError).code === 'FST_ERR_NOT_FOUND') {
     // A method the router cannot route at all (PRI, HTTP/2's connection preface, is one): answered
     // as a method the parser does not know is, without waiting, since Node closes such a
-    // connection as soon as it is handed over.
-    reply.header('allow', 'GET, HEAD').header('connection', 'close');
+    // connection as soon as it is handed over. Such an answer skips the hooks: the security
+    // headers are added here.
+    reply.headers(SECURITY_HEADERS).header('allow', 'GET, HEAD').header('connection', 'close');
     return sendProblem(reply, unknownMethodProblem());
   }
   if (status !== undefined && status >= 400 && status < 500) {
