@@ -30,7 +30,7 @@ export interface CrossCheckFinding {
 /** Findings of one check, and which providers had anything to compare. */
 export interface CrossCheck {
   findings: CrossCheckFinding[];
-  /** Providers with at least one number another provider also quotes on the same day. */
+  /** Providers with at least one number compared with another provider's on the same day. */
   compared: ReadonlySet<string>;
   /** Whether a provider's number for a currency on a day is set aside. */
   setAside(provider: string, currency: string, day: Day): boolean;
@@ -96,6 +96,7 @@ export function crossCheck(data: Iterable<ProviderRates>, percent: Rational): Cr
         }
         if (values.length === 0) continue;
         compared.add(own.provider);
+        for (const other of others) compared.add(other);
         const value = valueOn(own, currency, day)!;
         const m = median(values);
         if (m.num === 0n || !differsByMore(value, m, percent)) continue;
