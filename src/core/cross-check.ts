@@ -108,7 +108,7 @@ export function crossCheck(data: Iterable<ProviderRates>, percent: Rational): Cr
           base: own.base,
           rate: rateTextOn(own, currency, day)!,
           median: roundSignificant(m, 8),
-          others,
+          others: [...others].sort(),
           agreeing,
           setAside: agreeing >= AGREEING_OTHERS,
         };

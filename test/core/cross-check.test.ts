@@ -62,7 +62,7 @@ describe('crossCheck', () => {
     assert.equal(f!.day, DAY);
     assert.equal(f!.base, 'PLN');
     assert.equal(f!.rate, '1/3712.3');
-    assert.deepEqual(f!.others, ['ecb', 'cnb', 'nbu', 'boi']);
+    assert.deepEqual(f!.others, ['boi', 'cnb', 'ecb', 'nbu']);
     assert.equal(f!.agreeing, 4);
     assert.equal(f!.setAside, true);
     // Dollars per zloty: ecb 1.1612/4.3107, cnb 5.683/20.98, nbu 11.18/41.5, boi 0.8277/3.072; the
