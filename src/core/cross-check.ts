@@ -62,6 +62,33 @@ export function differsByMore(value: Rational, reference: Rational, percent: Rat
   return compare({ num: gap.num * HUNDRED.num, den: gap.den }, { num: percent.num * reference.num, den: percent.den * reference.den }) > 0;
 }
 
+/** How far below the threshold the double screen stops: far wider than a double's rounding of a rate and of a median. */
+const SCREEN_MARGIN = 1e-6;
+
+/**
+ * A provider's numbers from `oldest` on as doubles, by day and currency (its base 1), for the
+ * screen; a number that is not positive and finite as a double is left out, and so compared with
+ * nobody's.
+ */
+function approximateDays(data: ProviderRates, oldest: Day): Map<Day, Map<string, number>> {
+  const byDay = new Map<Day, Map<string, number>>();
+  for (const day of data.days) if (day >= oldest) byDay.set(day, new Map([[data.base, 1]]));
+  for (const [code, series] of data.series) {
+    for (let i = series.days.length - 1; i >= 0 && series.days[i]! >= oldest; i--) {
+      const text = series.rates[i]!;
+      const value = text.startsWith('1/') ? 1 / Number(text.slice(2)) : Number(text);
+      if (value > 0 && Number.isFinite(value)) byDay.get(series.days[i]!)?.set(code, value);
+    }
+  }
+  return byDay;
+}
+
+function medianOfDoubles(values: number[]): number {
+  const sorted = values.sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
 const keyOf = (provider: string, currency: string, day: Day) => `${provider} ${currency} ${day}`;
 
 /**
@@ -79,25 +106,36 @@ export function crossCheck(data: Iterable<ProviderRates>, percent: Rational): Cr
   const setAside = new Set<string>();
   if (newest === undefined) return { findings, compared, setAside: () => false };
   const oldest = addDays(newest, -CURRENT_WITHIN_DAYS);
+  const screenBelow = (Number(percent.num) / Number(percent.den) / 100) * (1 - SCREEN_MARGIN);
+  const approx = new Map(all.map((data) => [data, approximateDays(data, oldest)]));
   for (const own of all) {
     for (const currency of own.series.keys()) {
       const days = daysOf(own, currency);
       for (let i = days.length - 1; i >= 0 && days[i]! >= oldest; i--) {
         const day = days[i]!;
-        const others: string[] = [];
-        const values: Rational[] = [];
+        const others: ProviderRates[] = [];
+        const approximate: number[] = [];
         for (const other of all) {
           if (other === own) continue;
-          const x = valueOn(other, currency, day);
-          const b = valueOn(other, own.base, day);
-          if (!x || !b || b.num === 0n) continue;
-          others.push(other.provider);
-          values.push(other.base === own.base ? x : divideUnreduced(x, b));
+          const numbers = approx.get(other)!.get(day);
+          const x = numbers?.get(currency);
+          const b = other.base === own.base ? 1 : numbers?.get(own.base);
+          if (x === undefined || b === undefined) continue;
+          others.push(other);
+          approximate.push(x / b);
         }
-        if (values.length === 0) continue;
+        if (others.length === 0) continue;
         compared.add(own.provider);
-        for (const other of others) compared.add(other);
+        for (const other of others) compared.add(other.provider);
         const value = valueOn(own, currency, day)!;
+        // A screen in doubles (relative error far below SCREEN_MARGIN) passes the numbers that are
+        // plainly within the threshold; only the others are decided in exact fractions.
+        const m0 = medianOfDoubles(approximate);
+        if (Math.abs(approx.get(own)!.get(day)!.get(currency)! - m0) < m0 * screenBelow) continue;
+        const values = others.map((other) => {
+          const x = valueOn(other, currency, day)!;
+          return other.base === own.base ? x : divideUnreduced(x, valueOn(other, own.base, day)!);
+        });
         const m = median(values);
         if (m.num === 0n || !differsByMore(value, m, percent)) continue;
         const agreeing = values.filter((v) => !differsByMore(v, m, percent)).length;
@@ -108,7 +146,7 @@ export function crossCheck(data: Iterable<ProviderRates>, percent: Rational): Cr
           base: own.base,
           rate: rateTextOn(own, currency, day)!,
           median: roundSignificant(m, 8),
-          others: [...others].sort(),
+          others: others.map((o) => o.provider).sort(),
           agreeing,
           setAside: agreeing >= AGREEING_OTHERS,
         };
