@@ -110,4 +110,17 @@ describe('crossCheck', () => {
     assert.equal(crossCheck([nbp, ecb, cnb, nbu, boi], parsePercent('2')).findings.length, 1);
     assert.deepEqual(crossCheck([nbp, ecb, cnb, nbu, boi], parsePercent('3')).findings, []);
   });
+
+  it('decides a number at the threshold exactly: 2 % off is not flagged, a hair more is', () => {
+    const others = ['a', 'b', 'c'].map((id) => provider(id, 'EUR', { USD: '1.1000' }));
+    const at = provider('own', 'EUR', { USD: '1.122' });
+    const beyond = provider('own', 'EUR', { USD: '1.12200001' });
+    const below = provider('own', 'EUR', { USD: '1.078' });
+    const under = provider('own', 'EUR', { USD: '1.07799999' });
+    const flagged = (own: ProviderRates) => crossCheck([own, ...others], parsePercent('2')).findings.some((f) => f.provider === 'own');
+    assert.equal(flagged(at), false);
+    assert.equal(flagged(beyond), true);
+    assert.equal(flagged(below), false);
+    assert.equal(flagged(under), true);
+  });
 });
