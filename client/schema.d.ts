@@ -132,7 +132,7 @@ export interface paths {
         };
         /**
          * The configured rate providers and their state
-         * @description Each configured provider in order of preference: who publishes it and what kind of source it is, its terms of use and publication schedule, its base currency, the currencies it quotes now, its newest stored day and the outcome of its refreshes. Cacheable until the next refresh; counts once.
+         * @description Each configured provider in order of preference: who publishes it and what kind of source it is, its terms of use and publication schedule, its base currency, the currencies it quotes now, its newest stored day, the outcome of its refreshes and how its numbers compare with those of the other providers (crossCheck). Cacheable until the next refresh; counts once.
          */
         get: operations["listProviders"];
         put?: never;
@@ -141,7 +141,7 @@ export interface paths {
         options?: never;
         /**
          * The configured rate providers and their state
-         * @description Each configured provider in order of preference: who publishes it and what kind of source it is, its terms of use and publication schedule, its base currency, the currencies it quotes now, its newest stored day and the outcome of its refreshes. Cacheable until the next refresh; counts once.
+         * @description Each configured provider in order of preference: who publishes it and what kind of source it is, its terms of use and publication schedule, its base currency, the currencies it quotes now, its newest stored day, the outcome of its refreshes and how its numbers compare with those of the other providers (crossCheck). Cacheable until the next refresh; counts once.
          */
         head: operations["listProviders-head"];
         patch?: never;
@@ -228,7 +228,7 @@ export interface paths {
         };
         /**
          * Readiness: the store answers and holds rates
-         * @description Answers 200 once the store answers and holds rates to serve, with the refresh state of each provider and, in `warnings`, each provider whose newest day is older than EXRATES_OLD_RATES_DAYS (still served, so still ready); 503 before the first rates are loaded (with `next`, what to do, when a provider already failed) or while the store cannot be reached: for a readiness probe, which keeps traffic away until it passes. Public, no key; never cached.
+         * @description Answers 200 once the store answers and holds rates to serve, with the refresh state of each provider and, in `warnings`, each provider whose newest day is older than EXRATES_OLD_RATES_DAYS and each number the cross-check flags (still served or replaced, so still ready); 503 before the first rates are loaded (with `next`, what to do, when a provider already failed) or while the store cannot be reached: for a readiness probe, which keeps traffic away until it passes. Public, no key; never cached.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -237,7 +237,7 @@ export interface paths {
         options?: never;
         /**
          * Readiness: the store answers and holds rates
-         * @description Answers 200 once the store answers and holds rates to serve, with the refresh state of each provider and, in `warnings`, each provider whose newest day is older than EXRATES_OLD_RATES_DAYS (still served, so still ready); 503 before the first rates are loaded (with `next`, what to do, when a provider already failed) or while the store cannot be reached: for a readiness probe, which keeps traffic away until it passes. Public, no key; never cached.
+         * @description Answers 200 once the store answers and holds rates to serve, with the refresh state of each provider and, in `warnings`, each provider whose newest day is older than EXRATES_OLD_RATES_DAYS and each number the cross-check flags (still served or replaced, so still ready); 503 before the first rates are loaded (with `next`, what to do, when a provider already failed) or while the store cannot be reached: for a readiness probe, which keeps traffic away until it passes. Public, no key; never cached.
          */
         head: operations["getReadiness-head"];
         patch?: never;
@@ -299,6 +299,66 @@ export interface components {
             bridge: string | null;
             /** @description The published numbers used, in the order from, bridge in from's provider, bridge in to's provider, to. A provider's base counts 1 and is not listed. One provider: rate = to / from; a cross: rate = (bridge_from / from) × (to / bridge_to); then rounded once to 8 significant digits, half-to-even. */
             numbers: components["schemas"]["PublishedNumber"][];
+            /** @description Present only when a provider preferred for `from` or `to` was passed over because the cross-check set its number of that day aside (it differs from the median of at least three other providers that agree with each other): those numbers, and why. */
+            setAside?: components["schemas"]["SetAsideNumber"][];
+        };
+        /** @description A preferred provider's number that the cross-check set aside: the next provider's was served instead. */
+        SetAsideNumber: {
+            /** @example nbp */
+            provider: string;
+            /** @example USD */
+            currency: string;
+            /** Format: date */
+            day: string;
+            /**
+             * @description The provider's base: both numbers are units of currency per one base.
+             * @example PLN
+             */
+            base: string;
+            /**
+             * @description Its number as stored: a decimal, or `1/<x>` for a number x published the other way round.
+             * @example 1/3712.3
+             */
+            rate: string;
+            /**
+             * @description The median of the other providers' numbers, each the exact cross through base on that day, to 8 significant digits.
+             * @example 0.26937905
+             */
+            median: string;
+            /** @description The other providers it was compared with. */
+            others: string[];
+            /** @description How many of them lie within EXRATES_CROSSCHECK_PERCENT of their median. */
+            agreeing: number;
+            /** @description Why, in one sentence. */
+            reason: string;
+        };
+        /** @description A provider's number that differs from the median of the other providers' numbers by more than EXRATES_CROSSCHECK_PERCENT. */
+        CrossCheckOutlier: {
+            /** @example USD */
+            currency: string;
+            /** Format: date */
+            day: string;
+            /**
+             * @description The provider's base: both numbers are units of currency per one base.
+             * @example PLN
+             */
+            base: string;
+            /**
+             * @description Its number as stored: a decimal, or `1/<x>` for a number x published the other way round.
+             * @example 1/3712.3
+             */
+            rate: string;
+            /**
+             * @description The median of the other providers' numbers, each the exact cross through base on that day, to 8 significant digits.
+             * @example 0.26937905
+             */
+            median: string;
+            /** @description The other providers it was compared with. */
+            others: string[];
+            /** @description How many of them lie within EXRATES_CROSSCHECK_PERCENT of their median. */
+            agreeing: number;
+            /** @description true when at least three others agree: the number is not served without `source`, the next provider's is. */
+            setAside: boolean;
         };
         /** @description A currency the service answers for. */
         Currency: {
@@ -407,6 +467,13 @@ export interface components {
              * @example TARGET business days, around 16:00 CET
              */
             schedule: string;
+            /** @description How its numbers compare with the other providers' numbers for the same currencies and days. */
+            crossCheck: {
+                /** @description agrees: each of its numbers of the latest days that another provider also quotes lies within EXRATES_CROSSCHECK_PERCENT of the others' median; disagrees: at least one does not (see outliers); unchecked: no other provider quotes any of its currencies on the same days. */
+                state: "agrees" | "disagrees" | "unchecked";
+                /** @description Its numbers that differ from the others' median, newest day first. */
+                outliers: components["schemas"]["CrossCheckOutlier"][];
+            };
         };
         /** @description Live mid-market rate: units of `to` per one unit of `from`. */
         Rate: {
@@ -2412,7 +2479,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready. status, per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError; and `warnings`, present when a provider's newest day is older than EXRATES_OLD_RATES_DAYS, one sentence each naming the provider and the day. */
+            /** @description Ready. status, per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError, crossCheck (as /api/v1/providers shows it); and `warnings`, present when a provider's newest day is older than EXRATES_OLD_RATES_DAYS or one of its numbers differs from the other providers' by more than EXRATES_CROSSCHECK_PERCENT, one sentence each naming the provider and the day. */
             200: {
                 headers: {
                     /** @description no-store. */
@@ -2470,7 +2537,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready. status, per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError; and `warnings`, present when a provider's newest day is older than EXRATES_OLD_RATES_DAYS, one sentence each naming the provider and the day. */
+            /** @description Ready. status, per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError, crossCheck (as /api/v1/providers shows it); and `warnings`, present when a provider's newest day is older than EXRATES_OLD_RATES_DAYS or one of its numbers differs from the other providers' by more than EXRATES_CROSSCHECK_PERCENT, one sentence each naming the provider and the day. */
             200: {
                 headers: {
                     /** @description no-store. */

@@ -118,6 +118,13 @@ export const ConfigSchema = Type.Object({
     description:
       "A provider whose newest stored day is more than this many days before today (the service's clock) is warned about in the start log and in /readyz's warnings, naming the day: its rates are still served as the latest, and stay `stale: false` while its refreshes succeed (an old file does).",
   }),
+  EXRATES_CROSSCHECK_PERCENT: Type.String({
+    pattern: '^(?=.*[1-9])[0-9]{1,3}(\\.[0-9]{1,4})?$',
+    expected: 'a positive decimal of percent such as 2 or 0.5 (up to 3 integer digits and 4 decimals)',
+    default: '2',
+    description:
+      "After each refresh, a provider's number for a currency and day that differs from the median of the other providers' numbers for it (each the exact cross through the provider's base) by more than this many percent is warned about in the log, counted in exrates_cross_check_outliers and shown in /readyz and /api/v1/providers; when at least three of the others agree with each other, it is not served without `source` (the next provider's is, and `provenance` says why).",
+  }),
   EXRATES_QUOTA_FREE: Type.Integer({ minimum: 1, default: 1000, description: 'Requests per UTC day for a free-tier key.' }),
   EXRATES_QUOTA_PRO: Type.Integer({ minimum: 1, default: 100000, description: 'Requests per UTC day for a pro-tier key.' }),
   EXRATES_KEY_CACHE_MS: Type.Integer({
@@ -212,6 +219,8 @@ export interface Config {
   now: Date | undefined;
   /** Days a provider's newest day may lie before today before the start log warns. */
   oldRatesDays: number;
+  /** EXRATES_CROSSCHECK_PERCENT as written: how far a number may lie from the other providers' median. */
+  crossCheckPercent: string;
   quota: { free: number; pro: number };
   keyCacheMs: number;
   revocationPollMs: number;
@@ -298,7 +307,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 
   const v = values as {
     PORT: number; HOST: string; EXRATES_DATABASE_URL: string; EXRATES_REDIS_URL?: string; EXRATES_REDIS_PREFIX: string; EXRATES_PROVIDERS: string; EXRATES_ECB_URL: string;
-    EXRATES_FILE_URL?: string; EXRATES_NOW?: string; EXRATES_OLD_RATES_DAYS: number; EXRATES_FRANKFURTER_URL: string; EXRATES_OXR_APP_ID?: string; EXRATES_OXR_URL: string;
+    EXRATES_FILE_URL?: string; EXRATES_NOW?: string; EXRATES_OLD_RATES_DAYS: number; EXRATES_CROSSCHECK_PERCENT: string; EXRATES_FRANKFURTER_URL: string; EXRATES_OXR_APP_ID?: string; EXRATES_OXR_URL: string;
     EXRATES_NEGATIVE_CACHE_SECONDS: number; EXRATES_KEY_CACHE_MS: number; EXRATES_REVOCATION_POLL_MS: number; EXRATES_LOG_REQUESTS: boolean; EXRATES_WORKERS: number; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
     EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_LOG_FORMAT: Config['logFormat']; EXRATES_CONTACT_EMAIL: string; EXRATES_DEMO_KEY_TIER: (typeof DEMO_KEY_TIERS)[number]; EXRATES_DEMO_QUOTA_PER_IP: number; EXRATES_TRUST_PROXY?: string; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
   };
@@ -355,6 +364,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     negativeCacheSeconds: v.EXRATES_NEGATIVE_CACHE_SECONDS,
     now,
     oldRatesDays: v.EXRATES_OLD_RATES_DAYS,
+    crossCheckPercent: v.EXRATES_CROSSCHECK_PERCENT,
     quota: Object.freeze({ free: v.EXRATES_QUOTA_FREE, pro: v.EXRATES_QUOTA_PRO }),
     keyCacheMs: v.EXRATES_KEY_CACHE_MS,
     revocationPollMs: v.EXRATES_REVOCATION_POLL_MS,

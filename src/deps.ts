@@ -209,6 +209,7 @@ async function wire(
     providers: providers.map((p) => p.id),
     clock,
     metrics,
+    crossCheckPercent: config.crossCheckPercent,
     backfill: (code, source) => backfill!(code, source),
   });
   backfill = createBackfill({ providers, store: rates, book, clock, log, metrics, lock, negativeCacheMs: config.negativeCacheSeconds * 1000 });

@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { Metrics } from './core/ports.js';
 
 /** The requests of one route, method and status. */
@@ -46,6 +46,14 @@ export function createMetrics(): ServiceMetrics {
   });
   const stale = new Counter({ name: 'exrates_stale_responses_total', help: 'Rates served with stale: true.', registers: [registry] });
   const quota = new Counter({ name: 'exrates_quota_rejections_total', help: 'Requests refused with 429.', registers: [registry] });
+  const outliers = new Gauge({
+    name: 'exrates_cross_check_outliers',
+    help: 'Numbers of a provider (currency and day) that differ from the median of the other providers by more than EXRATES_CROSSCHECK_PERCENT, at the latest cross-check; served="false": set aside, not served.',
+    labelNames: ['provider', 'served'],
+    // Every process checks the same stored numbers: the same count, not one to add up.
+    aggregator: 'max',
+    registers: [registry],
+  });
   const redisCommand = redisCommandCounter(registry);
   const requests = createRequestMetrics(registry);
   return {
@@ -68,6 +76,10 @@ export function createMetrics(): ServiceMetrics {
     },
     quotaRejected() {
       quota.inc();
+    },
+    crossCheck(provider, served, setAside) {
+      outliers.set({ provider, served: 'true' }, served);
+      outliers.set({ provider, served: 'false' }, setAside);
     },
     redisCommand,
   };

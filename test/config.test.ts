@@ -145,3 +145,11 @@ test('EXRATES_CONTACT_EMAIL: the placeholder unless set', async () => {
   assert.equal(loadConfig({}).contactEmail, PLACEHOLDER_CONTACT_EMAIL);
   assert.equal(loadConfig({ EXRATES_CONTACT_EMAIL: 'rates@example.org' }).contactEmail, 'rates@example.org');
 });
+
+test('EXRATES_CROSSCHECK_PERCENT: 2 unless set, a positive decimal of percent, kept as written', () => {
+  assert.equal(loadConfig({}).crossCheckPercent, '2');
+  assert.equal(loadConfig({ EXRATES_CROSSCHECK_PERCENT: '0.5' }).crossCheckPercent, '0.5');
+  for (const bad of ['0', '0.0', '-1', '1e2', '2%', ' 2', '1000', '0.00001']) {
+    assert.throws(() => loadConfig({ EXRATES_CROSSCHECK_PERCENT: bad }), new RegExp(`EXRATES_CROSSCHECK_PERCENT: expected a positive decimal of percent such as 2 or 0\\.5 .*; got '${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}'`), bad);
+  }
+});

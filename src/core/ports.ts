@@ -177,6 +177,8 @@ export interface Metrics {
   backfill(provider: string, outcome: 'stored' | 'failure', seconds: number): void;
   staleServed(): void;
   quotaRejected(): void;
+  /** A provider's outliers at the latest cross-check: those still served, and those set aside. */
+  crossCheck(provider: string, served: number, setAside: number): void;
 }
 
 export const NO_METRICS: Metrics = {
@@ -185,6 +187,7 @@ export const NO_METRICS: Metrics = {
   backfill() {},
   staleServed() {},
   quotaRejected() {},
+  crossCheck() {},
 };
 
 export interface Clock {

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { parseCurrency, resultDecimals } from './currencies.js';
+import { crossCheck, describeFinding, parsePercent, type CrossCheck, type CrossCheckFinding } from './cross-check.js';
 import { divideUnreduced, multiply, multiplyUnreduced, parseDecimal, roundSignificant, roundToScale, stripLeadingZeros, type Rational } from './decimal.js';
 import { DomainError } from './errors.js';
 import type { MaybePromise } from './maybe.js';
@@ -62,7 +63,15 @@ export interface Provenance {
   day: Day;
   bridge: string | null;
   numbers: PublishedNumber[];
+  /**
+   * Numbers of providers preferred for a currency that were not served because the cross-check
+   * set them aside (src/core/cross-check.ts); present only then.
+   */
+  setAside?: SetAsideNumber[];
 }
+
+/** A preferred provider's number that the cross-check set aside, and why. */
+export type SetAsideNumber = Omit<CrossCheckFinding, 'setAside'> & { reason: string };
 
 function published(data: ProviderRates, code: string, day: Day): PublishedNumber | undefined {
   if (code === data.base) return undefined;
@@ -114,6 +123,8 @@ export interface RateBookOptions {
   /** Loads a currency nobody (or not `source`) stores yet; resolves true when it is stored now. */
   backfill?: (code: string, source?: string) => Promise<boolean>;
   metrics?: Metrics;
+  /** EXRATES_CROSSCHECK_PERCENT: how far (in percent) a number may lie from the others' median. Default 2. */
+  crossCheckPercent?: string;
 }
 
 /** The rates a request is served from: every provider's stored rates, and which providers are failing. */
@@ -149,6 +160,8 @@ export interface RateBook {
   /** A `source` parameter as a configured provider id (lower case), or unsupported_source. */
   parseSource(input: string): string;
   isStale(provider: string): Promise<boolean>;
+  /** The cross-check of what is held now (computed once per generation) and its threshold in percent. */
+  crossCheck(): Promise<CrossCheck & { percent: string }>;
   /** Merges a document this process just stored. */
   apply(document: RateDocument): Promise<void>;
   /** Forgets what was read, so the next request reads the store again. */
@@ -196,13 +209,23 @@ export function parseDate(input: string, clock: Clock): Day {
 
 const SEARCH_BACK_DAYS = 45;
 
-/** The provider that serves a currency: the first, in preference order, that quotes it now. */
-export function currentProviderFor(snapshot: RateSnapshot, providers: readonly string[], code: string): ProviderRates | undefined {
+/** Whether a provider's number for a currency may be served (the cross-check did not set it aside). */
+export type Servable = (data: ProviderRates, code: string) => boolean;
+const ANY: Servable = () => true;
+
+/** The provider that serves a currency: the first, in preference order, that quotes it now (and may serve it). */
+export function currentProviderFor(snapshot: RateSnapshot, providers: readonly string[], code: string, servable: Servable = ANY): ProviderRates | undefined {
   for (const id of providers) {
     const data = snapshot.data.get(id);
-    if (data && quotesNow(data, code)) return data;
+    if (data && quotesNow(data, code) && servable(data, code)) return data;
   }
   return undefined;
+}
+
+/** The newest day on or before `upTo` on which a provider has a number for a currency. */
+function dayUpTo(data: ProviderRates, code: string, upTo: Day | undefined): Day | undefined {
+  const days = daysOf(data, code);
+  return upTo === undefined ? days.at(-1) : days[lowerBound(days, addDays(upTo, 1)) - 1];
 }
 
 /** A currency both providers publish, through which a cross between them is exact (SPEC §2). */
@@ -238,10 +261,11 @@ export function sameProviderWhenPossible(
   from: string,
   toData: ProviderRates,
   to: string,
+  servable: Servable = ANY,
 ): { fromData: ProviderRates; toData: ProviderRates } {
   if (fromData === toData) return { fromData, toData };
-  if (quotesNow(toData, from)) return { fromData: toData, toData };
-  if (quotesNow(fromData, to)) return { fromData, toData: fromData };
+  if (quotesNow(toData, from) && servable(toData, from)) return { fromData: toData, toData };
+  if (quotesNow(fromData, to) && servable(fromData, to)) return { fromData, toData: fromData };
   return { fromData, toData };
 }
 
@@ -302,6 +326,49 @@ export function createRateBook(options: RateBookOptions): RateBook {
    */
   const quoteCaches: Array<LRUCache<number, { generation: number; quote: RateQuote }>> = [];
   const quoteCache = (slot: number) => (quoteCaches[slot] ??= new LRUCache({ max: CACHED_ANSWERS }));
+  const percentText = options.crossCheckPercent ?? '2';
+  const percent = parsePercent(percentText);
+  let checked: { generation: number; check: CrossCheck } | undefined;
+
+  /** The cross-check of what is held, once per generation (what it reads changes only with it). */
+  function checks(): CrossCheck {
+    if (checked?.generation !== generation) checked = { generation, check: crossCheck(state?.data.values() ?? [], percent) };
+    return checked.check;
+  }
+
+  /** Servable for an answer on `upTo` (undefined: the newest day): the number of that day was not set aside. */
+  function servableUpTo(upTo: Day | undefined): Servable {
+    return (data, code) => {
+      const day = dayUpTo(data, code, upTo);
+      return day === undefined || !checks().setAside(data.provider, code, day);
+    };
+  }
+
+  /** True when a number a cross on `day` uses was set aside. */
+  function usesSetAside(fromData: ProviderRates, from: string, toData: ProviderRates, to: string, day: Day, bridge: string | undefined): boolean {
+    const check = checks();
+    const used: Array<[ProviderRates, string]> = [[fromData, from], [toData, to]];
+    if (bridge !== undefined) used.push([fromData, bridge], [toData, bridge]);
+    return used.some(([data, code]) => check.setAside(data.provider, code, day));
+  }
+
+  /** The provenance, with the numbers of providers preferred for `from` or `to` that were set aside. */
+  function explained(provenance: Provenance, pairs: Array<[string, ProviderRates]>, upTo: Day | undefined): Provenance {
+    const check = checks();
+    const setAside: SetAsideNumber[] = [];
+    for (const [code, chosen] of pairs) {
+      for (const id of providers) {
+        if (id === chosen.provider) break;
+        const data = state?.data.get(id);
+        const day = data && dayUpTo(data, code, upTo);
+        if (day === undefined || !check.setAside(id, code, day)) continue;
+        const finding = check.findings.find((f) => f.provider === id && f.currency === code && f.day === day)!;
+        const { setAside: _, ...number } = finding;
+        setAside.push({ ...number, reason: describeFinding(finding, percentText) });
+      }
+    }
+    return setAside.length > 0 ? { ...provenance, setAside } : provenance;
+  }
 
   function parseSource(input: string): string {
     const id = input.toLowerCase();
@@ -370,23 +437,28 @@ export function createRateBook(options: RateBookOptions): RateBook {
     return (await snapshot()).failing.get(provider) ?? false;
   }
 
-  function find(s: RateSnapshot, code: string, use: 'live' | 'history', source: string | undefined): ProviderRates | undefined {
+  /**
+   * With `source`, that provider's numbers as published. Without it, a live answer, or one on a
+   * date (`upTo`), passes over a provider whose number of that day the cross-check set aside.
+   */
+  function find(s: RateSnapshot, code: string, use: 'live' | 'history', source: string | undefined, upTo?: Day): ProviderRates | undefined {
     if (source !== undefined) {
       const data = s.data.get(source);
       return data && (use === 'live' ? quotesNow(data, code) : hasCurrency(data, code)) ? data : undefined;
     }
-    const current = currentProviderFor(s, providers, code);
+    const servable = use === 'live' || upTo !== undefined ? servableUpTo(upTo) : ANY;
+    const current = currentProviderFor(s, providers, code, servable) ?? currentProviderFor(s, providers, code);
     if (current || use === 'live') return current;
     return providers.map((p) => s.data.get(p)).find((d) => d !== undefined && hasCurrency(d, code));
   }
 
-  async function sourceFor(code: string, param: string, use: 'live' | 'history', sourceInput?: string) {
+  async function sourceFor(code: string, param: string, use: 'live' | 'history', sourceInput?: string, upTo?: Day) {
     const source = sourceInput === undefined ? undefined : parseSource(sourceInput);
     let s = await snapshot();
-    let data = find(s, code, use, source);
+    let data = find(s, code, use, source, upTo);
     if (!data && options.backfill && (await options.backfill(code, source))) {
       s = await snapshot();
-      data = find(s, code, use, source);
+      data = find(s, code, use, source, upTo);
     }
     if (data) return { snapshot: s, data };
     const held = (x: RateSnapshot) => (source === undefined ? x.data.size > 0 : x.data.has(source));
@@ -395,7 +467,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
       // (another worker's or instance's first refresh). Read it again before saying so.
       dirty = true;
       s = await snapshot();
-      data = find(s, code, use, source);
+      data = find(s, code, use, source, upTo);
       if (data) return { snapshot: s, data };
     }
     if (source !== undefined) {
@@ -440,12 +512,14 @@ export function createRateBook(options: RateBookOptions): RateBook {
   async function computeRate(from: string, to: string, source: string | undefined): Promise<RateQuote> {
     let fromData = (await sourceFor(from, 'from', 'live', source)).data;
     let { snapshot: s, data: toData } = await sourceFor(to, 'to', 'live', source);
-    ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to));
+    const checked = source === undefined;
+    ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to, checked ? servableUpTo(undefined) : ANY));
+    const why = (p: Provenance) => (checked ? explained(p, [[from, fromData], [to, toData]], undefined) : p);
     const stale = (s.failing.get(fromData.provider) ?? false) || (s.failing.get(toData.provider) ?? false);
     if (stale) options.metrics?.staleServed();
     if (from === to) {
       const day = daysOf(fromData, from).at(-1)!;
-      return { pair: from + to, from, to, rate: '1', asOf: fromData.asOf.get(day)!, stale, provenance: provenanceOf(fromData, from, fromData, to, day, undefined) };
+      return { pair: from + to, from, to, rate: '1', asOf: fromData.asOf.get(day)!, stale, provenance: why(provenanceOf(fromData, from, fromData, to, day, undefined)) };
     }
     const bridge = bridgeCurrency(fromData, toData);
     // The newest day on which every value the cross needs was published (the same date for all, SPEC §2).
@@ -454,7 +528,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     for (let i = days.length - 1; i >= 0 && days[i]! >= oldest; i--) {
       const day = days[i]!;
       const value = rateOn(fromData, from, toData, to, day, bridge);
-      if (!value) continue;
+      if (!value || (checked && usesSetAside(fromData, from, toData, to, day, bridge))) continue;
       const asOfA = fromData.asOf.get(day)!;
       const asOfB = toData.asOf.get(day)!;
       return {
@@ -464,7 +538,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
         rate: formatRate(value),
         asOf: asOfA < asOfB ? asOfA : asOfB,
         stale,
-        provenance: provenanceOf(fromData, from, toData, to, day, bridge),
+        provenance: why(provenanceOf(fromData, from, toData, to, day, bridge)),
       };
     }
     throw feedUnavailable(`No day with rates for both ${from} and ${to} is stored yet.`);
@@ -495,15 +569,16 @@ export function createRateBook(options: RateBookOptions): RateBook {
     const held = generation;
     const source = providers[slot - 1];
     // The providers a history of the pair is served from, so that the value is that day's point.
-    let fromData = (await sourceFor(from, 'from', 'history', source)).data;
-    let toData = (await sourceFor(to, 'to', 'history', source)).data;
-    ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to));
+    let fromData = (await sourceFor(from, 'from', 'history', source, date)).data;
+    let toData = (await sourceFor(to, 'to', 'history', source, date)).data;
+    const checked = source === undefined;
+    ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to, checked ? servableUpTo(date) : ANY));
     const bridge = from === to ? undefined : bridgeCurrency(fromData, toData);
     const days = daysOf(fromData, from);
     for (let i = lowerBound(days, addDays(date, 1)) - 1; i >= 0; i--) {
       const day = days[i]!;
       const value = from === to ? undefined : rateOn(fromData, from, toData, to, day, bridge);
-      if (from !== to && !value) continue;
+      if ((from !== to && !value) || (checked && usesSetAside(fromData, from, toData, to, day, bridge))) continue;
       const asOfA = fromData.asOf.get(day)!;
       const asOfB = toData.asOf.get(day) ?? asOfA;
       const quote: RateQuote = {
@@ -513,7 +588,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
         rate: value ? formatRate(value) : '1',
         asOf: asOfA < asOfB ? asOfA : asOfB,
         stale: false,
-        provenance: provenanceOf(fromData, from, toData, to, day, bridge),
+        provenance: checked ? explained(provenanceOf(fromData, from, toData, to, day, bridge), [[from, fromData], [to, toData]], date) : provenanceOf(fromData, from, toData, to, day, bridge),
       };
       const dated = { quote, settled: date < (newestDay(fromData) ?? date) && date < (newestDay(toData) ?? date) };
       datedCache(slot).set(datedKey(pairKey(from, to)!, dayNumber(date)!), { generation: held, dated });
@@ -552,6 +627,10 @@ export function createRateBook(options: RateBookOptions): RateBook {
     sourceFor,
     parseSource,
     isStale,
+    async crossCheck() {
+      await snapshot();
+      return { ...checks(), percent: percentText };
+    },
     apply,
     invalidate() {
       dirty = true;

@@ -1,3 +1,4 @@
+import { describeFinding } from './cross-check.js';
 import type { Clock, Lock, Metrics, Provider, RateStore } from './ports.js';
 import type { RateBook } from './rates.js';
 import { syncProvider, type Logger, type SyncOutcome } from './refresh.js';
@@ -39,6 +40,31 @@ export function createRefresher(options: RefresherOptions): Refresher {
   const failures = new Map<string, number>();
   const timers = new Map<string, NodeJS.Timeout>();
   let stopped = true;
+  /** Findings already logged (provider, currency, day, number): each is logged once per process. */
+  let logged = new Set<string>();
+
+  /**
+   * Cross-checks what is held after a refresh: a warning for each number that differs from the
+   * others' median and was not warned about yet, and each provider's outlier counts as metrics.
+   */
+  async function crossCheckAfterRefresh(): Promise<void> {
+    const check = await options.book.crossCheck();
+    const now = new Set<string>();
+    for (const f of check.findings) {
+      const key = `${f.provider} ${f.currency} ${f.day} ${f.rate} ${f.setAside}`;
+      now.add(key);
+      if (logged.has(key)) continue;
+      options.log.warn(
+        { provider: f.provider, currency: f.currency, day: f.day, base: f.base, rate: f.rate, median: f.median, others: f.others, served: !f.setAside },
+        `cross-check: ${describeFinding(f, check.percent)}`,
+      );
+    }
+    logged = now;
+    for (const provider of options.providers) {
+      const own = check.findings.filter((f) => f.provider === provider.id);
+      options.metrics.crossCheck(provider.id, own.filter((f) => !f.setAside).length, own.filter((f) => f.setAside).length);
+    }
+  }
 
   async function run(provider: Provider): Promise<SyncOutcome> {
     const started = performance.now();
@@ -50,6 +76,8 @@ export function createRefresher(options: RefresherOptions): Refresher {
     const seconds = (performance.now() - started) / 1000;
     if (outcome.stored) await options.book.apply(outcome.stored);
     options.book.invalidate();
+    // A failing check must not fail the refresh that stored the rates.
+    await crossCheckAfterRefresh().catch((error: unknown) => options.log.error({ err: String(error) }, 'cross-check failed'));
     if (outcome.ok) {
       failures.delete(provider.id);
       if (outcome.quotes > 0 || outcome.stored) options.metrics.refresh(provider.id, 'success', seconds);

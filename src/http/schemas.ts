@@ -184,6 +184,12 @@ export const ProvenanceSchema = Type.Object(
       description:
         "The published numbers used, in the order from, bridge in from's provider, bridge in to's provider, to. A provider's base counts 1 and is not listed. One provider: rate = to / from; a cross: rate = (bridge_from / from) × (to / bridge_to); then rounded once to 8 significant digits, half-to-even.",
     }),
+    setAside: Type.Optional(
+      Type.Array(Type.Unsafe(ref('SetAsideNumber')), {
+        description:
+          "Present only when a provider preferred for `from` or `to` was passed over because the cross-check set its number of that day aside (it differs from the median of at least three other providers that agree with each other): those numbers, and why.",
+      }),
+    ),
   },
   { $id: 'Provenance', description: 'Where a rate comes from: enough to recompute it by hand from the providers\' own pages.' },
 );
@@ -321,6 +327,36 @@ export const UsageResponse = Type.Object(
   { $id: 'Usage', description: "The calling key's quota today. Reading it does not count." },
 );
 
+const outlierFields = {
+  currency: Type.String({ examples: ['USD'] }),
+  day: Type.String({ format: 'date' }),
+  base: Type.String({ description: "The provider's base: both numbers are units of currency per one base.", examples: ['PLN'] }),
+  rate: Type.String({ description: 'Its number as stored: a decimal, or `1/<x>` for a number x published the other way round.', examples: ['1/3712.3'] }),
+  median: Type.String({
+    description: "The median of the other providers' numbers, each the exact cross through base on that day, to 8 significant digits.",
+    examples: ['0.26937905'],
+  }),
+  others: Type.Array(Type.String(), { description: 'The other providers it was compared with.' }),
+  agreeing: Type.Integer({ description: 'How many of them lie within EXRATES_CROSSCHECK_PERCENT of their median.' }),
+};
+
+export const CrossCheckOutlier = Type.Object(
+  {
+    ...outlierFields,
+    setAside: Type.Boolean({ description: 'true when at least three others agree: the number is not served without `source`, the next provider\'s is.' }),
+  },
+  { $id: 'CrossCheckOutlier', description: "A provider's number that differs from the median of the other providers' numbers by more than EXRATES_CROSSCHECK_PERCENT." },
+);
+
+export const SetAsideNumber = Type.Object(
+  {
+    provider: Type.String({ examples: ['nbp'] }),
+    ...outlierFields,
+    reason: Type.String({ description: 'Why, in one sentence.' }),
+  },
+  { $id: 'SetAsideNumber', description: "A preferred provider's number that the cross-check set aside: the next provider's was served instead." },
+);
+
 export const ProviderEntry = Type.Object(
   {
     id: Type.String({ description: 'The provider, as EXRATES_PROVIDERS names it.', examples: ['ecb'] }),
@@ -347,6 +383,16 @@ export const ProviderEntry = Type.Object(
       description: "The publisher's terms of use for its rates; null when it publishes none (or the operator supplies the data).",
     }),
     schedule: Type.String({ description: 'When it publishes, in words.', examples: ['TARGET business days, around 16:00 CET'] }),
+    crossCheck: Type.Object(
+      {
+        state: Type.Union([Type.Literal('agrees'), Type.Literal('disagrees'), Type.Literal('unchecked')], {
+          description:
+            'agrees: each of its numbers of the latest days that another provider also quotes lies within EXRATES_CROSSCHECK_PERCENT of the others\' median; disagrees: at least one does not (see outliers); unchecked: no other provider quotes any of its currencies on the same days.',
+        }),
+        outliers: Type.Array(Type.Unsafe(ref('CrossCheckOutlier')), { description: 'Its numbers that differ from the others\' median, newest day first.' }),
+      },
+      { description: 'How its numbers compare with the other providers\' numbers for the same currencies and days.' },
+    ),
   },
   { $id: 'Provider', description: 'A configured rate provider.' },
 );
@@ -418,6 +464,8 @@ export function notFoundProblem(description: string) {
 export const SHARED_SCHEMAS = [
   PublishedNumberSchema,
   ProvenanceSchema,
+  SetAsideNumber,
+  CrossCheckOutlier,
   CurrencyEntry,
   RatesEntry,
   ProviderEntry,
@@ -443,4 +491,6 @@ export type SharedSchemaId =
   | 'Provider'
   | 'ProviderList'
   | 'PublishedNumber'
-  | 'Provenance';
+  | 'Provenance'
+  | 'SetAsideNumber'
+  | 'CrossCheckOutlier';

@@ -13,10 +13,10 @@ import { FeedError } from '../core/errors.js';
 import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
 import { addDays, isDay, utcDay, type Day } from '../core/time.js';
 import { torontoTime } from './bank-time.js';
-import { publishedRate } from './central-bank.js';
+import { publishedRate, spannedSeries } from './central-bank.js';
 import { fetchBytes } from './fetch-bytes.js';
 import { decodeUtf8, describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, plainDecimalFromNumberText } from './json-number.js';
-import type { ProviderMetadata } from './registry.js';
+import type { ProviderMetadata, ProviderLog } from './registry.js';
 
 const FEED = 'Bank of Canada feed';
 const BASE = 'CAD';
@@ -43,6 +43,9 @@ export interface BocProviderOptions {
   baseUrl: string;
   timeoutMs: number;
   clock: Clock;
+  log?: ProviderLog | undefined;
+  /** Pause between the requests of a long history load (paced.ts). */
+  paceMs?: number;
 }
 
 interface SeriesReading {
@@ -138,9 +141,8 @@ export function createBocProvider(options: BocProviderOptions): Provider {
       return { ...document, days: [newest] };
     },
 
-    async series(range: DayRange, fetchOptions) {
-      const document = await get(`start_date=${range.from}&end_date=${range.to}`, fetchOptions);
-      return { ...document, days: document.days.filter((d) => d.day >= range.from && d.day <= range.to) };
-    },
+    series: spannedSeries({ id: PROVIDER, base: BASE, log: options.log, ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }) }, (range: DayRange, fetchOptions?: FetchOptions) =>
+      get(`start_date=${range.from}&end_date=${range.to}`, fetchOptions),
+    ),
   };
 }

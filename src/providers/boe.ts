@@ -17,7 +17,7 @@ import { londonTime } from './bank-time.js';
 import { publishedRate, rangeQueryProvider, readCsv } from './central-bank.js';
 import { fetchBytes } from './fetch-bytes.js';
 import { decodeUtf8 } from './json-number.js';
-import type { ProviderMetadata } from './registry.js';
+import type { ProviderMetadata, ProviderLog } from './registry.js';
 
 const FEED = 'Bank of England feed';
 const BASE = 'GBP';
@@ -75,6 +75,9 @@ export interface BoeProviderOptions {
   baseUrl: string;
   timeoutMs: number;
   clock: Clock;
+  log?: ProviderLog | undefined;
+  /** Pause between the requests of a long history load (paced.ts). */
+  paceMs?: number;
 }
 
 /** `17 Mar 2026` → `2026-03-17`; null for anything else. */
@@ -136,6 +139,8 @@ export function createBoeProvider(options: BoeProviderOptions): Provider {
     feed: FEED,
     windowDays: LATEST_WINDOW_DAYS,
     clock: options.clock,
+    log: options.log,
+    ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }),
     async fetchRange(range, fetchOptions) {
       // The query as the database's own CSV download link writes it: dates and the code list unencoded.
       const query = `CSVF=TN&Datefrom=${boeQueryDate(range.from)}&Dateto=${boeQueryDate(range.to)}&SeriesCodes=${seriesCodes}&UsingCodes=Y&csv.x=yes`;

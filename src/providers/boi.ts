@@ -18,7 +18,7 @@ import { columns, CURRENCY_CODE, publishedRate, rangeQueryProvider, RatesByDay, 
 import { fetchBytes } from './fetch-bytes.js';
 import { decodeUtf8 } from './json-number.js';
 import { perUnit } from './paced.js';
-import type { ProviderMetadata } from './registry.js';
+import type { ProviderMetadata, ProviderLog } from './registry.js';
 
 const FEED = 'Bank of Israel feed';
 const BASE = 'ILS';
@@ -49,6 +49,9 @@ export interface BoiProviderOptions {
   baseUrl: string;
   timeoutMs: number;
   clock: Clock;
+  log?: ProviderLog | undefined;
+  /** Pause between the requests of a long history load (paced.ts). */
+  paceMs?: number;
 }
 
 function publicationTime(day: Day): string {
@@ -100,6 +103,8 @@ export function createBoiProvider(options: BoiProviderOptions): Provider {
     feed: FEED,
     windowDays: LATEST_WINDOW_DAYS,
     clock: options.clock,
+    log: options.log,
+    ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }),
     async fetchRange(range, fetchOptions) {
       // The query as the bank's own series database writes it, `c[DATA_TYPE]` percent-encoded.
       const url = `${origin}${DATA_PATH}?c%5BDATA_TYPE%5D=${REPRESENTATIVE_RATE}&endperiod=${range.to}&format=csv&startperiod=${range.from}`;

@@ -5,6 +5,8 @@
 import { FeedError } from '../core/errors.js';
 import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
 import { addDays, utcDay, type Day } from '../core/time.js';
+import { checkRange, createGate, DEFAULT_PACE_MS, inTurn, MAX_IN_FLIGHT, spansOf } from './paced.js';
+import type { ProviderLog } from './registry.js';
 
 // Deliberately narrower than what Number() accepts: no sign, exponent, comma or surrounding space.
 const PLAIN_DECIMAL = /^\d+(\.\d+)?$/;
@@ -71,18 +73,59 @@ export interface RangeQueryBank {
   clock: Clock;
   /** Fetches and parses the bank's document for a range (it may hold days outside it). */
   fetchRange(range: DayRange, options?: FetchOptions): Promise<RateDocument>;
+  /** Days one request of `series` asks for at most (HISTORY_SPAN_DAYS unless the bank documents less). */
+  spanDays?: number;
+  paceMs?: number;
+  log?: ProviderLog | undefined;
+}
+
+/**
+ * Days of history one request asks for when a bank documents no limit: a year, as Banca d'Italia's
+ * series allow, so a first load of five years is six modest answers in turn rather than one
+ * large one.
+ */
+export const HISTORY_SPAN_DAYS = 366;
+
+/**
+ * A range fetched in spans of at most `spanDays` days, one request after another with a pause
+ * between them and progress lines for a long load (paced.ts); the days inside the range,
+ * ascending. A refresh of the last days is one request.
+ */
+export function spannedSeries(
+  bank: { id: string; base: string; spanDays?: number; paceMs?: number; log?: ProviderLog | undefined },
+  fetchRange: (range: DayRange, options?: FetchOptions) => Promise<RateDocument>,
+): (range: DayRange, options?: FetchOptions) => Promise<RateDocument> {
+  const gate = createGate(MAX_IN_FLIGHT);
+  return async (range, options) => {
+    checkRange(range);
+    const spans = spansOf(range, bank.spanDays ?? HISTORY_SPAN_DAYS);
+    const parts = await inTurn(
+      spans.map((span) => () => fetchRange(span, options)),
+      {
+        provider: bank.id,
+        paceMs: bank.paceMs ?? DEFAULT_PACE_MS,
+        gate,
+        log: bank.log,
+        signal: options?.signal,
+        describe: (i) => `${spans[i]!.from}..${spans[i]!.to}`,
+      },
+    );
+    const days = parts.flatMap((part, i) => part.days.filter((d) => d.day >= spans[i]!.from && d.day <= spans[i]!.to));
+    return { provider: bank.id, base: bank.base, days };
+  };
 }
 
 /**
  * A provider over a bank's range query, which answers for every currency at once (so
- * `currencies` is not applied): `series` keeps the days inside the range, `latest` asks for the
- * last `windowDays` days and keeps the newest.
+ * `currencies` is not applied): `series` fetches the range in paced spans (spannedSeries) and
+ * keeps the days inside it, `latest` asks for the last `windowDays` days and keeps the newest.
  */
 export function rangeQueryProvider(bank: RangeQueryBank): Provider {
   const get = async (range: DayRange, options?: FetchOptions): Promise<RateDocument> => {
     const document = await bank.fetchRange(range, options);
     return { ...document, days: document.days.filter((d) => d.day >= range.from && d.day <= range.to) };
   };
+  const series = spannedSeries(bank, bank.fetchRange);
   return {
     id: bank.id,
     base: bank.base,
@@ -93,7 +136,7 @@ export function rangeQueryProvider(bank: RangeQueryBank): Provider {
       if (!newest) throw new FeedError(`${bank.feed}: nothing published in the ${bank.windowDays} days to ${today}`);
       return { ...document, days: [newest] };
     },
-    series: get,
+    series,
   };
 }
 

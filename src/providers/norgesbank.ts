@@ -17,7 +17,7 @@ import { columns, CURRENCY_CODE, publishedRate, rangeQueryProvider, RatesByDay, 
 import { fetchBytes } from './fetch-bytes.js';
 import { decodeUtf8 } from './json-number.js';
 import { perUnit } from './paced.js';
-import type { ProviderMetadata } from './registry.js';
+import type { ProviderMetadata, ProviderLog } from './registry.js';
 
 const FEED = 'Norges Bank feed';
 const BASE = 'NOK';
@@ -46,6 +46,9 @@ export interface NorgesBankProviderOptions {
   baseUrl: string;
   timeoutMs: number;
   clock: Clock;
+  log?: ProviderLog | undefined;
+  /** Pause between the requests of a long history load (paced.ts). */
+  paceMs?: number;
 }
 
 /**
@@ -90,6 +93,8 @@ export function createNorgesBankProvider(options: NorgesBankProviderOptions): Pr
     feed: FEED,
     windowDays: LATEST_WINDOW_DAYS,
     clock: options.clock,
+    log: options.log,
+    ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }),
     async fetchRange(range, fetchOptions) {
       // The query as Norges Bank documents and its own query builder writes it.
       const url = `${origin}${DATA_PATH}?endPeriod=${range.to}&format=csvdata&startPeriod=${range.from}`;

@@ -174,7 +174,7 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     urlVariable: urlVariableOf('boc'),
     byDefault: true,
     loadsOnRequest: false,
-    create: ({ baseUrl, timeoutMs, clock }) => createBocProvider({ baseUrl, timeoutMs, clock }),
+    create: ({ baseUrl, timeoutMs, clock, log }) => createBocProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'norgesbank',
@@ -183,7 +183,7 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     urlVariable: urlVariableOf('norgesbank'),
     byDefault: true,
     loadsOnRequest: false,
-    create: ({ baseUrl, timeoutMs, clock }) => createNorgesBankProvider({ baseUrl, timeoutMs, clock }),
+    create: ({ baseUrl, timeoutMs, clock, log }) => createNorgesBankProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'riksbank',
@@ -192,7 +192,7 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     urlVariable: urlVariableOf('riksbank'),
     byDefault: true,
     loadsOnRequest: false,
-    create: ({ baseUrl, timeoutMs, clock }) => createRiksbankProvider({ baseUrl, timeoutMs, clock }),
+    create: ({ baseUrl, timeoutMs, clock, log }) => createRiksbankProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'boe',
@@ -201,7 +201,7 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     urlVariable: urlVariableOf('boe'),
     byDefault: true,
     loadsOnRequest: false,
-    create: ({ baseUrl, timeoutMs, clock }) => createBoeProvider({ baseUrl, timeoutMs, clock }),
+    create: ({ baseUrl, timeoutMs, clock, log }) => createBoeProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'boi',
@@ -210,7 +210,7 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     urlVariable: urlVariableOf('boi'),
     byDefault: true,
     loadsOnRequest: false,
-    create: ({ baseUrl, timeoutMs, clock }) => createBoiProvider({ baseUrl, timeoutMs, clock }),
+    create: ({ baseUrl, timeoutMs, clock, log }) => createBoiProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'frankfurter',

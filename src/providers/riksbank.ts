@@ -17,7 +17,7 @@ import { centralEuropeanTime } from './bank-time.js';
 import { publishedRate, rangeQueryProvider } from './central-bank.js';
 import { fetchBytes } from './fetch-bytes.js';
 import { decodeUtf8, describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, plainDecimalFromNumberText } from './json-number.js';
-import type { ProviderMetadata } from './registry.js';
+import type { ProviderMetadata, ProviderLog } from './registry.js';
 
 const FEED = 'Riksbank feed';
 const BASE = 'SEK';
@@ -45,6 +45,9 @@ export interface RiksbankProviderOptions {
   baseUrl: string;
   timeoutMs: number;
   clock: Clock;
+  log?: ProviderLog | undefined;
+  /** Pause between the requests of a long history load (paced.ts). */
+  paceMs?: number;
 }
 
 function field(item: Record<string, unknown>, name: string, where: string): unknown {
@@ -101,6 +104,8 @@ export function createRiksbankProvider(options: RiksbankProviderOptions): Provid
     feed: FEED,
     windowDays: LATEST_WINDOW_DAYS,
     clock: options.clock,
+    log: options.log,
+    ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }),
     async fetchRange(range, fetchOptions) {
       const bytes = await fetchBytes(`${origin}${GROUP_PATH}/${range.from}/${range.to}`, { timeoutMs: options.timeoutMs, signal: fetchOptions?.signal });
       return parseRiksbankObservations(decodeUtf8(bytes, FEED));

@@ -236,7 +236,7 @@ describe('beyond the interface, on the shared ECB history', () => {
 
     test('the document names its shapes, declares HEAD, the headers sent, 304 and the operations endpoints', async () => {
       const doc = (await t.app.inject('/api/v1/openapi.json')).json();
-      assert.deepEqual(Object.keys(doc.components.schemas).sort(), ['Conversion', 'Currency', 'CurrencyList', 'History', 'Problem', 'Provenance', 'Provider', 'ProviderList', 'PublishedNumber', 'Rate', 'Rates', 'RatesEntry', 'Usage']);
+      assert.deepEqual(Object.keys(doc.components.schemas).sort(), ['Conversion', 'CrossCheckOutlier', 'Currency', 'CurrencyList', 'History', 'Problem', 'Provenance', 'Provider', 'ProviderList', 'PublishedNumber', 'Rate', 'Rates', 'RatesEntry', 'SetAsideNumber', 'Usage']);
       const rate = doc.paths['/api/v1/rate'];
       assert.deepEqual(rate.get.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/Rate' });
       assert.deepEqual(rate.get.responses['400'].content['application/problem+json'].schema, { $ref: '#/components/schemas/Problem' });
@@ -256,7 +256,7 @@ describe('beyond the interface, on the shared ECB history', () => {
       assert.deepEqual((await t.app.inject('/healthz')).json(), { status: 'ok' });
       const ready = (await t.app.inject('/readyz')).json();
       assert.equal(ready.status, 'ready');
-      assert.deepEqual(Object.keys(ready.providers[0]), ['id', 'latestDay', 'stale', 'lastSuccessAt', 'lastFailureAt', 'lastError']);
+      assert.deepEqual(Object.keys(ready.providers[0]), ['id', 'latestDay', 'stale', 'lastSuccessAt', 'lastFailureAt', 'lastError', 'crossCheck']);
       assert.match((await t.app.inject('/metrics')).body, /^# HELP/m);
     });
   });

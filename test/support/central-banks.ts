@@ -12,6 +12,7 @@
  *    (`startPeriod`/`endPeriod`), Riksbank SWEA (`ByGroup/130/{from}/{to}`), Bank of England
  *    database CSV (`Datefrom`/`Dateto`, `17/Mar/2026`), Bank of Israel SDMX CSV
  *    (`startperiod`/`endperiod`): the recorded observations or rows within the range.
+ * A test may rewrite the NBP's recorded text (`wrong.nbp`) to publish a wrong number on purpose.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -109,8 +110,13 @@ function csvWithin(text: string, column: string, from: string, to: string, day: 
   return [header, ...kept].map((line) => line + eol).join('');
 }
 
+/** Wrong numbers a test has a stand-in publish: a rewrite of its recorded text. */
+export interface WrongNumbers {
+  nbp?: (recordedText: string) => string;
+}
+
 /** The stand-ins, publishing nothing dated after `today`. */
-export async function startCentralBankStandIns(today: string): Promise<CentralBankStandIns> {
+export async function startCentralBankStandIns(today: string, wrong: WrongNumbers = {}): Promise<CentralBankStandIns> {
   const requests = Object.fromEntries(BANKS.map((bank) => [bank, []])) as unknown as CentralBankStandIns['requests'];
   const earlier = (a: string, b: string) => (a < b ? a : b);
   const listen = (bank: Bank, answer: (url: URL, res: ServerResponse, req: IncomingMessage) => void) =>
@@ -162,7 +168,8 @@ export async function startCentralBankStandIns(today: string): Promise<CentralBa
     send(res, 200, 'application/json; charset=utf-8', kept.length === 0 ? '[\r\n]\r\n' : `[\r\n${kept.join('\r\n,')}\r\n]`);
   });
 
-  const nbpTables = rawObjects(recorded('nbp/01.json').toString('utf8'));
+  const nbpText = recorded('nbp/01.json').toString('utf8');
+  const nbpTables = rawObjects(wrong.nbp ? wrong.nbp(nbpText) : nbpText);
   const nbpDay = (table: string) => /"effectiveDate":"([\d-]+)"/.exec(table)![1]!;
   const nbp = await listen('nbp', (url, res) => {
     if (url.searchParams.get('format') !== 'json') return send(res, 400, 'text/plain', '400 BadRequest');

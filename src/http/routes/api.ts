@@ -6,6 +6,7 @@ import { andThen, type MaybePromise } from '../../core/maybe.js';
 import type { Provider, RateStore } from '../../core/ports.js';
 import { parseDate, type RateBook, type RateQuote } from '../../core/rates.js';
 import { listCurrencies } from '../../core/served-currencies.js';
+import { providerCrossCheck } from '../../core/cross-check.js';
 import { providerEntry } from '../../providers/registry.js';
 import { sendConditional, strongEtag, type HttpCaches } from '../caching.js';
 import type { KeyStep } from '../keyed.js';
@@ -352,7 +353,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       operationId: 'listProviders',
       summary: 'The configured rate providers and their state',
       description:
-        'Each configured provider in order of preference: who publishes it and what kind of source it is, its terms of use and publication schedule, its base currency, the currencies it quotes now, its newest stored day and the outcome of its refreshes. Cacheable until the next refresh; counts once.',
+        'Each configured provider in order of preference: who publishes it and what kind of source it is, its terms of use and publication schedule, its base currency, the currencies it quotes now, its newest stored day, the outcome of its refreshes and how its numbers compare with those of the other providers (crossCheck). Cacheable until the next refresh; counts once.',
       tags: ['rates'],
       querystring: NoQuery,
       headers: CONDITIONAL_HEADERS,
@@ -364,6 +365,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
     },
     handler: async (request, reply) => {
       const snapshot = await book.snapshot();
+      const checked = await book.crossCheck();
       const listed = listCurrencies(snapshot, book.providers, []);
       const providers = await Promise.all(
         services.providers.map(async (provider) => {
@@ -380,6 +382,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
             refresh: { lastSuccessAt: state?.lastSuccessAt ?? null, lastFailureAt: state?.lastFailureAt ?? null, failing: state?.failing ?? false },
             termsUrl: metadata.termsUrl,
             schedule: metadata.schedule,
+            crossCheck: providerCrossCheck(checked, provider.id),
           };
         }),
       );

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { noRatesAdvice } from '../../announce.js';
+import { describeFinding, providerCrossCheck } from '../../core/cross-check.js';
 import { outdatedRates } from '../../core/freshness.js';
 import { utcDay } from '../../core/time.js';
 import type { Deps } from '../../deps.js';
@@ -53,10 +54,10 @@ export function registerOpsRoutes(app: FastifyInstance, deps: Deps): void {
   /** Ready when the store answers and holds rates to serve. */
   app.get(
     '/readyz',
-    operation('getReadiness', 'Readiness: the store answers and holds rates', 'Answers 200 once the store answers and holds rates to serve, with the refresh state of each provider and, in `warnings`, each provider whose newest day is older than EXRATES_OLD_RATES_DAYS (still served, so still ready); 503 before the first rates are loaded (with `next`, what to do, when a provider already failed) or while the store cannot be reached: for a readiness probe, which keeps traffic away until it passes. Public, no key; never cached.', {
+    operation('getReadiness', 'Readiness: the store answers and holds rates', 'Answers 200 once the store answers and holds rates to serve, with the refresh state of each provider and, in `warnings`, each provider whose newest day is older than EXRATES_OLD_RATES_DAYS and each number the cross-check flags (still served or replaced, so still ready); 503 before the first rates are loaded (with `next`, what to do, when a provider already failed) or while the store cannot be reached: for a readiness probe, which keeps traffic away until it passes. Public, no key; never cached.', {
       200: {
         ...READINESS,
-        description: 'Ready. status, per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError; and `warnings`, present when a provider\'s newest day is older than EXRATES_OLD_RATES_DAYS, one sentence each naming the provider and the day.',
+        description: 'Ready. status, per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError, crossCheck (as /api/v1/providers shows it); and `warnings`, present when a provider\'s newest day is older than EXRATES_OLD_RATES_DAYS or one of its numbers differs from the other providers\' by more than EXRATES_CROSSCHECK_PERCENT, one sentence each naming the provider and the day.',
         headers: NO_STORE,
       },
       503: { ...READINESS, description: 'Not ready: no rates loaded (`next` says what to do), or the store cannot be reached.', headers: NO_STORE },
@@ -68,6 +69,7 @@ export function registerOpsRoutes(app: FastifyInstance, deps: Deps): void {
       const warnings: string[] = [];
       const today = utcDay(deps.clock.now());
       let loaded = false;
+      const checked = await deps.book.crossCheck();
       for (const provider of deps.providers) {
         const [latestDay, state] = await Promise.all([deps.rates.latestDay(provider.id), deps.rates.providerState(provider.id)]);
         if (latestDay !== null) loaded = true;
@@ -80,8 +82,11 @@ export function registerOpsRoutes(app: FastifyInstance, deps: Deps): void {
           lastSuccessAt: state?.lastSuccessAt ?? null,
           lastFailureAt: state?.lastFailureAt ?? null,
           lastError: state?.lastError ?? null,
+          crossCheck: providerCrossCheck(checked, provider.id),
         });
       }
+      // A number that disagrees with the others is warned about; it does not make the instance unready.
+      for (const finding of checked.findings) warnings.push(`cross-check: ${describeFinding(finding, checked.percent)}`);
       // Nothing stored and a provider already failed: say what to do rather than only what is wrong.
       const next = !loaded && providers.some((p) => p.stale) ? { next: noRatesAdvice(deps.config) } : {};
       // Old rates are still served, so they warn without making the instance unready.
