@@ -883,19 +883,21 @@ function monthsBefore(day, months) {
 
 for (const button of document.querySelectorAll('.range')) {
   button.addEventListener('click', () => {
-    if (button.dataset.range === 'custom') {
-      if (state.range === 'custom') return rangeStartInput.focus();
+    const custom = button.dataset.range === 'custom';
+    if (custom && state.range === 'custom') return rangeStartInput.focus();
+    if (custom) {
       // The dates start as the range shown, so the chart stays as it is until they are changed.
       const today = todayUtc();
       state.start = monthsBefore(today, RANGE_MONTHS[state.range]);
       state.end = today;
-      state.range = 'custom';
       showRangeInputs();
-      rangeStartInput.focus();
-    } else state.range = button.dataset.range;
+      showRangeError(null);
+    }
+    state.range = button.dataset.range;
     rememberInAddress();
     renderCode();
     loadHistory();
+    if (custom) rangeStartInput.focus();
   });
 }
 
