@@ -178,7 +178,12 @@ function describeError(error) {
   return 'The server could not be reached. Check your connection and try again.';
 }
 
+/** The errors on show by element, so that they can be said again in better words (a provider's name once known). */
+const errorsShown = new Map();
+
 function showError(element, error) {
+  if (error) errorsShown.set(element, error);
+  else errorsShown.delete(element);
   if (error) {
     element.textContent = describeError(error);
     element.hidden = false;
@@ -479,6 +484,7 @@ function loadProviders() {
       providers = body.providers;
       renderSources();
       if (shownConversion) showProvenance(shownConversion);
+      for (const [element, error] of errorsShown) showError(element, error);
     })
     .catch(() => {
       // The picker offers "Any source" alone and a source is named by its id; the next refresh
