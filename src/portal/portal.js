@@ -968,6 +968,14 @@ async function loadHistory() {
   $('history-pair').textContent = `${state.from} → ${state.to}`;
   updateCsvLink();
   if (!activeKey()) return;
+  // Dates from the address are checked as typed ones are: what is plainly wrong is not asked for.
+  const problem = state.range === 'custom' ? checkRange(state.start, state.end || todayUtc()) : null;
+  if (problem) {
+    shownHistory = null;
+    clearHistory();
+    showError(historyError, null);
+    return showRangeError(problem.message, problem.input);
+  }
   const controller = new AbortController();
   historyRequest = controller;
   try {

@@ -527,6 +527,13 @@ describe('the portal page, in Chromium, on the shared ECB history', { skip: !ava
       assert.equal(await historyAsked(page, () => page.click('.grouping[data-group=""]')), '?from=EUR&to=USD&range=1y');
       await chartShown(page, year);
       assert.equal(new URL(page.url()).search, '?from=EUR&to=USD&amount=100&range=1y');
+
+      // Dates in an address are checked as typed ones are.
+      const sent = asked().length;
+      await page.goto(`${api.base}/?from=EUR&to=USD&range=custom&start=2025-07-01&end=2025-06-30`);
+      await page.waitForSelector('#range-error:not([hidden])');
+      assert.equal(await page.textContent('#range-error'), 'The start must be on or before the end.');
+      assert.equal(asked().length, sent, 'nothing asked for');
       assert.deepEqual(seen.errors.filter((e) => !/status of 400/.test(e)), []);
     } finally {
       await page.close();
