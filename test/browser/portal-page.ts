@@ -136,9 +136,9 @@ export async function chartShown(page: Page, expected: { points: Array<{ date: s
   });
 }
 
-/** Waits until the line naming the shown rate's source starts with `start`, then reads it and the published numbers below it. */
-export async function provenanceShown(page: Page, start: string): Promise<{ line: string; day: string; numbers: string[] }> {
-  await page.waitForFunction((start) => document.getElementById('provenance-line')!.textContent!.startsWith(start), start);
+/** Waits until the line naming the shown rate's source reads `line`, then reads it and the published numbers below it. */
+export async function provenanceShown(page: Page, line: string): Promise<{ line: string; day: string; numbers: string[] }> {
+  await page.waitForFunction((line) => document.getElementById('provenance-line')!.textContent === line, line);
   return page.evaluate(() => ({
     line: document.getElementById('provenance-line')!.textContent!,
     day: document.querySelector('#provenance-line time')!.getAttribute('datetime')!,
