@@ -499,7 +499,7 @@ const sourceField = $('source-field');
 const sourceSelect = $('source');
 const sourceHelp = $('source-help');
 
-/** A source option: "Any source", or a provider, marked with what of the pair it does not quote. */
+/** An option of the source picker. */
 function sourceOption(value, text) {
   const option = document.createElement('option');
   option.value = value;
@@ -732,7 +732,6 @@ function showProvenance(body) {
   day.textContent = formatDay(p.day);
   const line = $('provenance-line');
   line.replaceChildren(`${p.providers.map(providerName).join(' and ')}, `, day, through ? `, through ${through}` : '');
-  line.dataset.providers = p.providers.join(',');
   const several = p.providers.length > 1;
   $('provenance-numbers').replaceChildren(
     ...p.numbers.map((n) => {
