@@ -6,8 +6,13 @@
 const config = JSON.parse(document.getElementById('portal-config').textContent);
 const KEY_STORAGE = 'exrates.apiKey';
 const RANGES = ['1m', '3m', '6m', '1y', '5y'];
+/** How many calendar months each range counts back from today, as the API counts them. */
+const RANGE_MONTHS = { '1m': 1, '3m': 3, '6m': 6, '1y': 12, '5y': 60 };
+/** The history's points: '' one a day, else the API's `group` (a mean per ISO week or per month). */
+const GROUPS = ['', 'week', 'month'];
 const AMOUNT = /^[0-9]{1,18}(\.[0-9]{1,12})?$/;
 const DAY = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
+const PROVIDER_ID = /^[A-Za-z0-9_-]{1,40}$/;
 const $ = (id) => document.getElementById(id);
 
 /** How providers are named where the page says where its rates come from. */
@@ -30,9 +35,6 @@ const LIVE_FOR_HOURS = { ecb: 96, file: 96, frankfurter: 96, openexchangerates: 
 const catalogue = { served: [], onRequest: [] };
 const names = new Map();
 
-/** Each currency's providers, in order of preference, once GET /api/v1/currencies has answered. */
-const providersOf = new Map();
-
 function setCatalogue(served, onRequest) {
   catalogue.served = served;
   catalogue.onRequest = onRequest;
@@ -48,11 +50,19 @@ setCatalogue(config.currencies, config.onRequest);
 const params = new URLSearchParams(location.search);
 const pick = (value, fallback) => (value && /^[A-Za-z]{3}$/.test(value) ? value.toUpperCase() : fallback);
 const firstServed = (preferred) => (names.has(preferred) || catalogue.served.length === 0 ? preferred : catalogue.served[0].code);
+const givenStart = DAY.test(params.get('start') ?? '') ? params.get('start') : '';
 const state = {
   from: pick(params.get('from'), firstServed('EUR')),
   to: pick(params.get('to'), firstServed('USD')),
   amount: AMOUNT.test(params.get('amount') ?? '') ? params.get('amount') : '100',
-  range: RANGES.includes(params.get('range')) ? params.get('range') : '1y',
+  /** One of RANGES, or 'custom': the days from `start` to `end`. */
+  range: givenStart ? 'custom' : RANGES.includes(params.get('range')) ? params.get('range') : '1y',
+  start: givenStart,
+  /** '' for today, as the API takes a start without an end. */
+  end: givenStart && DAY.test(params.get('end') ?? '') ? params.get('end') : '',
+  group: GROUPS.includes(params.get('group')) ? params.get('group') : '',
+  /** '' for any source (each currency from the first provider quoting it), else a provider's id. */
+  source: PROVIDER_ID.test(params.get('source') ?? '') ? params.get('source').toLowerCase() : '',
   /** '' for the latest rate, else the day to convert on (YYYY-MM-DD). */
   date: DAY.test(params.get('date') ?? '') ? params.get('date') : '',
   /** Whether the table of the amount in every currency is open. */
@@ -74,8 +84,14 @@ function activeKey() {
 
 function rememberInAddress() {
   const search = new URLSearchParams({ from: state.from, to: state.to, amount: state.amount, range: state.range });
+  if (state.range === 'custom') {
+    search.set('start', state.start);
+    if (state.end) search.set('end', state.end);
+  }
+  if (state.group) search.set('group', state.group);
   if (state.date) search.set('date', state.date);
   if (state.table) search.set('table', '1');
+  if (state.source) search.set('source', state.source);
   history.replaceState(null, '', `${location.pathname}?${search}`);
 }
 
@@ -100,6 +116,14 @@ const weekdayFormat = new Intl.DateTimeFormat(undefined, { weekday: 'short', day
 const formatDay = (day) => dayFormat.format(new Date(`${day}T00:00:00Z`));
 const formatWeekday = (day) => weekdayFormat.format(new Date(`${day}T00:00:00Z`));
 const formatAsOf = (asOf) => `${dateTimeFormat.format(new Date(asOf))} UTC`;
+/** A history point's date as its period: the day, the week (dated its Monday) or the month. */
+function formatPeriod(day, group) {
+  if (group === 'month') return monthFormat.format(new Date(`${day}T00:00:00Z`));
+  if (group === 'week') return `week of ${formatDay(day)}`;
+  return formatDay(day);
+}
+/** Today's date in UTC, the calendar the API's days follow. */
+const todayUtc = () => new Date().toISOString().slice(0, 10);
 /** The day a rate belongs to: its fixing time's UTC date (ECB's 16:00 Frankfurt is 15:00 or 14:00 UTC the same day). */
 const dayOf = (asOf) => asOf.slice(0, 10);
 
@@ -146,12 +170,20 @@ function describeError(error) {
   if (error instanceof ApiError) {
     const p = error.problem;
     if (p?.code === 'unauthorized') return state.key ? 'This API key was not accepted. Check it, or ask for a new one.' : 'An API key is needed: paste yours above.';
+    if (p?.code === 'unsupported_currency' && state.source && (p.param === 'from' || p.param === 'to')) {
+      return `${providerName(state.source)} does not quote ${state[p.param]}: choose another source, or “Any source (preferred)”.`;
+    }
     return p ? `${p.title}: ${p.detail}` : error.message;
   }
   return 'The server could not be reached. Check your connection and try again.';
 }
 
+/** The errors on show by element, so that they can be said again in better words (a provider's name once known). */
+const errorsShown = new Map();
+
 function showError(element, error) {
+  if (error) errorsShown.set(element, error);
+  else errorsShown.delete(element);
   if (error) {
     element.textContent = describeError(error);
     element.hidden = false;
@@ -426,7 +458,6 @@ function loadCurrencies() {
         body.currencies.filter((c) => !c.onRequest),
         body.currencies.filter((c) => c.onRequest),
       );
-      for (const c of body.currencies) providersOf.set(c.code, c.providers);
       showReferenceData(body.currencies);
       pickers.from.refresh();
       pickers.to.refresh();
@@ -439,6 +470,81 @@ function loadCurrencies() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Sources: the configured providers name where a shown rate comes from and fill the source picker
+
+/** GET /api/v1/providers, once the page has a key: null until it answers. */
+let providers = null;
+let providersLoad = null;
+
+function loadProviders() {
+  if (providersLoad || !activeKey()) return;
+  providersLoad = api('/api/v1/providers', {})
+    .then((response) => response.json())
+    .then((body) => {
+      providers = body.providers;
+      renderSources();
+      if (shownConversion) showProvenance(shownConversion);
+      for (const [element, error] of errorsShown) showError(element, error);
+    })
+    .catch(() => {
+      // The picker offers "Any source" alone and a source is named by its id; the next refresh
+      // asks again. A refused key is already said where the conversion is shown.
+      providersLoad = null;
+    });
+}
+
+const providerName = (id) => providers?.find((p) => p.id === id)?.name ?? id;
+
+const sourceField = $('source-field');
+const sourceSelect = $('source');
+const sourceHelp = $('source-help');
+
+/** An option of the source picker. */
+function sourceOption(value, text) {
+  const option = document.createElement('option');
+  option.value = value;
+  option.textContent = text;
+  return option;
+}
+
+/**
+ * The picker offers the providers that quote both currencies now, and only where there is a
+ * choice to make: with one provider configured it stays hidden (unless the address names one).
+ */
+function renderSources() {
+  const chosen = providers?.find((p) => p.id === state.source);
+  const missing = chosen ? [state.from, state.to].filter((code) => !chosen.currencies.includes(code)) : [];
+  const quoting = (providers ?? []).filter((p) => p.currencies.includes(state.from) && p.currencies.includes(state.to));
+  const options = [sourceOption('', 'Any source (preferred)'), ...quoting.map((p) => sourceOption(p.id, p.name))];
+  if (state.source && !quoting.includes(chosen)) {
+    const why = !providers ? '' : chosen ? ` (does not quote ${missing.join(' or ')})` : ' (not configured here)';
+    options.push(sourceOption(state.source, `${providerName(state.source)}${why}`));
+  }
+  sourceSelect.replaceChildren(...options);
+  sourceSelect.value = state.source;
+  sourceField.hidden = !state.source && (providers?.length ?? 0) < 2;
+  const refused = Boolean(providers && state.source && (!chosen || missing.length > 0));
+  sourceSelect.setAttribute('aria-invalid', String(refused));
+  if (!state.source) sourceHelp.textContent = 'Any source: each currency from the first provider that quotes it.';
+  else if (!providers) sourceHelp.textContent = `Only the numbers ${state.source} publishes.`;
+  else if (!chosen) sourceHelp.textContent = `${state.source} is not a provider of this service: choose another source, or “Any source (preferred)”.`;
+  else if (missing.length > 0) sourceHelp.textContent = `${chosen.name} does not quote ${missing.join(' or ')} now: choose another source, or “Any source (preferred)”.`;
+  else sourceHelp.textContent = `Only the numbers ${chosen.name} publishes, on its days.`;
+}
+
+sourceSelect.addEventListener('change', () => {
+  state.source = sourceSelect.value;
+  renderSources();
+  rememberInAddress();
+  refreshAll();
+});
+
+/** A query with the chosen source, when there is one. */
+function withSource(query) {
+  return state.source ? { ...query, source: state.source } : query;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Conversion
 
 const amountInput = $('amount');
@@ -446,6 +552,8 @@ const convertError = $('convert-error');
 const result = $('result');
 let convertRequest = null;
 let amountTimer = 0;
+/** The conversion shown, so that its source can be named again once the providers' names arrive. */
+let shownConversion = null;
 
 amountInput.value = state.amount;
 amountInput.addEventListener('input', () => {
@@ -512,7 +620,8 @@ async function convert() {
   result.setAttribute('aria-busy', 'true');
   try {
     const requested = state.date;
-    const response = await api('/api/v1/convert', onDate({ from: state.from, to: state.to, amount: state.amount }), controller.signal);
+    const query = withSource(onDate({ from: state.from, to: state.to, amount: state.amount }));
+    const response = await api('/api/v1/convert', { ...query, expand: 'provenance' }, controller.signal);
     const body = await response.json();
     if (controller.signal.aborted) return;
     showError(convertError, null);
@@ -528,6 +637,8 @@ async function convert() {
 
 function clearResult() {
   result.dataset.empty = 'true';
+  shownConversion = null;
+  $('provenance').hidden = true;
   $('date-note').hidden = true;
   $('result-from').textContent = '';
   $('result-value').textContent = '';
@@ -543,9 +654,9 @@ function showReferenceData(currencies) {
   element.hidden = ids.length === 0;
 }
 
-/** Hours a rate of this pair may be old and still be live: the slowest cadence of the providers serving it. */
-function liveForHours(from, to) {
-  const serving = [from, to].map((code) => providersOf.get(code)?.[0]).filter((id) => id !== undefined);
+/** Hours a rate may be old and still be live: the slowest cadence of the providers it comes from. */
+function liveForHours(provenance) {
+  const serving = provenance?.providers ?? [];
   return Math.max(...(serving.length > 0 ? serving : ['ecb']).map((id) => LIVE_FOR_HOURS[id] ?? LIVE_FOR_HOURS.ecb));
 }
 
@@ -583,7 +694,7 @@ function showConversion(body, requested) {
   $('stale-marker').hidden = !body.stale;
   // Not live when older than its providers publish (an old file, a feed that stopped): its age instead.
   const age = Date.now() - Date.parse(body.asOf);
-  const aged = !body.stale && !requested && age > liveForHours(body.from, body.to) * 3_600_000;
+  const aged = !body.stale && !requested && age > liveForHours(body.provenance) * 3_600_000;
   $('fresh-marker').hidden = body.stale || Boolean(requested) || aged;
   const ageMarker = $('age-marker');
   ageMarker.textContent = aged ? `Not live: ${roughAge(age)} old` : '';
@@ -592,6 +703,44 @@ function showConversion(body, requested) {
   const note = $('date-note');
   note.textContent = earlierDayNote(requested, body.asOf);
   note.hidden = note.textContent === '';
+  shownConversion = body;
+  showProvenance(body);
+}
+
+/** One published number as the provider wrote it: a reciprocal is shown the way round it was published. */
+function publishedNumber(n) {
+  return n.reciprocalOf !== undefined ? `1 ${n.currency} = ${formatDecimal(n.reciprocalOf)} ${n.base}` : `1 ${n.base} = ${formatDecimal(n.rate)} ${n.currency}`;
+}
+
+/**
+ * Where the shown rate comes from, in one line ("European Central Bank, Mar 5, 2026, through
+ * EUR"), and, opened, the published numbers it was computed from. "Through" names the currency a
+ * cross is taken through: the bridge between two providers, or one provider's base when neither
+ * currency of the pair is that base.
+ */
+function showProvenance(body) {
+  const box = $('provenance');
+  const p = body.provenance;
+  if (!p || p.providers.length === 0) {
+    box.hidden = true;
+    return;
+  }
+  const base = p.numbers[0]?.base;
+  const through = p.bridge ?? (base && body.from !== base && body.to !== base ? base : null);
+  const day = document.createElement('time');
+  day.dateTime = p.day;
+  day.textContent = formatDay(p.day);
+  const line = $('provenance-line');
+  line.replaceChildren(`${p.providers.map(providerName).join(' and ')}, `, day, through ? `, through ${through}` : '');
+  const several = p.providers.length > 1;
+  $('provenance-numbers').replaceChildren(
+    ...p.numbers.map((n) => {
+      const item = document.createElement('li');
+      item.textContent = several ? `${publishedNumber(n)} (${providerName(n.provider)})` : publishedNumber(n);
+      return item;
+    }),
+  );
+  box.hidden = false;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -623,7 +772,7 @@ async function loadMany() {
   $('many-pair').textContent = `${formatDecimal(state.amount)} ${state.from}`;
   markPicked();
   if (!state.table) return;
-  const query = onDate({ from: state.from, amount: state.amount });
+  const query = withSource(onDate({ from: state.from, amount: state.amount }));
   const wanted = JSON.stringify([activeKey(), query]);
   if (wanted === manyWanted) return;
   manyRequest?.abort();
@@ -717,17 +866,99 @@ let chart = null;
 let historyRequest = null;
 let shownHistory = null;
 
+const customRange = $('custom-range');
+const rangeStartInput = $('range-start');
+const rangeEndInput = $('range-end');
+const rangeError = $('range-error');
+
+/** The history's query: the pair, its range or dates, its grouping and source, then `extra`. */
+function historyQuery(extra = {}) {
+  const window = state.range !== 'custom' ? { range: state.range } : state.end ? { start: state.start, end: state.end } : { start: state.start };
+  return { from: state.from, to: state.to, ...window, ...(state.group ? { group: state.group } : {}), ...withSource({}), ...extra };
+}
+
+/** A day some calendar months before another, clamped to the end of a shorter month, as the API counts a range back. */
+function monthsBefore(day, months) {
+  const [y, m, d] = day.split('-').map(Number);
+  const month = new Date(Date.UTC(y, m - 1 - months, 1));
+  const lastDay = new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth() + 1, 0)).getUTCDate();
+  month.setUTCDate(Math.min(d, lastDay));
+  return month.toISOString().slice(0, 10);
+}
+
 for (const button of document.querySelectorAll('.range')) {
   button.addEventListener('click', () => {
+    const custom = button.dataset.range === 'custom';
+    if (custom && state.range === 'custom') return rangeStartInput.focus();
+    if (custom) {
+      // The dates start as the range shown, so the chart stays as it is until they are changed.
+      const today = todayUtc();
+      state.start = monthsBefore(today, RANGE_MONTHS[state.range]);
+      state.end = today;
+      showRangeInputs();
+      showRangeError(null);
+    }
     state.range = button.dataset.range;
+    rememberInAddress();
+    renderCode();
+    loadHistory();
+    if (custom) rangeStartInput.focus();
+  });
+}
+
+for (const button of document.querySelectorAll('.grouping')) {
+  button.addEventListener('click', () => {
+    state.group = button.dataset.group;
     rememberInAddress();
     renderCode();
     loadHistory();
   });
 }
 
+function showRangeInputs() {
+  rangeStartInput.value = state.start;
+  rangeEndInput.value = state.end || todayUtc();
+}
+
+/** What is wrong with the typed dates, and in which field; null when they can be asked for. */
+function checkRange(start, end) {
+  const today = todayUtc();
+  if (!DAY.test(start)) return { input: rangeStartInput, message: 'Enter the first day of the range.' };
+  if (!DAY.test(end)) return { input: rangeEndInput, message: 'Enter the last day of the range.' };
+  if (start > today) return { input: rangeStartInput, message: `The start cannot be after today (${formatDay(today)}, UTC).` };
+  if (end > today) return { input: rangeEndInput, message: `The end cannot be after today (${formatDay(today)}, UTC).` };
+  if (start > end) return { input: rangeStartInput, message: 'The start must be on or before the end.' };
+  return null;
+}
+
+/** A problem with the dates, said under them and marked on the field it concerns; null clears it. */
+function showRangeError(message, input) {
+  for (const field of [rangeStartInput, rangeEndInput]) field.setAttribute('aria-invalid', String(field === input));
+  rangeError.textContent = message ?? '';
+  rangeError.hidden = !message;
+}
+
+customRange.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const [start, end] = [rangeStartInput.value, rangeEndInput.value];
+  const problem = checkRange(start, end);
+  if (problem) {
+    showRangeError(problem.message, problem.input);
+    problem.input.focus();
+    return;
+  }
+  showRangeError(null);
+  state.start = start;
+  state.end = end;
+  rememberInAddress();
+  renderCode();
+  loadHistory();
+});
+
 function markRange() {
   for (const button of document.querySelectorAll('.range')) button.setAttribute('aria-pressed', String(button.dataset.range === state.range));
+  for (const button of document.querySelectorAll('.grouping')) button.setAttribute('aria-pressed', String(button.dataset.group === state.group));
+  customRange.hidden = state.range !== 'custom';
 }
 
 async function loadHistory() {
@@ -736,20 +967,34 @@ async function loadHistory() {
   $('history-pair').textContent = `${state.from} → ${state.to}`;
   updateCsvLink();
   if (!activeKey()) return;
+  // Dates from the address are checked as typed ones are: what is plainly wrong is not asked for.
+  const problem = state.range === 'custom' ? checkRange(state.start, state.end || todayUtc()) : null;
+  if (problem) {
+    shownHistory = null;
+    clearHistory();
+    showError(historyError, null);
+    return showRangeError(problem.message, problem.input);
+  }
   const controller = new AbortController();
   historyRequest = controller;
   try {
-    const response = await api('/api/v1/history', { from: state.from, to: state.to, range: state.range }, controller.signal);
+    const response = await api('/api/v1/history', historyQuery(), controller.signal);
     const body = await response.json();
     if (controller.signal.aborted) return;
     showError(historyError, null);
+    if (state.range === 'custom') showRangeError(null);
     shownHistory = body;
     showHistory(body);
   } catch (error) {
     if (controller.signal.aborted) return;
     shownHistory = null;
     clearHistory();
-    showError(historyError, error);
+    // The API's word on the dates (after today on its clock, beyond the retained years) goes under them.
+    const param = error instanceof ApiError ? error.problem?.param : undefined;
+    if (state.range === 'custom' && (param === 'start' || param === 'end')) {
+      showError(historyError, null);
+      showRangeError(describeError(error), param === 'start' ? rangeStartInput : rangeEndInput);
+    } else showError(historyError, error);
   }
 }
 
@@ -767,20 +1012,31 @@ function trendClass(value) {
 function showHistory(body) {
   const s = body.stats;
   const [from, to] = [body.pair.slice(0, 3), body.pair.slice(3)];
+  const group = body.group ?? '';
   setStat('stat-best', formatDecimal(s.best), s.best);
-  $('stat-best-date').textContent = formatDay(s.bestDate);
+  $('stat-best-date').textContent = formatPeriod(s.bestDate, group);
   setStat('stat-worst', formatDecimal(s.worst), s.worst);
-  $('stat-worst-date').textContent = formatDay(s.worstDate);
+  $('stat-worst-date').textContent = formatPeriod(s.worstDate, group);
   setStat('stat-average', formatDecimal(s.average), s.average);
-  $('stat-count').textContent = `${formatDecimal(String(body.count))} days`;
+  $('stat-count').textContent = countText(body);
   setStat('stat-change', formatPct(s.changePct), String(s.changePct), trendClass(s.changePct));
   setStat('stat-vs-average', formatPct(s.currentVsAveragePct), String(s.currentVsAveragePct), trendClass(s.currentVsAveragePct));
   const first = body.points[0];
   const last = body.points[body.points.length - 1];
-  const summary = `Daily ${from} to ${to} rates, ${formatDay(first.date)} to ${formatDay(last.date)}: best ${s.best} on ${formatDay(s.bestDate)}, worst ${s.worst} on ${formatDay(s.worstDate)}, average ${s.average}.`;
+  const kind = { '': 'Daily', week: 'Weekly average', month: 'Monthly average' }[group];
+  const when = (day) => `${{ '': 'on', week: 'in the', month: 'in' }[group]} ${formatPeriod(day, group)}`;
+  const summary = `${kind} ${from} to ${to} rates, ${formatPeriod(first.date, group)} to ${formatPeriod(last.date, group)}: best ${s.best} ${when(s.bestDate)}, worst ${s.worst} ${when(s.worstDate)}, average ${s.average}.`;
   canvas.setAttribute('aria-label', summary);
   $('chart-caption').textContent = summary;
   drawChart(body);
+}
+
+/** "250 days"; grouped, the periods and the days they average: "6 months (116 days)". */
+function countText(body) {
+  const unit = (n, word) => `${formatDecimal(String(n))} ${word}${n === 1 ? '' : 's'}`;
+  if (!body.group) return unit(body.count, 'day');
+  const days = body.points.reduce((sum, p) => sum + p.days, 0);
+  return `${unit(body.count, body.group)} (${unit(days, 'day')})`;
 }
 
 function clearHistory() {
@@ -799,7 +1055,9 @@ function drawChart(body) {
   const values = body.points.map((p) => Number(p.rate));
   const only = (date, rate) => labels.map((d) => (d === date ? Number(rate) : null));
   const average = Number(body.stats.average);
-  const long = labels.length > 120;
+  const group = body.group ?? '';
+  // Months are told by their names; so are days (or weeks) once they span more than a few months.
+  const long = group === 'month' || labels.length > 120 || (group === 'week' && labels.length > 26);
   const colors = {
     line: css('--chart-line'),
     fill: css('--chart-fill'),
@@ -832,7 +1090,8 @@ function drawChart(body) {
         backgroundColor: colors.fill,
         fill: 'origin',
         borderWidth: 2,
-        pointRadius: 0,
+        // Few points (months, weeks of a short range) are drawn as points as well as a line.
+        pointRadius: labels.length <= 60 && group ? 2.5 : 0,
         pointHoverRadius: 4,
         tension: 0,
         order: 2,
@@ -894,8 +1153,12 @@ function drawChart(body) {
       tooltip: {
         filter: (item) => item.datasetIndex === 0,
         callbacks: {
-          title: (items) => formatDay(labels[items[0].dataIndex]),
-          label: (item) => ` ${formatDecimal(body.points[item.dataIndex].rate)} ${body.pair.slice(3)}`,
+          title: (items) => formatPeriod(labels[items[0].dataIndex], group),
+          label: (item) => {
+            const point = body.points[item.dataIndex];
+            const rate = ` ${formatDecimal(point.rate)} ${body.pair.slice(3)}`;
+            return group ? `${rate}, the average of ${point.days} day${point.days === 1 ? '' : 's'}` : rate;
+          },
         },
       },
     },
@@ -912,15 +1175,17 @@ matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
 const csvLink = $('csv-link');
 
 function updateCsvLink() {
-  const url = apiUrl('/api/v1/history', { from: state.from, to: state.to, range: state.range, format: 'csv' });
+  const url = apiUrl('/api/v1/history', historyQuery({ format: 'csv' }));
   csvLink.href = url.pathname + url.search;
-  csvLink.download = `${state.from}${state.to}_${state.range}.csv`;
+  // The server names the file (Content-Disposition); this is the name it gives, for a browser that saves the link itself.
+  const window = state.range === 'custom' ? `${state.start}_${state.end || todayUtc()}` : state.range;
+  csvLink.download = `${state.from}${state.to}_${window}${state.group ? `_${state.group}` : ''}.csv`;
 }
 
 csvLink.addEventListener('click', async (event) => {
   event.preventDefault();
   try {
-    const response = await api('/api/v1/history', { from: state.from, to: state.to, range: state.range, format: 'csv' });
+    const response = await api('/api/v1/history', historyQuery({ format: 'csv' }));
     const disposition = response.headers.get('Content-Disposition') ?? '';
     const name = /filename="([^"]+)"/.exec(disposition)?.[1] ?? csvLink.download;
     const blob = await response.blob();
@@ -946,16 +1211,19 @@ const copyButton = $('copy-code');
 
 function renderCode() {
   const origin = location.origin;
-  const q = `from=${state.from}&to=${state.to}&amount=${state.amount}${state.date ? `&date=${state.date}` : ''}`;
-  const tsDate = state.date ? `, date: '${state.date}'` : '';
-  const pyDate = state.date ? `, "date": "${state.date}"` : '';
+  // Every value is a code, an amount, a day or a provider id, as checked above: none needs quoting.
+  const query = Object.entries(withSource(onDate({ from: state.from, to: state.to, amount: state.amount })));
+  const q = query.map(([name, value]) => `${name}=${value}`).join('&');
+  const history = Object.entries(historyQuery({ format: 'csv' }))
+    .map(([name, value]) => `${name}=${value}`)
+    .join('&');
   $('code-curl').textContent = [
     `curl -s -H "X-Api-Key: $EXRATES_KEY" \\`,
     `  '${origin}/api/v1/convert?${q}'`,
     '',
     `# History as CSV`,
     `curl -s --compressed -H "X-Api-Key: $EXRATES_KEY" \\`,
-    `  '${origin}/api/v1/history?from=${state.from}&to=${state.to}&range=${state.range}&format=csv'`,
+    `  '${origin}/api/v1/history?${history}'`,
   ].join('\n');
   $('code-ts').textContent = [
     `// npx openapi-typescript ${origin}/api/v1/openapi.json -o exrates.d.ts`,
@@ -968,7 +1236,7 @@ function renderCode() {
     `});`,
     '',
     `const { data, error } = await exrates.GET('/api/v1/convert', {`,
-    `  params: { query: { from: '${state.from}', to: '${state.to}', amount: '${state.amount}'${tsDate} } },`,
+    `  params: { query: { ${query.map(([name, value]) => `${name}: '${value}'`).join(', ')} } },`,
     `});`,
     `if (error) throw new Error(\`\${error.code}: \${error.detail}\`);`,
     `console.log(data.result, data.to, data.stale ? '(stale)' : '');`,
@@ -979,7 +1247,7 @@ function renderCode() {
     '',
     `response = requests.get(`,
     `    "${origin}/api/v1/convert",`,
-    `    params={"from": "${state.from}", "to": "${state.to}", "amount": "${state.amount}"${pyDate}},`,
+    `    params={${query.map(([name, value]) => `"${name}": "${value}"`).join(', ')}},`,
     `    headers={"X-Api-Key": os.environ["EXRATES_KEY"]},`,
     `    timeout=10,`,
     `)`,
@@ -1026,6 +1294,8 @@ if (navigator.clipboard) {
 // ---------------------------------------------------------------------------------------------
 
 function refreshAll() {
+  loadProviders();
+  renderSources();
   renderCode();
   convert();
   loadHistory();
@@ -1035,4 +1305,7 @@ function refreshAll() {
 renderKeyStatus();
 clearResult();
 markTableOpen();
+// The calendars stop at today (UTC); the server has the last word, and says so in its problem.
+rangeStartInput.max = rangeEndInput.max = todayUtc();
+if (state.range === 'custom') showRangeInputs();
 refreshAll();

@@ -14,107 +14,15 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { PORTAL_CSP } from '../../src/http/routes/portal.js';
 import { createTestApp, ECB_CSV, FIXED_NOW, unissuedKey, type TestApp } from '../helper.js';
-import { parseEcbCsv, perEur } from '../e2e/independent.js';
+import { D, formatRate, parseEcbCsv, perEur, rangeStart } from '../e2e/independent.js';
 import { closeFakeFeeds, createFeedsService, startFakeFeeds, type FeedsService } from '../support/apps.js';
 import { FEEDS_NOW, type FakeUpstreams } from '../support/upstreams.js';
 import { chromiumAvailable, DESKTOP, launchBrowser, PHONE, screenshot, seriousViolations, watch, type Browser } from './browser.js';
+import { apiOf, chartShown, historyAsked, manyShown, openWithKey, pickCurrency, pickerOptions, provenanceShown, statsShown, waitForConversion, type Api } from './portal-page.js';
 import { listenApp } from '../support/ports.js';
 import { listeningTestApp } from '../support/apps.js';
 
 const available = chromiumAvailable();
-
-interface Api {
-  base: string;
-  key: string;
-  json(path: string): Promise<any>;
-  text(path: string): Promise<string>;
-}
-
-function apiOf(base: string, key: string): Api {
-  const call = async (path: string) => {
-    const response = await fetch(`${base}${path}`, { headers: { 'X-Api-Key': key } });
-    assert.equal(response.status, 200, `${path}: ${response.status}`);
-    return response;
-  };
-  return { base, key, json: async (path) => (await call(path)).json(), text: async (path) => (await call(path)).text() };
-}
-
-async function openWithKey(page: Page, base: string, key: string, query = ''): Promise<void> {
-  await page.goto(`${base}/${query}`);
-  await page.fill('#api-key', key);
-  await page.click('#key-form button[type=submit]');
-  await waitForConversion(page);
-}
-
-async function waitForConversion(page: Page): Promise<void> {
-  await page.waitForFunction(() => document.getElementById('result-value')!.dataset.value !== '' && document.getElementById('result')!.getAttribute('aria-busy') === 'false');
-}
-
-/** Waits until the statistics show this answer's best rate, then reads every statistic's exact value. */
-async function statsShown(page: Page, best: string): Promise<Record<string, string>> {
-  await page.waitForFunction((value) => document.getElementById('stat-best')!.dataset.value === value, best);
-  return page.evaluate(() => {
-    const value = (id: string) => document.getElementById(id)!.dataset.value!;
-    return {
-      best: value('stat-best'),
-      worst: value('stat-worst'),
-      average: value('stat-average'),
-      changePct: value('stat-change'),
-      currentVsAveragePct: value('stat-vs-average'),
-      bestDate: document.getElementById('stat-best-date')!.textContent!,
-      count: document.getElementById('stat-count')!.textContent!,
-    };
-  });
-}
-
-/** The currency picker's options as shown: code, name, and whether it is offered as loaded on first use. */
-async function pickerOptions(page: Page, side: 'from' | 'to'): Promise<Array<{ code: string; name: string; onRequest: boolean }>> {
-  return page.$$eval(`#${side}-list [role=option]`, (options) =>
-    options.map((o) => ({
-      code: o.querySelector('b')!.textContent!,
-      name: o.querySelector('span')!.textContent!,
-      onRequest: /loaded on first use/.test(o.textContent!),
-    })),
-  );
-}
-
-/** Waits until the table shows this /api/v1/rates answer's amount, source and number of rows, then reads them. */
-async function manyShown(page: Page, expected: { from: string; amount: string; rates: Array<{ rate: string }> }): Promise<Array<{ to: string; name: string; result: string; rate: string; note: string }>> {
-  const heading = `${expected.amount.replace(/\B(?=(\d{3})+(?!\d))/g, ',')} ${expected.from} in ${expected.rates.length} currencies`;
-  // The answer has arrived when the caption names its amount, source and count, and the first row has its rate.
-  await page.waitForFunction(
-    ([start, rate]) =>
-      document.getElementById('many-table')!.getAttribute('aria-busy') === 'false' &&
-      document.getElementById('many-caption')!.textContent!.startsWith(start) &&
-      document.querySelector<HTMLElement>('#many-rows tr td:nth-of-type(2)')?.dataset.value === rate,
-    [heading, expected.rates[0]!.rate] as const,
-  );
-  return page.$$eval('#many-rows tr', (rows) =>
-    rows.map((row) => {
-      const cells = row.querySelectorAll('td');
-      return {
-        to: (row as HTMLElement).dataset.code!,
-        name: row.querySelector('th span')!.textContent!,
-        result: (cells[0] as HTMLElement).dataset.value!,
-        rate: (cells[1] as HTMLElement).dataset.value!,
-        note: cells[1]!.querySelector('small')?.textContent ?? '',
-      };
-    }),
-  );
-}
-
-async function pickCurrency(page: Page, side: 'from' | 'to', typed: string, expected: { code: string; name: string }): Promise<void> {
-  const input = page.locator(`#${side}-input`);
-  await input.click();
-  await input.fill(typed);
-  const option = page.locator(`#${side}-list [role=option]`).first();
-  assert.equal(await option.getAttribute('data-code'), expected.code, `typing "${typed}" offers ${expected.code} first`);
-  assert.match((await option.textContent())!, new RegExp(expected.name));
-  assert.equal(await input.getAttribute('aria-expanded'), 'true');
-  await input.press('Enter');
-  assert.equal(await input.inputValue(), `${expected.code} · ${expected.name}`);
-  assert.equal(await input.getAttribute('aria-expanded'), 'false');
-}
 
 describe('the portal page, in Chromium, on the shared ECB history', { skip: !available }, () => {
   let test: TestApp;
@@ -472,6 +380,166 @@ describe('the portal page, in Chromium, on the shared ECB history', { skip: !ava
     }
   });
 
+  it('names the source of the shown rate: the provider, its day, the currency it is crossed through, and the published numbers when opened', async () => {
+    const page = await browser.context.newPage();
+    const seen = watch(page);
+    try {
+      await openWithKey(page, api.base, api.key, '?from=USD&to=GBP');
+      const ecb = parseEcbCsv(ECB_CSV);
+      const latest = ecb.days[ecb.days.length - 1]!;
+      const expected = await api.json('/api/v1/convert?from=USD&to=GBP&amount=100&expand=provenance');
+      assert.deepEqual(expected.provenance.providers, ['file']);
+      // USD and GBP both per euro in the file: the rate is their ratio, crossed through EUR.
+      const shown = await provenanceShown(page, 'ECB file, Mar 5, 2026, through EUR');
+      assert.deepEqual(shown, {
+        line: 'ECB file, Mar 5, 2026, through EUR',
+        day: latest.date,
+        numbers: [`1 EUR = ${perEur(latest, 'USD')} USD`, `1 EUR = ${perEur(latest, 'GBP')} GBP`],
+      });
+      assert.equal(expected.provenance.day, latest.date);
+      // The numbers are behind a disclosure the keyboard opens.
+      assert.equal(await page.isVisible('#provenance-numbers'), false);
+      await page.focus('#provenance summary');
+      await page.keyboard.press('Enter');
+      assert.equal(await page.isVisible('#provenance-numbers'), true);
+      // With one provider there is no source to choose.
+      assert.equal(await page.isVisible('#source-field'), false);
+
+      // EUR is the file's base: no cross, one published number.
+      await pickCurrency(page, 'from', 'EUR', { code: 'EUR', name: 'Euro' });
+      assert.deepEqual(await provenanceShown(page, 'ECB file, Mar 5, 2026'), { line: 'ECB file, Mar 5, 2026', day: latest.date, numbers: [`1 EUR = ${perEur(latest, 'GBP')} GBP`] });
+      // On a Saturday, the day the rate was published: Friday.
+      await page.fill('#date', '2026-02-28');
+      const friday = ecb.days.find((d) => d.date === '2026-02-27')!;
+      assert.deepEqual(await provenanceShown(page, 'ECB file, Feb 27, 2026'), { line: 'ECB file, Feb 27, 2026', day: '2026-02-27', numbers: [`1 EUR = ${perEur(friday, 'GBP')} GBP`] });
+      assert.deepEqual(seen.errors, []);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('charts the days between two dates, by day, week or month, as /history?start=&end=&group= answers; wrong dates are said and not asked for', async () => {
+    const page = await browser.context.newPage();
+    const seen = watch(page);
+    const asked = () => seen.requests.filter((url) => new URL(url).pathname === '/api/v1/history');
+    try {
+      await openWithKey(page, api.base, api.key, '?from=EUR&to=USD');
+      const year = await api.json('/api/v1/history?from=EUR&to=USD&range=1y');
+      await chartShown(page, year);
+      assert.equal(await page.isVisible('#custom-range'), false);
+
+      // "Custom" starts from the range shown, counted back as the API counts it: the same points, now between two dates.
+      const today = FIXED_NOW.slice(0, 10);
+      const yearAgo = rangeStart(today, '1y');
+      assert.equal(await historyAsked(page, () => page.click('.range[data-range="custom"]')), `?from=EUR&to=USD&start=${yearAgo}&end=${today}`);
+      assert.equal(await page.getAttribute('.range[data-range="custom"]', 'aria-pressed'), 'true');
+      assert.equal(await page.locator('.range[aria-pressed="true"]').count(), 1);
+      assert.deepEqual([await page.inputValue('#range-start'), await page.inputValue('#range-end')], [yearAgo, today]);
+      assert.equal(await page.evaluate(() => document.activeElement?.id), 'range-start');
+      assert.deepEqual((await chartShown(page, year)).labels, year.points.map((p: { date: string }) => p.date));
+
+      // Two dates, shown with the button: every ECB day between them, one point each.
+      const ecb = parseEcbCsv(ECB_CSV);
+      const days = ecb.days.filter((d) => d.date >= '2025-01-15' && d.date <= '2025-06-30');
+      await page.fill('#range-start', '2025-01-15');
+      await page.fill('#range-end', '2025-06-30');
+      assert.equal(await historyAsked(page, () => page.click('#custom-range button[type=submit]')), '?from=EUR&to=USD&start=2025-01-15&end=2025-06-30');
+      const daily = await api.json('/api/v1/history?from=EUR&to=USD&start=2025-01-15&end=2025-06-30');
+      const shownDaily = await chartShown(page, daily);
+      assert.deepEqual(shownDaily.labels, days.map((d) => d.date));
+      assert.deepEqual(shownDaily.values, days.map((d) => Number(perEur(d, 'USD'))));
+      assert.equal(shownDaily.count, `${days.length} days`);
+      assert.match(shownDaily.summary, /^Daily EUR to USD rates, Jan 15, 2025 to Jun 30, 2025: best /);
+
+      // Monthly: a point a month, dated its first day, the mean of its days (computed here from the ECB file).
+      const months = [...new Set(days.map((d) => d.date.slice(0, 7)))].map((month) => {
+        const inMonth = days.filter((d) => d.date.startsWith(month));
+        const sum = inMonth.reduce((total, d) => total.plus(perEur(d, 'USD')!), new D(0));
+        return { date: `${month}-01`, rate: formatRate(sum.div(inMonth.length)), days: inMonth.length };
+      });
+      assert.equal(months.length, 6);
+      assert.equal(await historyAsked(page, () => page.click('.grouping[data-group="month"]')), '?from=EUR&to=USD&start=2025-01-15&end=2025-06-30&group=month');
+      const monthly = await api.json('/api/v1/history?from=EUR&to=USD&start=2025-01-15&end=2025-06-30&group=month');
+      assert.deepEqual(monthly.points, months);
+      const shownMonthly = await chartShown(page, monthly);
+      assert.deepEqual(shownMonthly.labels, months.map((m) => m.date));
+      assert.deepEqual(shownMonthly.values, months.map((m) => Number(m.rate)));
+      assert.equal(shownMonthly.count, `6 months (${days.length} days)`);
+      const bestMonth = months.reduce((best, m) => (new D(m.rate).gte(best.rate) ? m : best));
+      assert.equal(shownMonthly.best, bestMonth.rate);
+      assert.equal(shownMonthly.bestDate, new Intl.DateTimeFormat('en-US', { month: 'short', year: 'numeric', timeZone: 'UTC' }).format(new Date(bestMonth.date)));
+      assert.match(shownMonthly.summary, /^Monthly average EUR to USD rates, Jan 2025 to Jun 2025: best /);
+      assert.deepEqual(await page.$$eval('.grouping', (buttons) => buttons.map((b) => b.getAttribute('aria-pressed'))), ['false', 'false', 'true']);
+
+      // Weekly: a point an ISO week, dated its Monday.
+      assert.equal(await historyAsked(page, () => page.click('.grouping[data-group="week"]')), '?from=EUR&to=USD&start=2025-01-15&end=2025-06-30&group=week');
+      const weekly = await api.json('/api/v1/history?from=EUR&to=USD&start=2025-01-15&end=2025-06-30&group=week');
+      const shownWeekly = await chartShown(page, weekly);
+      assert.deepEqual(shownWeekly.values, weekly.points.map((p: { rate: string }) => Number(p.rate)));
+      assert.ok(shownWeekly.labels.every((day) => new Date(`${day}T00:00:00Z`).getUTCDay() === 1), 'Mondays');
+      assert.equal(weekly.points.reduce((sum: number, p: { days: number }) => sum + p.days, 0), days.length);
+      assert.equal(shownWeekly.count, `${weekly.count} weeks (${days.length} days)`);
+
+      // The address, the CSV link and the code carry the dates and the grouping; a reload asks for the same.
+      const query = 'from=EUR&to=USD&start=2025-01-15&end=2025-06-30&group=week';
+      assert.equal(new URL(page.url()).search, '?from=EUR&to=USD&amount=100&range=custom&start=2025-01-15&end=2025-06-30&group=week');
+      assert.equal(await page.getAttribute('#csv-link', 'href'), `/api/v1/history?${query}&format=csv`);
+      assert.match((await page.textContent('#code-curl'))!, new RegExp(`/api/v1/history\\?${query}&format=csv'`));
+      assert.equal(await historyAsked(page, () => page.reload()), `?${query}`);
+      await chartShown(page, weekly);
+      assert.deepEqual([await page.inputValue('#range-start'), await page.inputValue('#range-end')], ['2025-01-15', '2025-06-30']);
+
+      // Dates the page can tell are wrong are said under them, marked, and not asked for.
+      const before = asked().length;
+      await page.fill('#range-start', '2025-07-01');
+      await page.click('#custom-range button[type=submit]');
+      await page.waitForSelector('#range-error:not([hidden])');
+      assert.equal(await page.textContent('#range-error'), 'The start must be on or before the end.');
+      assert.deepEqual([await page.getAttribute('#range-start', 'aria-invalid'), await page.getAttribute('#range-end', 'aria-invalid')], ['true', 'false']);
+      assert.equal(await page.evaluate(() => document.activeElement?.id), 'range-start');
+      await page.fill('#range-start', '2025-01-15');
+      await page.fill('#range-end', '2026-03-07');
+      await page.press('#range-end', 'Enter');
+      await page.waitForFunction(() => document.getElementById('range-error')!.textContent!.startsWith('The end'));
+      assert.equal(await page.textContent('#range-error'), 'The end cannot be after today (Mar 6, 2026, UTC).');
+      assert.deepEqual([await page.getAttribute('#range-start', 'aria-invalid'), await page.getAttribute('#range-end', 'aria-invalid')], ['false', 'true']);
+      assert.equal(asked().length, before, 'nothing asked for');
+      assert.deepEqual((await chartShown(page, weekly)).labels, weekly.points.map((p: { date: string }) => p.date), 'the chart stays');
+
+      // What only the API knows (how far back it keeps rates) is its problem, said under the dates.
+      await page.fill('#range-start', '2020-01-02');
+      await page.fill('#range-end', '2025-06-30');
+      const refused = await fetch(`${api.base}/api/v1/history?from=EUR&to=USD&start=2020-01-02&end=2025-06-30&group=week`, { headers: { 'X-Api-Key': api.key } });
+      assert.equal(refused.status, 400);
+      const problem = await refused.json();
+      assert.deepEqual([problem.code, problem.param], ['invalid_date', 'start']);
+      assert.equal(await historyAsked(page, () => page.press('#range-start', 'Enter')), '?from=EUR&to=USD&start=2020-01-02&end=2025-06-30&group=week');
+      await page.waitForFunction((detail) => document.getElementById('range-error')!.textContent!.endsWith(detail), problem.detail);
+      assert.equal(await page.textContent('#range-error'), `${problem.title}: ${problem.detail}`);
+      assert.equal(await page.getAttribute('#range-start', 'aria-invalid'), 'true');
+      assert.equal(await page.isVisible('#history-error'), false);
+      assert.equal(await page.getAttribute('#stat-best', 'data-value'), '');
+
+      // A range again: the dates go, the grouping stays until Daily is pressed.
+      assert.equal(await historyAsked(page, () => page.click('.range[data-range="1y"]')), '?from=EUR&to=USD&range=1y&group=week');
+      assert.equal(await page.isVisible('#custom-range'), false);
+      await chartShown(page, await api.json('/api/v1/history?from=EUR&to=USD&range=1y&group=week'));
+      assert.equal(await historyAsked(page, () => page.click('.grouping[data-group=""]')), '?from=EUR&to=USD&range=1y');
+      await chartShown(page, year);
+      assert.equal(new URL(page.url()).search, '?from=EUR&to=USD&amount=100&range=1y');
+
+      // Dates in an address are checked as typed ones are.
+      const sent = asked().length;
+      await page.goto(`${api.base}/?from=EUR&to=USD&range=custom&start=2025-07-01&end=2025-06-30`);
+      await page.waitForSelector('#range-error:not([hidden])');
+      assert.equal(await page.textContent('#range-error'), 'The start must be on or before the end.');
+      assert.equal(asked().length, sent, 'nothing asked for');
+      assert.deepEqual(seen.errors.filter((e) => !/status of 400/.test(e)), []);
+    } finally {
+      await page.close();
+    }
+  });
+
   it('downloads the CSV the API serves, under the API’s file name', async () => {
     const page = await browser.context.newPage();
     try {
@@ -675,17 +743,23 @@ describe('the portal with the demo key on', { skip: !available }, () => {
     const seen = watch(page);
     try {
       const sent: string[] = [];
+      const paths: string[] = [];
       page.on('request', (request) => {
-        if (request.url().includes('/api/v1/')) sent.push(request.headers()['x-api-key'] ?? '');
+        if (!request.url().includes('/api/v1/')) return;
+        sent.push(request.headers()['x-api-key'] ?? '');
+        paths.push(new URL(request.url()).pathname);
       });
       await page.goto(`${base}/?from=EUR&to=GBP`);
       await waitForConversion(page);
       assert.equal(await page.inputValue('#api-key'), '', 'the demo key is not put in the key field');
       const expected = await apiOf(base, test.key).json('/api/v1/convert?from=EUR&to=GBP&amount=100');
       assert.equal(await page.getAttribute('#result-value', 'data-value'), expected.result);
+      // Three requests, each counted: the conversion, the history, and the providers that name the rate's source.
+      await page.waitForFunction(() => document.getElementById('provenance-line')!.textContent!.startsWith('ECB file, ') && document.getElementById('stat-best')!.dataset.value !== '');
+      assert.deepEqual([...paths].sort(), ['/api/v1/convert', '/api/v1/history', '/api/v1/providers']);
       await page.waitForFunction(() => /of 50 requests left today/.test(document.getElementById('key-status')!.textContent!));
-      assert.match((await page.textContent('#key-status'))!, /^Using the demo key: 50 requests a day per visitor\. Paste your own key for more\. 4[89] of 50 requests left today\.$/);
-      assert.ok(sent.length >= 2 && sent.every((key) => key === 'exr_demo_public'), sent.join(', '));
+      assert.match((await page.textContent('#key-status'))!, /^Using the demo key: 50 requests a day per visitor\. Paste your own key for more\. 4[7-9] of 50 requests left today\.$/);
+      assert.ok(sent.every((key) => key === 'exr_demo_public'), sent.join(', '));
       assert.deepEqual(seen.errors, []);
     } finally {
       await page.close();
