@@ -303,6 +303,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     const shown = SECRET_VARIABLES.has(name) ? 'a value (hidden)' : `'${raw[name] ?? ''}'`;
     problems.set(name, `${name}: expected ${expectation(properties[name]!)}; got ${shown}`);
   }
+  // Convert reads '1.5' as 1 and '0x10' or '1e3' as numbers: a whole number is written in decimal digits.
+  for (const [name, text] of Object.entries(raw)) {
+    if (properties[name]!.type === 'integer' && !problems.has(name) && !/^[0-9]+$/.test(text)) {
+      problems.set(name, `${name}: expected ${expectation(properties[name]!)}; got '${text}'`);
+    }
+  }
   if (problems.size > 0) throw new ConfigError([...problems.values()]);
 
   const v = values as {

@@ -74,3 +74,14 @@ test('the error names each bad setting on a line of its own, with no heading lin
     "invalid configuration: PORT: expected a whole number from 0 to 65535; got 'x'",
   ]);
 });
+
+test('a whole-number setting is refused unless written in decimal digits, not truncated or read as hex or an exponent', () => {
+  for (const text of ['1.5', '0x10', '1e3', '+5', '-1', ' 7']) {
+    assert.throws(
+      () => loadConfig({ EXRATES_QUOTA_FREE: text }),
+      (error: unknown) => error instanceof ConfigError && error.message === `invalid configuration: EXRATES_QUOTA_FREE: expected a whole number of at least 1; got '${text}'`,
+      text,
+    );
+  }
+  assert.equal(loadConfig({ EXRATES_QUOTA_FREE: '250', PORT: '0' }).quota.free, 250);
+});
