@@ -16,6 +16,7 @@ import { addDays, frankfurtTime, isDay, utcDay, type Day } from '../core/time.js
 import { FeedHttpError, fetchBytes } from './fetch-bytes.js';
 import { decodeUtf8, describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, plainDecimalFromNumberText } from './json-number.js';
 import { checkRange, createGate, MAX_IN_FLIGHT, DEFAULT_PACE_MS, inTurn, spansOf } from './paced.js';
+import { CURRENCY_CODE, publishedRate } from './central-bank.js';
 import type { ProviderLog } from './registry.js';
 
 const PROVIDER = 'bancaditalia';
@@ -26,9 +27,7 @@ const API = '/terzevalute-wf-web/rest/v1.0';
 const SERIES_MAX_DAYS = 366;
 /** How far back `latest` looks for the newest published day (Easter, Christmas and a weekend fit). */
 const LATEST_LOOKBACK_DAYS = 7;
-const CODE = /^[A-Z]{3}$/;
 const NOT_AVAILABLE = 'N.A.';
-const PLAIN_DECIMAL = /^\d+(?:\.\d+)?$/;
 
 export type Convention = 'per-euro' | 'euro-per-unit';
 
@@ -71,10 +70,7 @@ class DayCollector {
       this.skipped.push({ code, day });
       return;
     }
-    if (!PLAIN_DECIMAL.test(published) || !/[1-9]/.test(published)) {
-      throw new FeedError(`${FEED}: ${where}: rate ${JSON.stringify(published.slice(0, 40))} is not a positive decimal`);
-    }
-    const rate = perEuro(published, convention);
+    const rate = perEuro(publishedRate(published, FEED, where), convention);
     if (code === BASE) return;
     let rates = this.byDay.get(day);
     if (rates === undefined) {
@@ -151,7 +147,7 @@ export function parseBancaDItaliaDailyRates(text: string): BancaDItaliaParse {
     const where = `line ${index + 1}`;
     if (fields.length !== columns.count) throw new FeedError(`${FEED}: ${where} has ${fields.length} fields, the header ${columns.count}`);
     const code = fields[columns.code]!.trim();
-    if (!CODE.test(code)) throw new FeedError(`${FEED}: ${where}: ${JSON.stringify(code)} is not a currency code`);
+    if (!CURRENCY_CODE.test(code)) throw new FeedError(`${FEED}: ${where}: ${JSON.stringify(code)} is not a currency code`);
     const day = fields[columns.date]!.trim();
     if (!isDay(day)) throw new FeedError(`${FEED}: ${where}: ${JSON.stringify(day)} is not a date YYYY-MM-DD`);
     const convention = conventionOf(fields[columns.convention]!);
@@ -287,7 +283,7 @@ export function createBancaDItaliaProvider(options: BancaDItaliaProviderOptions)
   const requested = (fetchOptions: FetchOptions | undefined): Set<string> | undefined => {
     if (fetchOptions?.currencies === undefined) return undefined;
     const codes = fetchOptions.currencies.map((c) => c.toUpperCase());
-    for (const code of codes) if (!CODE.test(code)) throw new RangeError(`currency ${JSON.stringify(code)} is not a three-letter code`);
+    for (const code of codes) if (!CURRENCY_CODE.test(code)) throw new RangeError(`currency ${JSON.stringify(code)} is not a three-letter code`);
     return new Set(codes.filter((c) => c !== BASE));
   };
 

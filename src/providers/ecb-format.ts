@@ -12,23 +12,15 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { FeedError } from '../core/errors.js';
 import type { DailyQuotes, DayRange, DecimalString, RateDocument } from '../core/ports.js';
 import { ecbReferenceTime, isDay, type Day } from '../core/time.js';
+import { CURRENCY_CODE, publishedRate } from './central-bank.js';
 
 const PROVIDER = 'ecb';
+const FEED = 'ECB feed';
 const BASE = 'EUR';
-const CURRENCY_CODE = /^[A-Z]{3}$/;
-// Deliberately narrower than what Number() accepts: no sign, exponent, comma or surrounding space.
-const PLAIN_DECIMAL = /^\d+(\.\d+)?$/;
 const MISSING = 'N/A';
 
 function stripBom(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-}
-
-function checkRate(token: string, where: string): DecimalString {
-  if (!PLAIN_DECIMAL.test(token)) {
-    throw new FeedError(`ECB feed: ${where}: rate ${JSON.stringify(token)} is not a plain decimal`);
-  }
-  return token;
 }
 
 function checkCurrency(code: string, where: string): string {
@@ -93,7 +85,7 @@ export function parseEcbCsv(text: string): RateDocument {
     for (let c = 0; c < currencies.length; c++) {
       const token = fields[c + 1]!;
       if (token === MISSING || token === '') continue;
-      rates[currencies[c]!] = checkRate(token, `CSV line ${lineNo}, ${currencies[c]}`);
+      rates[currencies[c]!] = publishedRate(token, FEED, `CSV line ${lineNo}, ${currencies[c]}`);
     }
     if (Object.keys(rates).length === 0) throw new FeedError(`ECB feed: CSV line ${lineNo} (${day}) holds no rate`);
     byDay.set(day, rates);
@@ -155,7 +147,7 @@ function collectXmlDays(cubes: unknown[], byDay: Map<Day, Record<string, Decimal
       }
       checkCurrency(currency, where);
       if (currency in rates) throw new FeedError(`ECB feed: ${where} quotes ${currency} twice`);
-      rates[currency] = checkRate(rate, `${where}, ${currency}`);
+      rates[currency] = publishedRate(rate, FEED, `${where}, ${currency}`);
     }
     if (Object.keys(rates).length === 0) throw new FeedError(`ECB feed: XML day ${day} holds no rate`);
     byDay.set(day, rates);
