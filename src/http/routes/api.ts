@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { parseGroup, parseWindow } from '../../core/history.js';
-import { utcDay } from '../../core/time.js';
+import { utcDay, utcDayNumber } from '../../core/time.js';
 import { andThen, type MaybePromise } from '../../core/maybe.js';
 import type { Provider, RateStore } from '../../core/ports.js';
 import { parseDate, type RateBook, type RateQuote } from '../../core/rates.js';
@@ -134,6 +134,18 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
   const { book, caches } = services;
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
 
+  /** Today (UTC) by the book's clock, written out once a day rather than on every history request. */
+  let todayNumber = -1;
+  let todayText = '';
+  const today = () => {
+    const now = book.clock.now();
+    if (utcDayNumber(now) !== todayNumber) {
+      todayNumber = utcDayNumber(now);
+      todayText = utcDay(now);
+    }
+    return todayText;
+  };
+
   /** A JSON answer: its ETag and Last-Modified, or a 304. */
   const sendJson = (request: FastifyRequest, reply: FastifyReply, rendered: RenderedBody, cacheControl: string) =>
     sendConditional(request, reply, {
@@ -263,7 +275,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
     },
     handler: (request, reply) => {
       const { from, to, range, start, end, group, format, source } = request.query;
-      const window = parseWindow({ range, start, end }, utcDay(book.clock.now()));
+      const window = parseWindow({ range, start, end }, today());
       const grouping = parseGroup(group);
       const chosen = historyFormat(format, request.headers.accept);
       const accepted = request.headers['accept-encoding'];
