@@ -156,10 +156,19 @@ describe('the MCP endpoint, through the SDK client on a listening server', () =>
       assert.deepEqual(result.structuredContent, problem, `${tool} ${JSON.stringify(args)}`);
       assert.equal(text(result), `${code}: ${String(problem.detail)}`);
     }
-    // A JSON number is not an amount: it may already have lost digits.
-    const numeric = await call(client, 'convert', { from: 'EUR', to: 'USD', amount: 100 });
-    assert.equal(numeric.isError, true);
-    assert.equal((numeric.structuredContent as { code: string }).code, 'invalid_amount');
+    // An amount sent as a JSON number is taken when it is certainly the number written, and refused when digits may be lost.
+    for (const amount of [100, 99.95]) {
+      const numeric = await call(client, 'convert', { from: 'EUR', to: 'USD', amount });
+      assert.deepEqual(numeric.structuredContent, (await rest(`/api/v1/convert?from=EUR&to=USD&amount=${amount}`)).body);
+    }
+    const lossy = await call(client, 'convert', { from: 'EUR', to: 'USD', amount: 1234567890123456.7 });
+    assert.equal(lossy.isError, true);
+    assert.equal((lossy.structuredContent as { code: string }).code, 'invalid_amount');
+    assert.match(text(lossy), /send it as a decimal string/);
+    const negative = await call(client, 'convert', { from: 'EUR', to: 'USD', amount: -5 });
+    assert.equal((negative.structuredContent as { code: string }).code, 'invalid_amount');
+    const boolean = await call(client, 'convert', { from: 'EUR', to: 'USD', amount: true });
+    assert.deepEqual(boolean.structuredContent, (await rest('/api/v1/convert?from=EUR&to=USD&amount=true')).body);
   });
 
   it('counts each tool call once, and nothing else, against the key', async () => {

@@ -3,6 +3,7 @@ import AjvCompiler from '@fastify/ajv-compiler';
 import Type, { type TSchema } from 'typebox';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { decimalOfNumber } from '../../core/decimal.js';
 import { DomainError, UnavailableError } from '../../core/errors.js';
 import { parseGroup, parseWindow, type History } from '../../core/history.js';
 import type { ManyRates } from '../../core/many-rates.js';
@@ -243,7 +244,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
   const keyStep = services.keyStep;
   const tools = toolDefinitions(services);
   // Arguments are validated by the same Ajv setup as the API's query strings, so a bad one is the
-  // same problem; JSON arguments are not coerced (a number would lose an amount's digits).
+  // same problem; JSON arguments are not coerced (an amount sent as a number is taken only when exact).
   // Compiled by the first tool call, as the SDK is loaded by the first request.
   let validators: Map<string, Validator> | undefined;
   const compileValidators = () => {
@@ -259,6 +260,14 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
     // Counted before the arguments are looked at, as an API request is counted before validation.
     const refused = await keyStep.count(request, reply, caller);
     if (refused) return toolError(refused);
+    if (typeof args.amount === 'number') {
+      // Models and the MCP Inspector send an amount as a JSON number: taken when no digit can have been lost.
+      const amount = decimalOfNumber(args.amount);
+      if (amount === undefined) {
+        return toolError(problemOf('invalid_amount', `amount ${String(args.amount)} as a JSON number may not be the number written; send it as a decimal string, such as "99.95".`, 'amount'));
+      }
+      args = { ...args, amount };
+    }
     const validate = (validators ??= compileValidators()).get(name)!;
     if (!validate(args)) return toolError(problemFromDomainError(validationProblem(validate.errors!)));
     try {
