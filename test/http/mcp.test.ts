@@ -180,8 +180,10 @@ describe('the MCP endpoint, through the SDK client on a listening server', () =>
     assert.equal(await used(), start + 1);
     await call(other, 'get_rate', { from: 'EUR', to: 'XYZ' });
     assert.equal(await used(), start + 2, 'a call refused for its arguments counts, as an API request does');
+    await assert.rejects(call(other, 'get_weather', {}), /-32602.*No tool 'get_weather'/);
+    assert.equal(await used(), start + 3, 'a call of a tool that does not exist counts, as a request to an API path that names nothing does');
     await other.close();
-    assert.equal(await used(), start + 2);
+    assert.equal(await used(), start + 3);
   });
 
   it('carries the quota headers of the count on the answer to a tool call', async () => {
@@ -237,7 +239,7 @@ describe('the MCP endpoint, through the SDK client on a listening server', () =>
   });
 });
 
-describe('the MCP endpoint at the quota', () => {
+describe('the MCP endpoint at the quota, and when a feed fails', () => {
   let test: TestApp;
   let base: string;
 
@@ -248,6 +250,28 @@ describe('the MCP endpoint at the quota', () => {
 
   after(async () => {
     await test?.close();
+  });
+
+  it('says stale: true as the API does once the provider\'s latest refresh failed', async () => {
+    const key = await issueKey(test.deps, 'pro');
+    await test.deps.rates.recordAttempt('file', { at: '2026-03-06T11:00:00Z', ok: false, error: 'unreachable' });
+    test.deps.book.invalidate();
+    const client = await connect(base, { 'X-Api-Key': key });
+    const rest = async (path: string) => (await (await fetch(`${base}${path}`, { headers: { 'X-Api-Key': key } })).json()) as Record<string, unknown>;
+    const rate = await call(client, 'get_rate', { from: 'EUR', to: 'USD' });
+    assert.deepEqual(rate.structuredContent, await rest('/api/v1/rate?from=EUR&to=USD'));
+    assert.equal((rate.structuredContent as { stale: boolean }).stale, true);
+    assert.match(text(rate), /STALE: the provider's latest refresh failed/);
+    const many = await call(client, 'get_rates', { from: 'EUR', to: 'USD,GBP', amount: '5' });
+    assert.deepEqual(many.structuredContent, await rest('/api/v1/rates?from=EUR&to=USD,GBP&amount=5'));
+    assert.match(text(many), /USD [\d.]+ \(rate [\d.]+\), as of 2026-03-05T15:00:00Z, STALE/);
+    const providers = await call(client, 'list_providers');
+    assert.deepEqual(providers.structuredContent, await rest('/api/v1/providers'));
+    assert.match(text(providers), /latest refresh FAILED$/);
+    await test.deps.rates.recordAttempt('file', { at: '2026-03-06T11:10:00Z', ok: true });
+    test.deps.book.invalidate();
+    assert.equal(((await call(client, 'get_rate', { from: 'EUR', to: 'USD' })).structuredContent as { stale: boolean }).stale, false);
+    await client.close();
   });
 
   it('answers a tool call past the quota with the API 429 problem as a tool error, not counted', async () => {

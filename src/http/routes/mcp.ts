@@ -51,6 +51,8 @@ async function loadSdk() {
     Transport: transport.WebStandardStreamableHTTPServerTransport,
     CallToolRequestSchema: types.CallToolRequestSchema,
     ListToolsRequestSchema: types.ListToolsRequestSchema,
+    McpError: types.McpError,
+    InvalidParams: types.ErrorCode.InvalidParams,
   };
 }
 
@@ -254,12 +256,14 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
   const listed: Tool[] = tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.input as Tool['inputSchema'], annotations: { readOnlyHint: true, openWorldHint: false } }));
   const unauthorizedDetail = `Send a valid API key in the X-Api-Key header or as Authorization: Bearer <key>. To get a key, or the pro tier, e-mail ${options.contactEmail}.`;
 
-  async function call(name: string, args: Record<string, unknown>, caller: Caller, request: FastifyRequest, reply: FastifyReply): Promise<CallToolResult> {
-    const tool = tools.find((candidate) => candidate.name === name);
-    if (tool === undefined) return toolError(problemOf('not_found', `No tool '${name.slice(0, 40)}'; tools/list names them.`));
-    // Counted before the arguments are looked at, as an API request is counted before validation.
+  /** A tool call's answer; undefined for a tool that does not exist (a protocol error). */
+  async function call(name: string, args: Record<string, unknown>, caller: Caller, request: FastifyRequest, reply: FastifyReply): Promise<CallToolResult | undefined> {
+    // Every call counts, before its tool or arguments are looked at, as an API request counts
+    // before validation and a path that names nothing counts too.
     const refused = await keyStep.count(request, reply, caller);
     if (refused) return toolError(refused);
+    const tool = tools.find((candidate) => candidate.name === name);
+    if (tool === undefined) return undefined;
     if (typeof args.amount === 'number') {
       // Models and the MCP Inspector send an amount as a JSON number: taken when no digit can have been lost.
       const amount = decimalOfNumber(args.amount);
@@ -289,7 +293,12 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
   function mcpServer(loaded: Awaited<ReturnType<typeof loadSdk>>, caller: Caller, request: FastifyRequest, reply: FastifyReply): Server {
     const server = new loaded.Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
     server.setRequestHandler(loaded.ListToolsRequestSchema, () => ({ tools: listed }));
-    server.setRequestHandler(loaded.CallToolRequestSchema, (message) => call(message.params.name, message.params.arguments ?? {}, caller, request, reply));
+    server.setRequestHandler(loaded.CallToolRequestSchema, async (message) => {
+      const { name, arguments: args = {} } = message.params;
+      const result = await call(name, args, caller, request, reply);
+      if (result === undefined) throw new loaded.McpError(loaded.InvalidParams, `No tool '${name.slice(0, 40)}': tools/list names them.`);
+      return result;
+    });
     return server;
   }
 
