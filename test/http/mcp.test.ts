@@ -21,8 +21,16 @@ async function connect(base: string, headers: Record<string, string>): Promise<C
   return client;
 }
 
+/** A tool call's result; an answer also gives its structured content as JSON text, after the short text. */
 async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
-  return (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  if (!result.isError) {
+    assert.equal(result.content.length, 2);
+    const json = result.content[1]!;
+    assert.ok(json.type === 'text');
+    assert.deepEqual(JSON.parse(json.text), result.structuredContent);
+  }
+  return result;
 }
 
 function text(result: CallToolResult): string {

@@ -258,25 +258,26 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
 
   /** A tool call's answer; undefined for a tool that does not exist (a protocol error). */
   async function call(name: string, args: Record<string, unknown>, caller: Caller, request: FastifyRequest, reply: FastifyReply): Promise<CallToolResult | undefined> {
-    // Every call counts, before its tool or arguments are looked at, as an API request counts
-    // before validation and a path that names nothing counts too.
-    const refused = await keyStep.count(request, reply, caller);
-    if (refused) return toolError(refused);
-    const tool = tools.find((candidate) => candidate.name === name);
-    if (tool === undefined) return undefined;
-    if (typeof args.amount === 'number') {
-      // Models and the MCP Inspector send an amount as a JSON number: taken when no digit can have been lost.
-      const amount = decimalOfNumber(args.amount);
-      if (amount === undefined) {
-        return toolError(problemOf('invalid_amount', `amount ${String(args.amount)} as a JSON number may not be the number written; send it as a decimal string, such as "99.95".`, 'amount'));
-      }
-      args = { ...args, amount };
-    }
-    const validate = (validators ??= compileValidators()).get(name)!;
-    if (!validate(args)) return toolError(problemFromDomainError(validationProblem(validate.errors!)));
     try {
+      // Every call counts, before its tool or arguments are looked at, as an API request counts
+      // before validation and a path that names nothing counts too.
+      const refused = await keyStep.count(request, reply, caller);
+      if (refused) return toolError(refused);
+      const tool = tools.find((candidate) => candidate.name === name);
+      if (tool === undefined) return undefined;
+      if (typeof args.amount === 'number') {
+        // Models and the MCP Inspector send an amount as a JSON number: taken when no digit can have been lost.
+        const amount = decimalOfNumber(args.amount);
+        if (amount === undefined) {
+          return toolError(problemOf('invalid_amount', `amount ${String(args.amount)} as a JSON number may not be the number written; send it as a decimal string, such as "99.95".`, 'amount'));
+        }
+        args = { ...args, amount };
+      }
+      const validate = (validators ??= compileValidators()).get(name)!;
+      if (!validate(args)) return toolError(problemFromDomainError(validationProblem(validate.errors!)));
       const { structured, text } = await tool.answer(args as Record<string, string | undefined>, request, reply);
-      return { content: [{ type: 'text', text }], structuredContent: structured };
+      // The JSON as text too, as the protocol asks, for clients that pass only text to the model.
+      return { content: [{ type: 'text', text }, { type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
     } catch (error) {
       if (error instanceof DomainError) return toolError(problemFromDomainError(error));
       if (error instanceof UnavailableError) {
