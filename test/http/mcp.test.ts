@@ -225,8 +225,11 @@ describe('the MCP endpoint, through the SDK client on a listening server', () =>
       assert.equal(problem.code, 'unauthorized');
       assert.match(problem.detail, /keys@example\.org/);
     }
-    // Not even a body too large or not JSON is looked at without a key.
+    // Not even a body too large or not JSON is looked at without a key; with one, the bound is 64 KiB.
     assert.equal((await post({}, 'x'.repeat(200_000))).status, 401);
+    const tooLarge = await post({ 'X-Api-Key': key }, 'x'.repeat(65 * 1024));
+    assert.equal(tooLarge.status, 413);
+    assert.match(tooLarge.headers.get('content-type') ?? '', /^application\/problem\+json/);
 
     await assert.rejects(connect(base, {}), /401/);
     await assert.rejects(connect(base, { 'X-Api-Key': unissuedKey() }), /401/);
