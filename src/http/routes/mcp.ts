@@ -7,7 +7,7 @@ import { decimalOfNumber } from '../../core/decimal.js';
 import { DomainError, UnavailableError } from '../../core/errors.js';
 import { parseGroup, parseWindow, type History } from '../../core/history.js';
 import type { ManyRates } from '../../core/many-rates.js';
-import { quoteFor, parseDate, type Conversion, type RateQuote } from '../../core/rates.js';
+import { parseDate, quoteFor, type Conversion, type RateQuote } from '../../core/rates.js';
 import type { ListedCurrency } from '../../core/served-currencies.js';
 import { utcDay } from '../../core/time.js';
 import { AJV_OPTIONS, validationProblem, type Caller } from '../keyed.js';
@@ -157,9 +157,8 @@ function toolDefinitions(services: ApiServices): ToolDefinition[] {
       input: argumentsOf(ConvertQuery, ['expand']),
       async answer(args) {
         const { quote } = await quoteFor(book, { from: args.from!, to: args.to!, date: args.date, source: args.source });
-        const rendered = services.conversions(quote, args.amount!);
-        const conversion = parsed(rendered.body) as unknown as Conversion;
-        return { structured: parsed(rendered.body), text: conversionText(conversion) };
+        const conversion = parsed(services.conversions(quote, args.amount!).body);
+        return { structured: conversion, text: conversionText(conversion as unknown as Conversion) };
       },
     },
     {
@@ -176,8 +175,8 @@ function toolDefinitions(services: ApiServices): ToolDefinition[] {
           ...(args.amount === undefined ? {} : { amount: args.amount }),
           ...(args.source === undefined ? {} : { source: args.source }),
         });
-        const many = parsed(rendered.body) as unknown as Omit<ManyRates, 'settled'>;
-        return { structured: parsed(rendered.body), text: ratesText(many) };
+        const many = parsed(rendered.body);
+        return { structured: many, text: ratesText(many as unknown as Omit<ManyRates, 'settled'>) };
       },
     },
     {
@@ -253,7 +252,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
     const compile = AjvCompiler()({}, { customOptions: { ...AJV_OPTIONS, coerceTypes: false } });
     return new Map(tools.map((tool) => [tool.name, compile({ schema: tool.input, method: 'POST', url: MCP_PATH, httpPart: 'body' })]));
   };
-  const listed: Tool[] = tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.input as Tool['inputSchema'], annotations: { readOnlyHint: true, openWorldHint: false } }));
+  const listed: Tool[] = tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.input as Tool['inputSchema'], annotations: { readOnlyHint: true } }));
   const unauthorizedDetail = `Send a valid API key in the X-Api-Key header or as Authorization: Bearer <key>. To get a key, or the pro tier, e-mail ${options.contactEmail}.`;
 
   /** A tool call's answer; undefined for a tool that does not exist (a protocol error). */
