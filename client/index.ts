@@ -27,6 +27,21 @@ export type Usage = Json<'getUsage'>;
 export type Problem = operations['getRate']['responses'][400]['content']['application/problem+json'];
 export type ProblemCode = Problem['code'];
 export type HistoryRange = NonNullable<operations['getHistory']['parameters']['query']['range']>;
+export type HistoryGroup = NonNullable<operations['getHistory']['parameters']['query']['group']>;
+
+/** Which history: a range back from today, or from `start` to `end`; daily points or weekly or monthly means; one provider's numbers. */
+export interface HistoryOptions {
+  /** 1m, 3m, 6m, 1y or 5y back from today (UTC); 1y when neither range nor start is given. Not with start. */
+  range?: HistoryRange;
+  /** The first day, YYYY-MM-DD, within the retained 5 years. */
+  start?: string;
+  /** With start: the last day, YYYY-MM-DD; default today. */
+  end?: string;
+  /** One point per ISO week or calendar month: the mean of its days, with how many it averages. */
+  group?: HistoryGroup;
+  /** A configured provider id: only its published numbers. */
+  source?: string;
+}
 
 export class ExratesError extends Error {
   constructor(
@@ -58,9 +73,10 @@ export interface ExratesClient {
   currencies(): Promise<CurrencyList>;
   /** The key's quota today; does not count. */
   usage(): Promise<Usage>;
-  history(from: string, to: string, range?: HistoryRange): Promise<History>;
-  /** RFC 4180 text, header `date,rate`, CRLF line ends. */
-  historyCsv(from: string, to: string, range?: HistoryRange): Promise<string>;
+  /** A range (`'1m'`), or the options: `{ start: '2025-01-01', end: '2025-06-30', group: 'month' }`. */
+  history(from: string, to: string, window?: HistoryRange | HistoryOptions): Promise<History>;
+  /** RFC 4180 text, header `date,rate` (grouped: `date,rate,days`), CRLF line ends. */
+  historyCsv(from: string, to: string, window?: HistoryRange | HistoryOptions): Promise<string>;
 }
 
 async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
@@ -69,6 +85,12 @@ async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; response: Re
     throw new ExratesError(response.status, (error ?? { type: 'about:blank', title: response.statusText, status: response.status, detail: 'No body.', code: 'internal_error' }) as Problem);
   }
   return data;
+}
+
+/** The query parameters of a history request: a bare range is `{ range }`; options not given are not sent. */
+function historyQuery(window: HistoryRange | HistoryOptions | undefined): HistoryOptions {
+  const options = typeof window === 'string' ? { range: window } : (window ?? {});
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
 }
 
 export function createExratesClient(options: ExratesClientOptions): ExratesClient {
@@ -96,9 +118,9 @@ export function createExratesClient(options: ExratesClientOptions): ExratesClien
       ),
     currencies: () => unwrap(api.GET('/api/v1/currencies')),
     usage: () => unwrap(api.GET('/api/v1/usage')),
-    history: (from, to, range) =>
-      unwrap(api.GET('/api/v1/history', { params: { query: { from, to, ...(range ? { range } : {}), format: 'json' } } })) as Promise<History>,
-    historyCsv: (from, to, range) =>
-      unwrap(api.GET('/api/v1/history', { params: { query: { from, to, ...(range ? { range } : {}), format: 'csv' } }, parseAs: 'text' })),
+    history: (from, to, window) =>
+      unwrap(api.GET('/api/v1/history', { params: { query: { from, to, ...historyQuery(window), format: 'json' } } })) as Promise<History>,
+    historyCsv: (from, to, window) =>
+      unwrap(api.GET('/api/v1/history', { params: { query: { from, to, ...historyQuery(window), format: 'csv' } }, parseAs: 'text' })),
   };
 }

@@ -19,7 +19,8 @@ import {
   createManyRatesBodies,
   createQuoteBodies,
 } from './http/responses.js';
-import { registerApiRoutes } from './http/routes/api.js';
+import { registerApiRoutes, type ApiServices } from './http/routes/api.js';
+import { registerMcpRoutes } from './http/routes/mcp.js';
 import { registerOpsRoutes } from './http/routes/ops.js';
 import { registerPortalRoutes } from './http/routes/portal.js';
 import { docsPageOptions, openApiOptions, registerDocumentRoutes } from './http/routes/documents.js';
@@ -141,7 +142,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
 
   const caches = createHttpCaches({ compressedBytes: CACHE_BOUNDS.compressedBytes, encodings: CACHE_BOUNDS.encodings });
   const wideProviders = deps.providers.filter((p) => p.listCurrencies !== undefined).map((p) => p.id);
-  registerApiRoutes(app, {
+  const services: ApiServices = {
     book: deps.book,
     rates: deps.rates,
     providers: deps.providers,
@@ -153,7 +154,9 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     manyRates: createManyRatesBodies(deps.book, CACHE_BOUNDS.manyRatesBytes),
     currencyList: createCurrencyListBodies(deps.book, wideProviders),
     liveCacheControl: createLiveCacheControl(deps.book, deps.config.refreshSeconds),
-  });
+  };
+  registerApiRoutes(app, services);
+  registerMcpRoutes(app, { services, contactEmail: deps.config.contactEmail });
   registerDocumentRoutes(app);
   registerOpsRoutes(app, deps);
   registerPortalRoutes(app, {

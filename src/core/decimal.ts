@@ -39,6 +39,22 @@ export function parseDecimal(text: string): Rational | null {
   return { num: BigInt(m[1]! + fraction), den: pow10(fraction.length) };
 }
 
+/** Significant decimal digits every binary64 number keeps: any decimal with at most this many comes back exactly. */
+const EXACT_DIGITS = 15;
+
+/**
+ * A non-negative number a client sent as a JSON number, as the plain decimal it wrote, when that
+ * is certain: a decimal of at most 15 significant digits (or a safe integer) is the shortest text
+ * of its binary64 value, which is what String gives. Undefined for anything else: JSON parsing
+ * may already have changed a longer one, and an exponent is no plain decimal.
+ */
+export function decimalOfNumber(value: number): string | undefined {
+  if (!Number.isFinite(value) || value < 0) return undefined;
+  const text = String(value);
+  if (!UNSIGNED_DECIMAL.test(text)) return undefined;
+  return Number.isSafeInteger(value) || text.replace('.', '').replace(/^0+/, '').length <= EXACT_DIGITS ? text : undefined;
+}
+
 /**
  * A stored rate: a plain decimal (units of the quote per one unit of the base), or `1/` and a plain
  * decimal, the reciprocal of a number published the other way round (units of the base per one

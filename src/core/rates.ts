@@ -3,7 +3,7 @@ import { parseCurrency, resultDecimals } from './currencies.js';
 import { crossCheck, describeFinding, parsePercent, type CrossCheck, type CrossCheckFinding } from './cross-check.js';
 import { divideUnreduced, multiply, multiplyUnreduced, parseDecimal, roundSignificant, roundToScale, stripLeadingZeros, type Rational } from './decimal.js';
 import { DomainError } from './errors.js';
-import type { MaybePromise } from './maybe.js';
+import { andThen, type MaybePromise } from './maybe.js';
 import type { Clock, Metrics, RateDocument, RateStore } from './ports.js';
 import {
   applyDocument,
@@ -205,6 +205,15 @@ export function parseDate(input: string, clock: Clock): Day {
     throw new DomainError('invalid_date', `date ${input} is after today (${utcDay(now)}, UTC): no rate is published for it yet.`, { param: 'date' });
   }
   return input;
+}
+
+/**
+ * What a rate or a conversion is answered from: the live rate, or, with a `date` (checked here),
+ * the rate on that date and whether it can still change.
+ */
+export function quoteFor(book: RateBook, query: { from: string; to: string; date?: string | undefined; source?: string | undefined }): MaybePromise<DatedQuote> {
+  if (query.date !== undefined) return book.rateOnDate(query.from, query.to, parseDate(query.date, book.clock), query.source);
+  return andThen(book.liveRate(query.from, query.to, query.source), (quote) => ({ quote, settled: false }));
 }
 
 const SEARCH_BACK_DAYS = 45;

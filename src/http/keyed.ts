@@ -124,6 +124,10 @@ export interface KeyStep {
    * other request reads its options, and its path is noted, so that another method on it is a 405.
    */
   route(route: RouteOptions): void;
+  /** Who a presented key names, for an entry that reads the key from headers of its own (/mcp). */
+  callerOf(presented: string | undefined): MaybePromise<Caller | undefined>;
+  /** Counts one request against the caller's quota and writes the quota headers; the 429's problem when the quota refuses it (not counted). */
+  count(request: FastifyRequest, reply: FastifyReply, caller: Caller): MaybePromise<Problem | undefined>;
   /** The caller's usage today, read without counting, with the quota headers of that reading. */
   usage(request: FastifyRequest, reply: FastifyReply): Promise<{ tier: Tier; usage: QuotaUsage }>;
 }
@@ -142,7 +146,10 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
     // The header wins over the query parameter; a header sent twice is no key.
     const header = request.headers['x-api-key'];
     const query = request.query as Record<string, unknown>;
-    const presented = header !== undefined ? (typeof header === 'string' ? header : undefined) : typeof query.apikey === 'string' ? query.apikey : undefined;
+    return callerOf(header !== undefined ? (typeof header === 'string' ? header : undefined) : typeof query.apikey === 'string' ? query.apikey : undefined);
+  }
+
+  function callerOf(presented: string | undefined): MaybePromise<Caller | undefined> {
     // The demo key is no stored key: it is recognised here, by its exact value, or refused.
     if (presented !== undefined && looksLikeDemoKey(presented)) return options.demo && presented === DEMO_KEY ? { demo: options.demo } : undefined;
     return andThen(authenticateApiKey(keys, presented, keyHashes), (record) => (record ? { key: record } : undefined));
@@ -150,20 +157,27 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
 
   /** Counts the request; true when the quota refused it and the 429 is sent. */
   function refused(request: FastifyRequest, reply: FastifyReply, caller: Caller): MaybePromise<boolean> {
+    return andThen(count(request, reply, caller), (problem) => {
+      if (problem === undefined) return false;
+      sendProblem(reply, problem);
+      return true;
+    });
+  }
+
+  function count(request: FastifyRequest, reply: FastifyReply, caller: Caller): MaybePromise<Problem | undefined> {
     const decided: MaybePromise<QuotaDecision & { exhausted?: string }> = caller.demo
       ? consumeDemoQuota(quotas, caller.demo, request.ip, limits, clock)
       : consumeDailyQuota(quotas, caller.key, limits, clock, quotaCalendar);
     return andThen(decided, (decision) => {
       setQuotaHeaders(reply, decision);
-      if (decision.allowed) return false;
+      if (decision.allowed) return undefined;
       metrics.quotaRejected();
       const detail = !caller.demo
         ? `This key's ${decision.limit} requests for today are used up; the quota resets at 00:00 UTC.`
         : decision.exhausted === 'shared'
           ? `The demo key's requests for today are used up; the quota resets at 00:00 UTC. For a key of your own, e-mail ${options.contactEmail}.`
           : `This address's ${decision.limit} demo requests for today are used up; the quota resets at 00:00 UTC. For a key of your own, e-mail ${options.contactEmail}.`;
-      sendProblem(reply, problemOf('quota_exceeded', detail));
-      return true;
+      return problemOf('quota_exceeded', detail);
     });
   }
 
@@ -236,6 +250,8 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
 
   return {
     onRequest,
+    callerOf,
+    count,
     route(route) {
       const mode = route.config?.keyed;
       if (mode === undefined) return;

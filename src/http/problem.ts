@@ -79,6 +79,17 @@ export function problemFromDomainError(error: DomainError): Problem {
   return problemOf(error.code, error.message, error.param);
 }
 
+/** How long a client waits before retrying when the database or Redis cannot be reached. */
+export const UNAVAILABLE_RETRY_SECONDS = 5;
+
+/** The problem of a dependency (the database or Redis) that cannot be reached. */
+export function unavailableProblem(error: UnavailableError): Problem {
+  return problemOf('service_unavailable', `The service cannot reach ${error.dependency} right now. Try again in a few seconds.`);
+}
+
+/** The problem of an unexpected failure: nothing of it is shown, it is logged. */
+export const INTERNAL_DETAIL = 'The server failed to answer this request; the failure has been logged.';
+
 /**
  * The app's error handler: every error a request ends in, as its problem answer. A domain error is
  * its own code; a dependency that cannot be reached is a 503 to retry; Fastify's and its plugins'
@@ -92,8 +103,8 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
   }
   if (error instanceof UnavailableError) {
     request.log.warn({ dependency: error.dependency, err: String((error as { cause?: unknown }).cause) }, 'dependency unavailable');
-    reply.header('retry-after', '5');
-    return sendProblem(reply, problemOf('service_unavailable', `The service cannot reach ${error.dependency} right now. Try again in a few seconds.`));
+    reply.header('retry-after', String(UNAVAILABLE_RETRY_SECONDS));
+    return sendProblem(reply, unavailableProblem(error));
   }
   const status = (error as FastifyError).statusCode;
   if ((error as FastifyError).code === 'FST_ERR_NOT_FOUND') {
@@ -111,5 +122,5 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
     return sendProblem(reply, { ...problem, status, title: STATUS_CODES[status] ?? problem.title });
   }
   request.log.error({ err: error }, 'request failed');
-  return sendProblem(reply, problemOf('internal_error', 'The server failed to answer this request; the failure has been logged.'));
+  return sendProblem(reply, problemOf('internal_error', INTERNAL_DETAIL));
 }

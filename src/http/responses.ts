@@ -1,13 +1,15 @@
 import { parseCurrency } from '../core/currencies.js';
+import { providerCrossCheck } from '../core/cross-check.js';
 import { manyRates, type ManyRates } from '../core/many-rates.js';
 import type { MaybePromise } from '../core/maybe.js';
-import type { Tier } from '../core/ports.js';
+import type { Provider, RateStore, Tier } from '../core/ports.js';
 import { utcDayNumber, type Day } from '../core/time.js';
 import type { QuotaUsage } from '../core/quota.js';
 import { listCurrencies } from '../core/served-currencies.js';
 import { GROUPS, historyCsv, historyJson, historyNdjson, pairHistory, RANGES, type History, type HistoryGroup, type HistoryRange, type HistoryWindow } from '../core/history.js';
 import { convertAt, pairKey, parseAmount, type Conversion, type RateBook, type RateQuote } from '../core/rates.js';
 import { TextKeyedMap } from '../core/text-key.js';
+import { providerEntry } from '../providers/registry.js';
 import { createByteLru } from './byte-lru.js';
 import { drop, keptBody, takeOut, type KeptBody } from './kept-body.js';
 import { compressBody, encodedEtag, httpDate, ownBytes, strongEtag, type Encoding } from './caching.js';
@@ -334,6 +336,34 @@ export function createManyRatesBodies(book: RateBook, maxBytes = 8 * 1024 * 1024
 export function renderUsage(tier: Tier, usage: QuotaUsage): string {
   const resetsAt = new Date(usage.resetAt * 1000).toISOString().replace('.000Z', 'Z');
   return JSON.stringify({ tier, limit: usage.limit, used: usage.used, remaining: usage.remaining, resetsAt });
+}
+
+/** The configured providers and their state, as GET /api/v1/providers answers them. */
+export async function renderProviderList(book: RateBook, rates: RateStore, configured: readonly Provider[]): Promise<RenderedBody> {
+  const snapshot = await book.snapshot();
+  const checked = await book.crossCheck();
+  const listed = listCurrencies(snapshot, book.providers, []);
+  const providers = await Promise.all(
+    configured.map(async (provider) => {
+      const state = await rates.providerState(provider.id);
+      // Every configured provider is made from its registry entry (src/deps.ts).
+      const { metadata } = providerEntry(provider.id)!;
+      return {
+        id: provider.id,
+        name: metadata.name,
+        kind: metadata.kind,
+        base: provider.base,
+        currencies: listed.filter((entry) => entry.providers.includes(provider.id)).map((entry) => entry.code),
+        latestDay: snapshot.data.get(provider.id)?.days.at(-1) ?? null,
+        refresh: { lastSuccessAt: state?.lastSuccessAt ?? null, lastFailureAt: state?.lastFailureAt ?? null, failing: state?.failing ?? false },
+        termsUrl: metadata.termsUrl,
+        schedule: metadata.schedule,
+        crossCheck: providerCrossCheck(checked, provider.id),
+      };
+    }),
+  );
+  const body = JSON.stringify({ providers });
+  return { body, etag: strongEtag(body), length: Buffer.byteLength(body) };
 }
 
 /** Cache-Control of an answer that can never change: a rate on a settled past date. */

@@ -69,6 +69,41 @@ describe('the generated client, on a listening server', () => {
     assert.equal(response.headers.get('x-ratelimit-limit'), '100000');
   });
 
+  it('reads a history by dates, grouped, from one source, as JSON and CSV, exactly as the API answers it', async () => {
+    const exrates = createExratesClient({ baseUrl: base, apiKey: key });
+
+    const dated = await exrates.history('EUR', 'GBP', { start: '2025-01-01', end: '2025-06-30' });
+    assert.deepEqual(dated, JSON.parse((await plain('/api/v1/history?from=EUR&to=GBP&start=2025-01-01&end=2025-06-30')).body));
+    assert.equal(dated.range, '2025-01-01/2025-06-30');
+    assert.equal(dated.points[0]!.date, '2025-01-02');
+
+    const monthly = await exrates.history('EUR', 'GBP', { start: '2025-01-01', end: '2025-06-30', group: 'month', source: 'file' });
+    assert.deepEqual(monthly, JSON.parse((await plain('/api/v1/history?from=EUR&to=GBP&start=2025-01-01&end=2025-06-30&group=month&source=file')).body));
+    assert.equal(monthly.group, 'month');
+    assert.deepEqual(
+      monthly.points.map((point) => point.date),
+      ['2025-01-01', '2025-02-01', '2025-03-01', '2025-04-01', '2025-05-01', '2025-06-01'],
+    );
+    assert.equal(
+      monthly.points.reduce((days, point) => days + point.days!, 0),
+      dated.count,
+    );
+
+    const weekly = await exrates.history('USD', 'JPY', { range: '3m', group: 'week' });
+    assert.deepEqual(weekly, JSON.parse((await plain('/api/v1/history?from=USD&to=JPY&range=3m&group=week')).body));
+    assert.equal(weekly.range, '3m');
+
+    const fromStart = await exrates.history('EUR', 'USD', { start: '2026-02-01' });
+    assert.equal(fromStart.range, '2026-02-01/2026-03-06', 'end defaults to today');
+
+    const csv = await exrates.historyCsv('EUR', 'GBP', { start: '2025-01-01', end: '2025-06-30', group: 'month' });
+    assert.equal(csv, (await plain('/api/v1/history?from=EUR&to=GBP&start=2025-01-01&end=2025-06-30&group=month&format=csv')).body);
+    assert.equal(csv.split('\r\n')[0], 'date,rate,days');
+
+    await assert.rejects(exrates.history('EUR', 'USD', { range: '1m', start: '2026-01-01' }), (thrown: unknown) => thrown instanceof ExratesError && thrown.problem.code === 'invalid_range');
+    await assert.rejects(exrates.history('EUR', 'USD', { end: '2026-01-01' }), (thrown: unknown) => thrown instanceof ExratesError && thrown.problem.code === 'missing_parameter');
+  });
+
   it('calls currencies, rates on a date, many targets and usage, as the server answers them', async () => {
     const exrates = createExratesClient({ baseUrl: base, apiKey: key });
     const { currencies } = await exrates.currencies();

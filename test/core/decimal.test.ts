@@ -33,6 +33,7 @@ import {
   ZERO,
   add,
   compare,
+  decimalOfNumber,
   divide,
   exactDecimal,
   formatSmall,
@@ -216,6 +217,35 @@ const signedValue = fc
 
 // ---------------------------------------------------------------------------------------------
 // Hand-checked examples
+
+describe('decimalOfNumber', () => {
+  it('gives back the decimal a client wrote as a JSON number, of up to 15 significant digits, exactly', () => {
+    const written = fc
+      .tuple(digits(1, 18), fc.option(digits(1, 12), { nil: undefined }))
+      .map(([whole, fraction]) => (fraction === undefined ? whole : `${whole}.${fraction}`))
+      .filter((text) => new D(text).isZero() || new D(text).sd(false) <= 15);
+    fc.assert(
+      fc.property(written, (text) => {
+        const decimal = decimalOfNumber(JSON.parse(text.replace(/^0+(?=\d)/, '')) as number);
+        assert.ok(decimal !== undefined, text);
+        assert.ok(new D(decimal).eq(new D(text)), `${text} came back as ${decimal}`);
+      }),
+    );
+  });
+
+  it('refuses what JSON parsing may have changed, a sign and an exponent', () => {
+    assert.equal(decimalOfNumber(99.95), '99.95');
+    assert.equal(decimalOfNumber(100), '100');
+    assert.equal(decimalOfNumber(9007199254740991), '9007199254740991');
+    // 17 significant digits: the double is not the decimal that was written.
+    assert.equal(decimalOfNumber(JSON.parse('1234567890123456.7') as number), undefined);
+    assert.equal(decimalOfNumber(JSON.parse('123456789012345678') as number), undefined);
+    assert.equal(decimalOfNumber(-1), undefined);
+    assert.equal(decimalOfNumber(1e-7), undefined);
+    assert.equal(decimalOfNumber(1e21), undefined);
+    assert.equal(decimalOfNumber(Number.NaN), undefined);
+  });
+});
 
 describe('parseDecimal', () => {
   it('parses plain non-negative decimals exactly', () => {

@@ -4,11 +4,8 @@ import { parseGroup, parseWindow } from '../../core/history.js';
 import { utcDay, utcDayNumber } from '../../core/time.js';
 import { andThen, type MaybePromise } from '../../core/maybe.js';
 import type { Provider, RateStore } from '../../core/ports.js';
-import { parseDate, type RateBook, type RateQuote } from '../../core/rates.js';
-import { listCurrencies } from '../../core/served-currencies.js';
-import { providerCrossCheck } from '../../core/cross-check.js';
-import { providerEntry } from '../../providers/registry.js';
-import { sendConditional, strongEtag, type HttpCaches } from '../caching.js';
+import { parseDate, quoteFor, type RateBook, type RateQuote } from '../../core/rates.js';
+import { sendConditional, type HttpCaches } from '../caching.js';
 import type { KeyStep } from '../keyed.js';
 import { sent } from '../kept-body.js';
 import { PROBLEMS, problemOf, sendProblem } from '../problem.js';
@@ -18,6 +15,7 @@ import {
   JSON_TYPE,
   NDJSON_TYPE,
   SETTLED_CACHE_CONTROL,
+  renderProviderList,
   renderUsage,
   type HistoryBodies,
   type HistoryFormat,
@@ -164,17 +162,12 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
     reply: FastifyReply,
     query: { from: string; to: string; date?: string | undefined; source?: string | undefined },
     render: (quote: RateQuote) => RenderedBody,
-  ) => {
-    if (query.date !== undefined) {
-      const date = parseDate(query.date, book.clock);
-      return done(
-        andThen(book.rateOnDate(query.from, query.to, date, query.source), (dated) =>
-          sendJson(request, reply, render(dated.quote), dated.settled ? SETTLED_CACHE_CONTROL : services.liveCacheControl()),
-        ),
-      );
-    }
-    return done(andThen(book.liveRate(query.from, query.to, query.source), (quote) => sendJson(request, reply, render(quote), services.liveCacheControl())));
-  };
+  ) =>
+    done(
+      andThen(quoteFor(book, query), (dated) =>
+        sendJson(request, reply, render(dated.quote), dated.settled ? SETTLED_CACHE_CONTROL : services.liveCacheControl()),
+      ),
+    );
 
   app.route({
     method: GET_HEAD,
@@ -376,30 +369,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       },
     },
     handler: async (request, reply) => {
-      const snapshot = await book.snapshot();
-      const checked = await book.crossCheck();
-      const listed = listCurrencies(snapshot, book.providers, []);
-      const providers = await Promise.all(
-        services.providers.map(async (provider) => {
-          const state = await services.rates.providerState(provider.id);
-          // Every configured provider is made from its registry entry (src/deps.ts).
-          const { metadata } = providerEntry(provider.id)!;
-          return {
-            id: provider.id,
-            name: metadata.name,
-            kind: metadata.kind,
-            base: provider.base,
-            currencies: listed.filter((entry) => entry.providers.includes(provider.id)).map((entry) => entry.code),
-            latestDay: snapshot.data.get(provider.id)?.days.at(-1) ?? null,
-            refresh: { lastSuccessAt: state?.lastSuccessAt ?? null, lastFailureAt: state?.lastFailureAt ?? null, failing: state?.failing ?? false },
-            termsUrl: metadata.termsUrl,
-            schedule: metadata.schedule,
-            crossCheck: providerCrossCheck(checked, provider.id),
-          };
-        }),
-      );
-      const body = JSON.stringify({ providers });
-      sendJson(request, reply, { body, etag: strongEtag(body), length: Buffer.byteLength(body) }, services.liveCacheControl());
+      sendJson(request, reply, await renderProviderList(book, services.rates, services.providers), services.liveCacheControl());
     },
   });
 

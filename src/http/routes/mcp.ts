@@ -1,0 +1,346 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import AjvCompiler from '@fastify/ajv-compiler';
+import Type, { type TSchema } from 'typebox';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { decimalOfNumber } from '../../core/decimal.js';
+import { DomainError, UnavailableError } from '../../core/errors.js';
+import { parseGroup, parseWindow, type History } from '../../core/history.js';
+import type { ManyRates } from '../../core/many-rates.js';
+import { parseDate, quoteFor, type Conversion, type RateQuote } from '../../core/rates.js';
+import type { ListedCurrency } from '../../core/served-currencies.js';
+import { utcDay } from '../../core/time.js';
+import { AJV_OPTIONS, validationProblem, type Caller } from '../keyed.js';
+import { sent } from '../kept-body.js';
+import { INTERNAL_DETAIL, problemFromDomainError, problemOf, sendProblem, unavailableProblem, type Problem } from '../problem.js';
+import { renderProviderList } from '../responses.js';
+import { ConvertQuery, HistoryQuery, NoQuery, RateQuery, RatesQuery } from '../schemas.js';
+import type { ApiServices } from './api.js';
+
+/**
+ * The MCP endpoint (Model Context Protocol, Streamable HTTP transport of the official SDK): the
+ * keyed API's answers as tools a model calls. Stateless: every POST gets a server and transport of
+ * its own, answered with one JSON body, so any process of any instance answers any request.
+ *
+ * Keys and quotas are the API's: the key (X-Api-Key, or Authorization: Bearer) is checked before
+ * the body is read, and a request without a valid one is the API's 401. Each tools/call counts
+ * once against the key's quota, through the same step as an API request; initialize, tools/list
+ * and notifications do not count. Every answer comes from the same functions as the API's, with
+ * the same decimal strings, asOf and stale, and every error is the API's problem, as a tool error.
+ */
+
+const MCP_PATH = '/mcp';
+/** A tools/call names at most 200 currencies; the app's 1 KiB body bound is for bodiless GETs. */
+const MCP_BODY_LIMIT = 64 * 1024;
+const SERVER_INFO = { name: 'exrates', version: '1.0.0' };
+const INSTRUCTIONS =
+  'Mid-market exchange rates (no bank or transfer margin, no forecasts), exact conversion and up to 5 years of daily history for ISO 4217 currencies. Amounts, rates and results are decimal strings: quote them as given, do not recompute them. asOf is when the provider says the rate applies; stale true means the latest refresh failed and the last stored rate is served.';
+
+/**
+ * The SDK's modules, loaded by the first MCP request: loaded at start they would add much to every
+ * cold start (docs/performance.md), for an endpoint many deployments never serve.
+ */
+async function loadSdk() {
+  const [server, transport, types] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
+  return {
+    Server: server.Server,
+    Transport: transport.WebStandardStreamableHTTPServerTransport,
+    CallToolRequestSchema: types.CallToolRequestSchema,
+    ListToolsRequestSchema: types.ListToolsRequestSchema,
+    McpError: types.McpError,
+    InvalidParams: types.ErrorCode.InvalidParams,
+  };
+}
+
+/** A validator compiled by Fastify's Ajv compiler, as the routes' query schemas are. */
+type Validator = ReturnType<ReturnType<ReturnType<typeof AjvCompiler>>>;
+
+export interface McpOptions {
+  services: ApiServices;
+  contactEmail: string;
+}
+
+/** A tool: its arguments' schema (the API's own query schema, whose names it keeps), and the answer it computes. */
+interface ToolDefinition {
+  name: string;
+  description: string;
+  input: TSchema;
+  answer(args: Record<string, string | undefined>, request: FastifyRequest, reply: FastifyReply): Promise<{ structured: Record<string, unknown>; text: string }>;
+}
+
+/** The stale note of a text answer. */
+const staleNote = (stale: boolean) => (stale ? ' STALE: the provider\'s latest refresh failed; this is the last stored rate.' : '');
+
+function rateText(quote: RateQuote): string {
+  return `1 ${quote.from} = ${quote.rate} ${quote.to} (mid-market, as of ${quote.asOf}).${staleNote(quote.stale)}`;
+}
+
+function conversionText(conversion: Conversion): string {
+  const { from, to, amount, rate, result, asOf, stale } = conversion;
+  return `${amount} ${from} = ${result} ${to} at 1 ${from} = ${rate} ${to} (mid-market, as of ${asOf}).${staleNote(stale)}`;
+}
+
+function ratesText(many: Omit<ManyRates, 'settled'>): string {
+  const lines = many.rates.map((entry) => {
+    const value = entry.result === undefined ? `${entry.rate}` : `${entry.result} (rate ${entry.rate})`;
+    return `${entry.to} ${value}, as of ${entry.asOf}${entry.stale ? ', STALE' : ''}`;
+  });
+  const head = `${many.amount ?? '1'} ${many.from} in ${many.rates.length} ${many.rates.length === 1 ? 'currency' : 'currencies'} (mid-market):`;
+  return [head, ...lines].join('\n');
+}
+
+function historyText(history: History): string {
+  const { pair, range, group, count, points, stats } = history;
+  const first = points[0]!;
+  const last = points.at(-1)!;
+  const grouping = group === undefined ? 'daily points' : `${group}ly means`;
+  const sign = (value: number) => (value > 0 ? `+${value}` : `${value}`);
+  return (
+    `${pair} over ${range}: ${count} ${grouping} from ${first.date} (${first.rate}) to ${last.date} (${last.rate}). ` +
+    `Best ${stats.best} on ${stats.bestDate}, worst ${stats.worst} on ${stats.worstDate}, average ${stats.average}; ` +
+    `change ${sign(stats.changePct)}%, last vs average ${sign(stats.currentVsAveragePct)}%.`
+  );
+}
+
+function currenciesText(currencies: readonly ListedCurrency[]): string {
+  const now = currencies.filter((entry) => !entry.onRequest);
+  const later = currencies.filter((entry) => entry.onRequest);
+  const listed = (entries: readonly ListedCurrency[]) => entries.map((entry) => `${entry.code} (${entry.name})`).join(', ');
+  const text = `${now.length} currencies answered now: ${listed(now)}.`;
+  return later.length === 0 ? text : `${text}\n${later.length} more loaded on first request: ${listed(later)}.`;
+}
+
+interface ProviderSummary {
+  id: string;
+  name: string;
+  kind: string;
+  base: string;
+  currencies: string[];
+  latestDay: string | null;
+  refresh: { failing: boolean };
+}
+
+function providersText(providers: readonly ProviderSummary[]): string {
+  return providers
+    .map(
+      (p) =>
+        `${p.id}: ${p.name} (${p.kind}), base ${p.base}, ${p.currencies.length} currencies, newest day ${p.latestDay ?? 'none yet'}${p.refresh.failing ? ', latest refresh FAILED' : ''}`,
+    )
+    .join('\n');
+}
+
+/** The API's query schema without the parameters that shape an HTTP answer (expand, format). */
+const argumentsOf = (schema: TSchema, httpOnly: string[]) => Type.Omit(schema, httpOnly) as TSchema;
+
+function toolDefinitions(services: ApiServices): ToolDefinition[] {
+  const { book } = services;
+  const parsed = (body: string) => JSON.parse(body) as Record<string, unknown>;
+  return [
+    {
+      name: 'get_rate',
+      description:
+        'The mid-market exchange rate of a currency pair: units of `to` per one unit of `from`, as an exact decimal string (8 significant digits). Live by default; with `date` (YYYY-MM-DD), the rate of the latest published day on or before it. The answer gives asOf (when the provider says the rate applies) and stale (true when the latest refresh failed).',
+      input: argumentsOf(RateQuery, ['expand']),
+      async answer(args) {
+        const { quote } = await quoteFor(book, { from: args.from!, to: args.to!, date: args.date, source: args.source });
+        return { structured: parsed(services.quotes(quote).body), text: rateText(quote) };
+      },
+    },
+    {
+      name: 'convert',
+      description:
+        'Converts an amount from one currency to another at the mid-market rate: result = amount × rate, exact, rounded half-to-even to the target currency\'s minor units. `amount` is a decimal string such as "100" or "99.95". Live by default, or on a past `date`. Money from a bank or transfer service includes its margin; this is the mid-market value.',
+      input: argumentsOf(ConvertQuery, ['expand']),
+      async answer(args) {
+        const { quote } = await quoteFor(book, { from: args.from!, to: args.to!, date: args.date, source: args.source });
+        const conversion = parsed(services.conversions(quote, args.amount!).body);
+        return { structured: conversion, text: conversionText(conversion as unknown as Conversion) };
+      },
+    },
+    {
+      name: 'get_rates',
+      description:
+        'One base currency (`from`) against many targets at once: `to` is a comma-separated list of ISO 4217 codes such as "USD,GBP,JPY" (omit it for every currency answered now). With `amount`, each entry also gives the amount converted. Each entry is what get_rate (or convert) answers for its pair, with its own asOf and stale. Optional `date` for a past day.',
+      input: argumentsOf(RatesQuery, ['expand']),
+      async answer(args) {
+        const day = args.date === undefined ? undefined : parseDate(args.date, book.clock);
+        const { rendered } = await services.manyRates({
+          from: args.from!,
+          ...(args.to === undefined ? {} : { to: args.to }),
+          ...(day === undefined ? {} : { date: day }),
+          ...(args.amount === undefined ? {} : { amount: args.amount }),
+          ...(args.source === undefined ? {} : { source: args.source }),
+        });
+        const many = parsed(rendered.body);
+        return { structured: many, text: ratesText(many as unknown as Omit<ManyRates, 'settled'>) };
+      },
+    },
+    {
+      name: 'get_history',
+      description:
+        'Daily reference rates of a pair with statistics (best, worst, average, change in percent). Either `range` (1m, 3m, 6m, 1y, 5y back from today; default 1y) or `start` and optional `end` (YYYY-MM-DD, within the last 5 years). `group` week or month gives weekly or monthly means instead of daily points. Returns the statistics and every point.',
+      input: argumentsOf(HistoryQuery, ['format']),
+      async answer(args, _request, reply) {
+        const window = parseWindow({ range: args.range, start: args.start, end: args.end }, utcDay(book.clock.now()));
+        const rendered = await services.histories.render(args.from!, args.to!, window, 'json', 'identity', parseGroup(args.group), args.source);
+        // The cache's body is read here and given back once the response is sent.
+        const body = rendered.kept.body.toString('utf8');
+        sent(rendered.kept, reply.raw);
+        const history = JSON.parse(body) as History;
+        return { structured: history as unknown as Record<string, unknown>, text: historyText(history) };
+      },
+    },
+    {
+      name: 'list_currencies',
+      description:
+        'Every currency the service answers for: ISO 4217 code, name, minor units, the provider that serves it and every provider that quotes it (each a valid `source`), and its stored days; then those a provider loads on first request (onRequest true).',
+      input: NoQuery,
+      async answer() {
+        const list = parsed((await services.currencyList()).body);
+        return { structured: list, text: currenciesText(list.currencies as ListedCurrency[]) };
+      },
+    },
+    {
+      name: 'list_providers',
+      description:
+        'The configured rate providers in order of preference: publisher, kind (central bank, aggregator, commercial, file), base currency, the currencies each quotes, its newest day and whether its latest refresh failed. A provider id is what the other tools take as `source`, to use only that provider\'s published numbers.',
+      input: NoQuery,
+      async answer() {
+        const list = parsed((await renderProviderList(book, services.rates, services.providers)).body);
+        return { structured: list, text: providersText(list.providers as ProviderSummary[]) };
+      },
+    },
+  ];
+}
+
+/** A tool error: the API's problem, as text a model reads and as structured content. */
+function toolError(problem: Problem): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: `${problem.code}: ${problem.detail}` }], structuredContent: { ...problem } };
+}
+
+/** The key an MCP request presents: X-Api-Key wins over Authorization: Bearer; a header sent twice is no key. */
+function presentedKey(request: FastifyRequest): string | undefined {
+  const header = request.headers['x-api-key'];
+  if (header !== undefined) return typeof header === 'string' ? header : undefined;
+  const bearer = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '');
+  return bearer?.[1];
+}
+
+/** The request as the SDK's web-standard transport reads it: its headers; the body Fastify parsed is passed beside it. */
+function webRequest(request: FastifyRequest): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined || name === 'content-length' || name === 'host' || name === 'connection') continue;
+    headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  return new Request(`http://localhost${MCP_PATH}`, { method: request.method, headers });
+}
+
+export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): void {
+  const { services } = options;
+  const keyStep = services.keyStep;
+  const tools = toolDefinitions(services);
+  // Arguments are validated by the same Ajv setup as the API's query strings, so a bad one is the
+  // same problem; JSON arguments are not coerced (an amount sent as a number is taken only when exact).
+  // Compiled by the first tool call, as the SDK is loaded by the first request.
+  let validators: Map<string, Validator> | undefined;
+  const compileValidators = () => {
+    const compile = AjvCompiler()({}, { customOptions: { ...AJV_OPTIONS, coerceTypes: false } });
+    return new Map(tools.map((tool) => [tool.name, compile({ schema: tool.input, method: 'POST', url: MCP_PATH, httpPart: 'body' })]));
+  };
+  const listed: Tool[] = tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.input as Tool['inputSchema'], annotations: { readOnlyHint: true } }));
+  const unauthorizedDetail = `Send a valid API key in the X-Api-Key header or as Authorization: Bearer <key>. To get a key, or the pro tier, e-mail ${options.contactEmail}.`;
+
+  /** A tool call's answer; undefined for a tool that does not exist (a protocol error). */
+  async function call(name: string, args: Record<string, unknown>, caller: Caller, request: FastifyRequest, reply: FastifyReply): Promise<CallToolResult | undefined> {
+    try {
+      // Every call counts, before its tool or arguments are looked at, as an API request counts
+      // before validation and a path that names nothing counts too.
+      const refused = await keyStep.count(request, reply, caller);
+      if (refused) return toolError(refused);
+      const tool = tools.find((candidate) => candidate.name === name);
+      if (tool === undefined) return undefined;
+      if (typeof args.amount === 'number') {
+        // Models and the MCP Inspector send an amount as a JSON number: taken when no digit can have been lost.
+        const amount = decimalOfNumber(args.amount);
+        if (amount === undefined) {
+          return toolError(problemOf('invalid_amount', `amount ${String(args.amount)} as a JSON number may not be the number written; send it as a decimal string, such as "99.95".`, 'amount'));
+        }
+        args = { ...args, amount };
+      }
+      const validate = (validators ??= compileValidators()).get(name)!;
+      if (!validate(args)) return toolError(problemFromDomainError(validationProblem(validate.errors!)));
+      const { structured, text } = await tool.answer(args as Record<string, string | undefined>, request, reply);
+      // The JSON as text too, as the protocol asks, for clients that pass only text to the model.
+      return { content: [{ type: 'text', text }, { type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+    } catch (error) {
+      if (error instanceof DomainError) return toolError(problemFromDomainError(error));
+      if (error instanceof UnavailableError) {
+        request.log.warn({ dependency: error.dependency, err: String((error as { cause?: unknown }).cause) }, 'dependency unavailable');
+        return toolError(unavailableProblem(error));
+      }
+      request.log.error({ err: error, tool: name }, 'tool call failed');
+      return toolError(problemOf('internal_error', INTERNAL_DETAIL));
+    }
+  }
+
+  let sdk: ReturnType<typeof loadSdk> | undefined;
+
+  function mcpServer(loaded: Awaited<ReturnType<typeof loadSdk>>, caller: Caller, request: FastifyRequest, reply: FastifyReply): Server {
+    const server = new loaded.Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+    server.setRequestHandler(loaded.ListToolsRequestSchema, () => ({ tools: listed }));
+    server.setRequestHandler(loaded.CallToolRequestSchema, async (message) => {
+      const { name, arguments: args = {} } = message.params;
+      const result = await call(name, args, caller, request, reply);
+      if (result === undefined) throw new loaded.McpError(loaded.InvalidParams, `No tool '${name.slice(0, 40)}': tools/list names them.`);
+      return result;
+    });
+    return server;
+  }
+
+  /** The key check, before the body is read: without a valid key, the API's 401 and nothing else. */
+  const keyed = async (request: FastifyRequest, reply: FastifyReply) => {
+    const caller = await keyStep.callerOf(presentedKey(request));
+    if (caller === undefined) {
+      reply.header('www-authenticate', 'Bearer realm="exrates"');
+      return sendProblem(reply, problemOf('unauthorized', unauthorizedDetail));
+    }
+    request.caller = caller;
+    return undefined;
+  };
+
+  app.post(MCP_PATH, { bodyLimit: MCP_BODY_LIMIT, onRequest: keyed, schema: { hide: true } }, async (request, reply) => {
+    // A failed load is not kept: the next request tries again.
+    const loaded = await (sdk ??= loadSdk().catch((error: unknown) => {
+      sdk = undefined;
+      throw error;
+    }));
+    const server = mcpServer(loaded, request.caller!, request, reply);
+    const transport = new loaded.Transport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    try {
+      await server.connect(transport);
+      const response = await transport.handleRequest(webRequest(request), { parsedBody: request.body });
+      reply.code(response.status);
+      response.headers.forEach((value, name) => reply.header(name, value));
+      return reply.send(await response.text());
+    } finally {
+      await server.close();
+    }
+  });
+
+  // Stateless: no stream to open with GET, no session to end with DELETE (the transport's 405).
+  app.route({
+    method: ['GET', 'DELETE'],
+    url: MCP_PATH,
+    onRequest: keyed,
+    schema: { hide: true },
+    handler: (request, reply) => {
+      reply.header('allow', 'POST');
+      return sendProblem(reply, problemOf('method_not_allowed', `${request.method} is not allowed here: this MCP endpoint is stateless; POST each JSON-RPC message.`));
+    },
+  });
+}
