@@ -689,9 +689,32 @@ function showConversion(body, requested) {
   showProvenance(body);
 }
 
-/** One published number as the provider wrote it: a reciprocal is shown the way round it was published. */
+/** One published number as the provider wrote it: a reciprocal (stored as `1/<x>`) is shown the way round it was published. */
 function publishedNumber(n) {
-  return n.reciprocalOf !== undefined ? `1 ${n.currency} = ${formatDecimal(n.reciprocalOf)} ${n.base}` : `1 ${n.base} = ${formatDecimal(n.rate)} ${n.currency}`;
+  const reciprocalOf = n.reciprocalOf ?? (n.rate.startsWith('1/') ? n.rate.slice(2) : undefined);
+  return reciprocalOf !== undefined ? `1 ${n.currency} = ${formatDecimal(reciprocalOf)} ${n.base}` : `1 ${n.base} = ${formatDecimal(n.rate)} ${n.currency}`;
+}
+
+/**
+ * The numbers of preferred providers that the cross-check set aside (provenance.setAside): said
+ * beside the source, and, opened, each with the API's reason.
+ */
+function showSetAside(setAside) {
+  const flag = $('provenance-flag');
+  const list = $('provenance-set-aside');
+  flag.textContent = setAside.length === 0 ? '' : ` · ${setAside.length === 1 ? 'a number' : `${setAside.length} numbers`} set aside`;
+  flag.hidden = setAside.length === 0;
+  list.replaceChildren(
+    ...setAside.map((n) => {
+      const item = document.createElement('li');
+      const day = document.createElement('time');
+      day.dateTime = n.day;
+      day.textContent = formatDay(n.day);
+      item.append(`Not used: ${providerName(n.provider)}’s ${publishedNumber(n)} on `, day, ` — ${n.reason}`);
+      return item;
+    }),
+  );
+  list.hidden = setAside.length === 0;
 }
 
 /**
@@ -722,6 +745,7 @@ function showProvenance(body) {
       return item;
     }),
   );
+  showSetAside(p.setAside ?? []);
   box.hidden = false;
 }
 
