@@ -15,11 +15,9 @@ const DAY = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
 const PROVIDER_ID = /^[A-Za-z0-9_-]{1,40}$/;
 const $ = (id) => document.getElementById(id);
 
-/** How the footer names the providers whose registry names alone would say too little; others by their names. */
-const PROVIDER_NAMES = {
-  ecb: 'European Central Bank',
+/** How the footer names the providers whose own names would say too little there; others by their names. */
+const FOOTER_NAMES = {
   frankfurter: 'Frankfurter (central banks’ reference rates)',
-  openexchangerates: 'Open Exchange Rates',
   file: 'an ECB file this installation supplies',
 };
 /**
@@ -633,7 +631,7 @@ function clearResult() {
 function showReferenceData(currencies) {
   const ids = [...new Set(currencies.flatMap((c) => c.providers))];
   const element = $('reference-data');
-  element.textContent = ids.length > 0 ? ` Reference data: ${ids.map((id) => PROVIDER_NAMES[id] ?? providerName(id)).join(', ')}.` : '';
+  element.textContent = ids.length > 0 ? ` Reference data: ${ids.map((id) => FOOTER_NAMES[id] ?? providerName(id)).join(', ')}.` : '';
   element.hidden = ids.length === 0;
 }
 
