@@ -55,6 +55,17 @@ function servedCodes(snapshot: RateSnapshot): Set<string> {
   return served;
 }
 
+/**
+ * The currencies one provider quotes now, its base among them, sorted by code: the `currencies` of
+ * its /providers entry, and what the portal's source picker offers it for.
+ */
+export function quotedBy(snapshot: RateSnapshot, provider: string): string[] {
+  const data = snapshot.data.get(provider);
+  if (!data) return [];
+  const codes = new Set([data.base, ...data.series.keys()]);
+  return [...codes].filter((code) => quotesNow(data, code)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
 /** ISO codes a wide-coverage provider may still load: codes without minor units (gold, SDR, test codes) are not money a provider quotes. */
 function loadableCodes(served: ReadonlySet<string>): string[] {
   return isoCurrencies().filter((c) => c.minorUnits !== null && !served.has(c.code)).map((c) => c.code);

@@ -15,11 +15,9 @@ const DAY = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
 const PROVIDER_ID = /^[A-Za-z0-9_-]{1,40}$/;
 const $ = (id) => document.getElementById(id);
 
-/** How providers are named where the page says where its rates come from. */
-const PROVIDER_NAMES = {
-  ecb: 'European Central Bank',
+/** How the footer names the providers whose own names would say too little there; others by their names. */
+const FOOTER_NAMES = {
   frankfurter: 'Frankfurter (central banks’ reference rates)',
-  openexchangerates: 'Open Exchange Rates',
   file: 'an ECB file this installation supplies',
 };
 /**
@@ -178,12 +176,7 @@ function describeError(error) {
   return 'The server could not be reached. Check your connection and try again.';
 }
 
-/** The errors on show by element, so that they can be said again in better words (a provider's name once known). */
-const errorsShown = new Map();
-
 function showError(element, error) {
-  if (error) errorsShown.set(element, error);
-  else errorsShown.delete(element);
   if (error) {
     element.textContent = describeError(error);
     element.hidden = false;
@@ -459,6 +452,8 @@ function loadCurrencies() {
         body.currencies.filter((c) => c.onRequest),
       );
       showReferenceData(body.currencies);
+      setQuoted(body.currencies);
+      renderSources();
       pickers.from.refresh();
       pickers.to.refresh();
     })
@@ -472,28 +467,18 @@ function loadCurrencies() {
 // ---------------------------------------------------------------------------------------------
 // Sources: the configured providers name where a shown rate comes from and fill the source picker
 
-/** GET /api/v1/providers, once the page has a key: null until it answers. */
-let providers = null;
-let providersLoad = null;
+/**
+ * The configured providers in order of preference, each with the currencies it quotes now, as
+ * /api/v1/providers lists them: embedded in the page, so that no request is spent on them.
+ */
+const providers = config.providers;
 
-function loadProviders() {
-  if (providersLoad || !activeKey()) return;
-  providersLoad = api('/api/v1/providers', {})
-    .then((response) => response.json())
-    .then((body) => {
-      providers = body.providers;
-      renderSources();
-      if (shownConversion) showProvenance(shownConversion);
-      for (const [element, error] of errorsShown) showError(element, error);
-    })
-    .catch(() => {
-      // The picker offers "Any source" alone and a source is named by its id; the next refresh
-      // asks again. A refused key is already said where the conversion is shown.
-      providersLoad = null;
-    });
+/** The currencies each provider quotes now, from the API's /currencies list (currencies on request left out). */
+function setQuoted(currencies) {
+  for (const p of providers) p.currencies = currencies.filter((c) => !c.onRequest && c.providers.includes(p.id)).map((c) => c.code);
 }
 
-const providerName = (id) => providers?.find((p) => p.id === id)?.name ?? id;
+const providerName = (id) => providers.find((p) => p.id === id)?.name ?? id;
 
 const sourceField = $('source-field');
 const sourceSelect = $('source');
@@ -512,21 +497,20 @@ function sourceOption(value, text) {
  * choice to make: with one provider configured it stays hidden (unless the address names one).
  */
 function renderSources() {
-  const chosen = providers?.find((p) => p.id === state.source);
+  const chosen = providers.find((p) => p.id === state.source);
   const missing = chosen ? [state.from, state.to].filter((code) => !chosen.currencies.includes(code)) : [];
-  const quoting = (providers ?? []).filter((p) => p.currencies.includes(state.from) && p.currencies.includes(state.to));
+  const quoting = providers.filter((p) => p.currencies.includes(state.from) && p.currencies.includes(state.to));
   const options = [sourceOption('', 'Any source (preferred)'), ...quoting.map((p) => sourceOption(p.id, p.name))];
   if (state.source && !quoting.includes(chosen)) {
-    const why = !providers ? '' : chosen ? ` (does not quote ${missing.join(' or ')})` : ' (not configured here)';
+    const why = chosen ? ` (does not quote ${missing.join(' or ')})` : ' (not configured here)';
     options.push(sourceOption(state.source, `${providerName(state.source)}${why}`));
   }
   sourceSelect.replaceChildren(...options);
   sourceSelect.value = state.source;
-  sourceField.hidden = !state.source && (providers?.length ?? 0) < 2;
-  const refused = Boolean(providers && state.source && (!chosen || missing.length > 0));
+  sourceField.hidden = !state.source && providers.length < 2;
+  const refused = Boolean(state.source && (!chosen || missing.length > 0));
   sourceSelect.setAttribute('aria-invalid', String(refused));
   if (!state.source) sourceHelp.textContent = 'Any source: each currency from the first provider that quotes it.';
-  else if (!providers) sourceHelp.textContent = `Only the numbers ${state.source} publishes.`;
   else if (!chosen) sourceHelp.textContent = `${state.source} is not a provider of this service: choose another source, or “Any source (preferred)”.`;
   else if (missing.length > 0) sourceHelp.textContent = `${chosen.name} does not quote ${missing.join(' or ')} now: choose another source, or “Any source (preferred)”.`;
   else sourceHelp.textContent = `Only the numbers ${chosen.name} publishes, on its days.`;
@@ -552,8 +536,6 @@ const convertError = $('convert-error');
 const result = $('result');
 let convertRequest = null;
 let amountTimer = 0;
-/** The conversion shown, so that its source can be named again once the providers' names arrive. */
-let shownConversion = null;
 
 amountInput.value = state.amount;
 amountInput.addEventListener('input', () => {
@@ -637,7 +619,6 @@ async function convert() {
 
 function clearResult() {
   result.dataset.empty = 'true';
-  shownConversion = null;
   $('provenance').hidden = true;
   $('date-note').hidden = true;
   $('result-from').textContent = '';
@@ -650,7 +631,7 @@ function clearResult() {
 function showReferenceData(currencies) {
   const ids = [...new Set(currencies.flatMap((c) => c.providers))];
   const element = $('reference-data');
-  element.textContent = ids.length > 0 ? ` Reference data: ${ids.map((id) => PROVIDER_NAMES[id] ?? id).join(', ')}.` : '';
+  element.textContent = ids.length > 0 ? ` Reference data: ${ids.map((id) => FOOTER_NAMES[id] ?? providerName(id)).join(', ')}.` : '';
   element.hidden = ids.length === 0;
 }
 
@@ -703,13 +684,35 @@ function showConversion(body, requested) {
   const note = $('date-note');
   note.textContent = earlierDayNote(requested, body.asOf);
   note.hidden = note.textContent === '';
-  shownConversion = body;
   showProvenance(body);
 }
 
-/** One published number as the provider wrote it: a reciprocal is shown the way round it was published. */
+/** One published number as the provider wrote it: a reciprocal (stored as `1/<x>`) is shown the way round it was published. */
 function publishedNumber(n) {
-  return n.reciprocalOf !== undefined ? `1 ${n.currency} = ${formatDecimal(n.reciprocalOf)} ${n.base}` : `1 ${n.base} = ${formatDecimal(n.rate)} ${n.currency}`;
+  const reciprocalOf = n.reciprocalOf ?? (n.rate.startsWith('1/') ? n.rate.slice(2) : undefined);
+  return reciprocalOf !== undefined ? `1 ${n.currency} = ${formatDecimal(reciprocalOf)} ${n.base}` : `1 ${n.base} = ${formatDecimal(n.rate)} ${n.currency}`;
+}
+
+/**
+ * The numbers of preferred providers that the cross-check set aside (provenance.setAside): said
+ * beside the source, and, opened, each with the API's reason.
+ */
+function showSetAside(setAside) {
+  const flag = $('provenance-flag');
+  const list = $('provenance-set-aside');
+  flag.textContent = setAside.length === 0 ? '' : ` · ${setAside.length === 1 ? 'a number' : `${setAside.length} numbers`} set aside`;
+  flag.hidden = setAside.length === 0;
+  list.replaceChildren(
+    ...setAside.map((n) => {
+      const item = document.createElement('li');
+      const day = document.createElement('time');
+      day.dateTime = n.day;
+      day.textContent = formatDay(n.day);
+      item.append(`Not used: ${providerName(n.provider)}’s ${publishedNumber(n)} on `, day, ` — ${n.reason}`);
+      return item;
+    }),
+  );
+  list.hidden = setAside.length === 0;
 }
 
 /**
@@ -740,6 +743,7 @@ function showProvenance(body) {
       return item;
     }),
   );
+  showSetAside(p.setAside ?? []);
   box.hidden = false;
 }
 
@@ -1294,7 +1298,6 @@ if (navigator.clipboard) {
 // ---------------------------------------------------------------------------------------------
 
 function refreshAll() {
-  loadProviders();
   renderSources();
   renderCode();
   convert();

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { closeFakeFeeds, createFeedsService, type FeedsService } from '../support/apps.js';
-import { recorded, startCentralBankStandIns, type CentralBankStandIns } from '../support/central-banks.js';
+import { nbpOn, startCentralBankStandIns, TIMES_1000, wrongNbpDollar, type CentralBankStandIns } from '../support/central-banks.js';
 import { ECB_CSV } from '../support/data.js';
 import { startFakeUpstreams, type FakeUpstreams } from '../support/upstreams.js';
 import { D, formatRate, parseEcbCsv, type Dec } from '../e2e/independent.js';
@@ -17,15 +17,6 @@ import { D, formatRate, parseEcbCsv, type Dec } from '../e2e/independent.js';
 const DAY = '2026-03-05';
 const ecb = parseEcbCsv(ECB_CSV);
 const ecbOn = (day: string, code: string): Dec => ecb.days.find((d) => d.date === day)!.values.get(code)!;
-/** Zlotys per unit in that day's recorded table A. */
-function nbpOn(day: string, code: string): Dec {
-  const table = recorded('nbp/01.json').toString('utf8').split('{"table":"A"').find((t) => t.includes(`"effectiveDate":"${day}"`))!;
-  return new D(new RegExp(`"code":"${code}","mid":([0-9.]+)`).exec(table)![1]!);
-}
-
-/** The NBP's dollar rewritten on every day of the recording. */
-const wrongDollar = (rewrite: (mid: Dec) => string) => (text: string) => text.replace(/"code":"USD","mid":([0-9.]+)/g, (_, mid: string) => `"code":"USD","mid":${rewrite(new D(mid))}`);
-const TIMES_1000 = (mid: Dec) => mid.mul(1000).toFixed();
 const INVERTED = (mid: Dec) => new D(1).div(mid).toDecimalPlaces(6).toFixed();
 
 interface Outlier {
@@ -65,7 +56,7 @@ describe('cross-checks between providers', () => {
       let service: FeedsService;
       const published = rewrite(nbpOn(DAY, 'USD'));
       before(async () => {
-        banks = await startCentralBankStandIns('2026-03-06', { nbp: wrongDollar(rewrite) });
+        banks = await startCentralBankStandIns('2026-03-06', { nbp: wrongNbpDollar(rewrite) });
         service = await startService(fake, banks, 'nbp,ecb,bancaditalia,nbu,cnb,boc,norgesbank,riksbank,boe,boi');
       });
       after(async () => {
@@ -144,7 +135,7 @@ describe('cross-checks between providers', () => {
     let service: FeedsService;
     const published = TIMES_1000(nbpOn(DAY, 'USD'));
     before(async () => {
-      banks = await startCentralBankStandIns('2026-03-06', { nbp: wrongDollar(TIMES_1000) });
+      banks = await startCentralBankStandIns('2026-03-06', { nbp: wrongNbpDollar(TIMES_1000) });
       service = await startService(fake, banks, 'nbp,ecb,cnb');
     });
     after(async () => {

@@ -17,6 +17,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { D, type Dec } from '../e2e/independent.js';
 import { SHARED_DATA } from './data.js';
 import { serveOnLoopback, type LoopbackServer } from './upstreams.js';
 
@@ -114,6 +115,18 @@ function csvWithin(text: string, column: string, from: string, to: string, day: 
 export interface WrongNumbers {
   nbp?: (recordedText: string) => string;
 }
+
+/** Zlotys per unit in that day's recorded NBP table A. */
+export function nbpOn(day: string, code: string): Dec {
+  const table = recorded('nbp/01.json').toString('utf8').split('{"table":"A"').find((t) => t.includes(`"effectiveDate":"${day}"`))!;
+  return new D(new RegExp(`"code":"${code}","mid":([0-9.]+)`).exec(table)![1]!);
+}
+
+/** A `wrong.nbp` rewrite: the NBP's dollar on every recorded day, as `rewrite` makes it of the recorded one. */
+export const wrongNbpDollar = (rewrite: (mid: Dec) => string) => (text: string) =>
+  text.replace(/"code":"USD","mid":([0-9.]+)/g, (_, mid: string) => `"code":"USD","mid":${rewrite(new D(mid))}`);
+/** The dollar ×1000: a misplaced decimal point. */
+export const TIMES_1000 = (mid: Dec) => mid.mul(1000).toFixed();
 
 /** The stand-ins, publishing nothing dated after `today`. */
 export async function startCentralBankStandIns(today: string, wrong: WrongNumbers = {}): Promise<CentralBankStandIns> {

@@ -5,7 +5,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { RateBook } from '../../core/rates.js';
-import { currencyCatalogue } from '../../core/served-currencies.js';
+import { currencyCatalogue, quotedBy } from '../../core/served-currencies.js';
+import { providerEntry } from '../../providers/registry.js';
 import { sendCompressible, type HttpCaches } from '../caching.js';
 import { notFound, sendProblem } from '../problem.js';
 
@@ -110,6 +111,13 @@ export function registerPortalRoutes(app: FastifyInstance, options: PortalOption
     const pageConfig = {
       currencies: catalogue.served,
       onRequest: catalogue.onRequest,
+      // What names a rate's source and fills the source picker, as /api/v1/providers lists it:
+      // a page load then asks the API only for the conversion and the history.
+      providers: options.book.providers.map((id) => {
+        // Every configured provider is made from its registry entry (src/deps.ts).
+        const { metadata } = providerEntry(id)!;
+        return { id, name: metadata.name, kind: metadata.kind, currencies: quotedBy(snapshot, id) };
+      }),
       contact: options.contactEmail,
       quota: options.quota,
       demo: options.demo ?? null,
@@ -130,7 +138,7 @@ export function registerPortalRoutes(app: FastifyInstance, options: PortalOption
     return sendCompressible(request, reply, options.caches, {
       body: await renderPage(),
       contentType: 'text/html; charset=utf-8',
-      // Revalidated on every visit (the ETag makes that cheap): the list of currencies can change.
+      // Revalidated on every visit (the ETag makes that cheap): the currencies, and those each provider quotes, can change.
       cacheControl: 'no-cache',
     });
   });
