@@ -159,6 +159,8 @@ export interface RateBook {
   sourceFor(code: string, param: string, use: 'live' | 'history', source?: string): Promise<{ snapshot: RateSnapshot; data: ProviderRates }>;
   /** A `source` parameter as a configured provider id (lower case), or unsupported_source. */
   parseSource(input: string): string;
+  /** Whether a provider's number of a currency on `upTo` (undefined: its newest) may be served: the cross-check did not set it aside. */
+  servableUpTo(upTo: Day | undefined): Servable;
   isStale(provider: string): Promise<boolean>;
   /** The cross-check of what is held now (computed once per generation) and its threshold in percent. */
   crossCheck(): Promise<CrossCheck & { percent: string }>;
@@ -455,8 +457,9 @@ export function createRateBook(options: RateBookOptions): RateBook {
       const data = s.data.get(source);
       return data && (use === 'live' ? quotesNow(data, code) : hasCurrency(data, code)) ? data : undefined;
     }
-    const servable = use === 'live' || upTo !== undefined ? servableUpTo(upTo) : ANY;
-    const current = currentProviderFor(s, providers, code, servable) ?? currentProviderFor(s, providers, code);
+    // A history without a date passes over a provider whose newest number was set aside: the
+    // series is the next provider's.
+    const current = currentProviderFor(s, providers, code, servableUpTo(upTo)) ?? currentProviderFor(s, providers, code);
     if (current || use === 'live') return current;
     return providers.map((p) => s.data.get(p)).find((d) => d !== undefined && hasCurrency(d, code));
   }
@@ -635,6 +638,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     snapshot,
     sourceFor,
     parseSource,
+    servableUpTo,
     isStale,
     async crossCheck() {
       await snapshot();

@@ -121,6 +121,15 @@ describe('cross-checks between providers', () => {
         assert.equal(converted.body['rate'], formatRate(ecbOn(DAY, 'USD')));
       });
 
+      it('is not served in /history either: the series is the ECB\'s, point for point', async () => {
+        const answer = await service.get('/api/v1/history?from=EUR&to=USD&range=1m');
+        assert.equal(answer.status, 200, JSON.stringify(answer.body));
+        const points = answer.body['points'] as Array<{ date: string; rate: string }>;
+        assert.ok(points.length >= 15, `${points.length} points`);
+        for (const point of points) assert.equal(point.rate, formatRate(ecbOn(point.date, 'USD')), point.date);
+        assert.equal(points.at(-1)!.date, DAY);
+      });
+
       it('is still what source=nbp answers: that provider\'s numbers as published', async () => {
         const answer = await service.get('/api/v1/rate?from=EUR&to=USD&source=nbp');
         assert.equal(answer.status, 200, JSON.stringify(answer.body));
