@@ -5,7 +5,7 @@ import type { MaybePromise } from '../core/maybe.js';
 import type { Provider, RateStore, Tier } from '../core/ports.js';
 import { utcDayNumber, type Day } from '../core/time.js';
 import type { QuotaUsage } from '../core/quota.js';
-import { listCurrencies } from '../core/served-currencies.js';
+import { listCurrencies, quotedBy } from '../core/served-currencies.js';
 import { GROUPS, historyCsv, historyJson, historyNdjson, pairHistory, RANGES, type History, type HistoryGroup, type HistoryRange, type HistoryWindow } from '../core/history.js';
 import { convertAt, pairKey, parseAmount, type Conversion, type RateBook, type RateQuote } from '../core/rates.js';
 import { TextKeyedMap } from '../core/text-key.js';
@@ -342,7 +342,6 @@ export function renderUsage(tier: Tier, usage: QuotaUsage): string {
 export async function renderProviderList(book: RateBook, rates: RateStore, configured: readonly Provider[]): Promise<RenderedBody> {
   const snapshot = await book.snapshot();
   const checked = await book.crossCheck();
-  const listed = listCurrencies(snapshot, book.providers, []);
   const providers = await Promise.all(
     configured.map(async (provider) => {
       const state = await rates.providerState(provider.id);
@@ -353,7 +352,7 @@ export async function renderProviderList(book: RateBook, rates: RateStore, confi
         name: metadata.name,
         kind: metadata.kind,
         base: provider.base,
-        currencies: listed.filter((entry) => entry.providers.includes(provider.id)).map((entry) => entry.code),
+        currencies: quotedBy(snapshot, provider.id),
         latestDay: snapshot.data.get(provider.id)?.days.at(-1) ?? null,
         refresh: { lastSuccessAt: state?.lastSuccessAt ?? null, lastFailureAt: state?.lastFailureAt ?? null, failing: state?.failing ?? false },
         termsUrl: metadata.termsUrl,
