@@ -9,7 +9,6 @@ import { createHttpCaches } from './http/caching.js';
 import { answerConnect, createClientErrorAnswers } from './http/client-errors.js';
 import { ANSWER_HEADERS, CORS, SECURITY_HEADERS } from './http/headers.js';
 import { AJV_OPTIONS, createKeyStep, hooksOf, validationProblem } from './http/keyed.js';
-import { requestLoggerFactory } from './http/request-logger.js';
 import { notFound, problemOf, sendError, sendProblem } from './http/problem.js';
 import {
   createConversionBodies,
@@ -61,7 +60,6 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     http: { requireHostHeader: false },
     genReqId: () => `req-${(requests += 1).toString(36)}`,
     loggerInstance: deps.log as FastifyBaseLogger,
-    childLoggerFactory: requestLoggerFactory,
     logController: new LogController({ disableRequestLogging: !logRequests }),
     exposeHeadRoutes: true,
     // request.ip: the connection's peer, or, from a trusted proxy, the client it reports.

@@ -42,9 +42,29 @@ export function isDay(value: string): value is Day {
   return dayNumber(value) !== undefined;
 }
 
+/**
+ * A clock reading `currentMs`, which hands out one Date per millisecond: a request reads the time
+ * several times (key cache, quota, live rates, Cache-Control), and a Date made at each reading cost
+ * about 0.7 µs of a rate answer's CPU. The Date is shared, so it is never changed by its readers.
+ */
+function millisecondClock(currentMs: () => number): Clock {
+  let lastMs = Number.NaN;
+  let last = new Date(0);
+  return {
+    now: () => {
+      const ms = currentMs();
+      if (ms !== lastMs) {
+        lastMs = ms;
+        last = new Date(ms);
+      }
+      return last;
+    },
+  };
+}
+
 /** The machine's clock. */
 export function systemClock(): Clock {
-  return { now: () => new Date() };
+  return millisecondClock(Date.now);
 }
 
 /**
@@ -53,7 +73,7 @@ export function systemClock(): Clock {
  */
 export function clockStartingAt(start: Date, realNow: () => number = Date.now): Clock {
   const offset = start.getTime() - realNow();
-  return { now: () => new Date(realNow() + offset) };
+  return millisecondClock(() => realNow() + offset);
 }
 
 /** A clock that always reads the same instant: for tests that need time to stand still. */

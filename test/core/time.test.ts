@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { addDays, clockStartingAt, dayNumber, ecbReferenceTime, frankfurtTime, frozenClock, isDay } from '../../src/core/time.js';
+import { addDays, clockStartingAt, dayNumber, ecbReferenceTime, frankfurtTime, frozenClock, isDay, systemClock } from '../../src/core/time.js';
 
 /** The instant of a Frankfurt wall-clock time as ICU's time-zone database gives it (the oracle). */
 const berlin = new Intl.DateTimeFormat('en-GB', {
@@ -94,6 +94,21 @@ describe('clocks', () => {
     assert.equal(clock.now().toISOString(), '2026-03-07T00:00:00.500Z');
     real += 86_400_000;
     assert.equal(clock.now().toISOString(), '2026-03-08T00:00:00.500Z');
+  });
+
+  test('the machine clock reads the current millisecond, one Date per millisecond', () => {
+    const clock = systemClock();
+    const before = Date.now();
+    const first = clock.now();
+    assert.ok(first.getTime() >= before && first.getTime() <= Date.now());
+    let later = clock.now();
+    while (later === first) later = clock.now();
+    assert.ok(later.getTime() > first.getTime(), 'a new millisecond is a new Date, later than the last');
+    let real = 1_000;
+    const started = clockStartingAt(new Date('2026-03-06T00:00:00Z'), () => real);
+    assert.equal(started.now(), started.now(), 'the same millisecond, the same Date');
+    real += 1;
+    assert.equal(started.now().toISOString(), '2026-03-06T00:00:00.001Z');
   });
 
   test('a frozen clock reads the same instant however long it is read', async () => {
