@@ -354,7 +354,7 @@ describe('syncProvider with the ECB provider against a local server', () => {
   });
 
   it('records a zero rate and stores nothing', async () => {
-    await assertFailedRefresh(serve(DAILY.replace("currency='JPY' rate='182.79'", "currency='JPY' rate='0'")), /JPY on 2026-02-11 has implausible rate '0'/);
+    await assertFailedRefresh(serve(DAILY.replace("currency='JPY' rate='182.79'", "currency='JPY' rate='0'")), /XML day 2026-02-11, JPY: the rate is zero/);
   });
 
   it('records a partial document and stores nothing', async () => {
