@@ -9,12 +9,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { closeFakeFeeds, createFeedsService, type FeedsService } from '../support/apps.js';
-import { nbpOn, startCentralBankStandIns, TIMES_1000, wrongNbpDollar, type CentralBankStandIns } from '../support/central-banks.js';
-import { listenApp } from '../support/ports.js';
-import { startFakeUpstreams, type FakeUpstreams } from '../support/upstreams.js';
-import { chromiumAvailable, launchBrowser, PHONE, screenshot, seriousViolations, watch, type Browser } from './browser.js';
-import { apiOf, openWithKey, provenanceShown, type Api } from './portal-page.js';
+import { nbpOn, TIMES_1000, wrongNbpDollar } from '../support/central-banks.js';
+import { chromiumAvailable, PHONE, screenshot, seriousViolations, watch, type Browser } from './browser.js';
+import { openWithKey, provenanceShown, startBanksPortal, type Api, type BanksPortal } from './portal-page.js';
 
 const available = chromiumAvailable();
 const DAY = '2026-03-05';
@@ -32,37 +29,16 @@ const setAsideShown = (page: import('playwright-core').Page) =>
   }));
 
 describe('the portal when the cross-check sets the NBP’s dollar aside', { skip: !available }, () => {
-  let fake: FakeUpstreams;
-  let banks: CentralBankStandIns;
-  let service: FeedsService;
+  let portal: BanksPortal;
   let browser: Browser;
   let api: Api;
 
   before(async () => {
-    fake = await startFakeUpstreams();
-    fake.ecb.historyThrough = DAY;
-    banks = await startCentralBankStandIns('2026-03-06', { nbp: wrongNbpDollar(TIMES_1000) });
-    service = await createFeedsService(fake, { env: { ...banks.env(), EXRATES_PROVIDERS: 'nbp,ecb,nbu,cnb', EXRATES_NOW: NOW }, tier: 'pro' });
-    const outcomes = await service.deps.refresher.refreshAll();
-    assert.deepEqual(
-      outcomes.map((o) => [o.provider, o.ok]),
-      [
-        ['nbp', true],
-        ['ecb', true],
-        ['nbu', true],
-        ['cnb', true],
-      ],
-    );
-    api = apiOf(await listenApp(service.app), service.key);
-    browser = await launchBrowser({ now: NOW });
+    portal = await startBanksPortal({ ecbThrough: DAY, banksDay: '2026-03-06', wrong: { nbp: wrongNbpDollar(TIMES_1000) }, providers: ['nbp', 'ecb', 'nbu', 'cnb'], now: NOW });
+    ({ api, browser } = portal);
   });
 
-  after(async () => {
-    await browser?.close();
-    await service?.close();
-    await banks?.close();
-    await closeFakeFeeds(fake);
-  });
+  after(() => portal?.close());
 
   it('names the number not used beside the source, and, opened, the number as published and the reason', async () => {
     const page = await browser.context.newPage();

@@ -5,6 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
+import { closeFakeFeeds, createFeedsService } from '../support/apps.js';
+import { startCentralBankStandIns, type WrongNumbers } from '../support/central-banks.js';
+import { listenApp } from '../support/ports.js';
+import { startFakeUpstreams } from '../support/upstreams.js';
+import { launchBrowser, type Browser } from './browser.js';
 
 export interface Api {
   base: string;
@@ -144,4 +149,44 @@ export async function provenanceShown(page: Page, line: string): Promise<{ line:
     day: document.querySelector('#provenance-line time')!.getAttribute('datetime')!,
     numbers: Array.from(document.querySelectorAll('#provenance-numbers li'), (item) => item.textContent!),
   }));
+}
+
+/** A portal served from the central banks' stand-ins, its API beside it, and a browser. */
+export interface BanksPortal {
+  api: Api;
+  browser: Browser;
+  close(): Promise<void>;
+}
+
+/**
+ * The fake ECB (its history through `ecbThrough`) and the central banks' stand-ins of `banksDay`
+ * (with `wrong` numbers, if any), a service with a pro key whose providers are `providers`, each
+ * refreshed once and successfully, listening on loopback, and a browser whose clock reads `now`.
+ */
+export async function startBanksPortal(options: { ecbThrough: string; banksDay: string; wrong?: WrongNumbers; providers: string[]; now: string }): Promise<BanksPortal> {
+  const closers: Array<() => Promise<unknown>> = [];
+  const close = async () => {
+    for (const closer of closers.reverse()) await closer();
+  };
+  try {
+    const fake = await startFakeUpstreams();
+    closers.push(() => closeFakeFeeds(fake));
+    fake.ecb.historyThrough = options.ecbThrough;
+    const banks = await startCentralBankStandIns(options.banksDay, options.wrong);
+    closers.push(() => banks.close());
+    const service = await createFeedsService(fake, { env: { ...banks.env(), EXRATES_PROVIDERS: options.providers.join(','), EXRATES_NOW: options.now }, tier: 'pro' });
+    closers.push(() => service.close());
+    const outcomes = await service.deps.refresher.refreshAll();
+    assert.deepEqual(
+      outcomes.map((o) => [o.provider, o.ok]),
+      options.providers.map((id) => [id, true]),
+    );
+    const api = apiOf(await listenApp(service.app), service.key);
+    const browser = await launchBrowser({ now: options.now });
+    closers.push(() => browser.close());
+    return { api, browser, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
 }

@@ -9,13 +9,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { closeFakeFeeds, createFeedsService, type FeedsService } from '../support/apps.js';
-import { recorded, startCentralBankStandIns, type CentralBankStandIns } from '../support/central-banks.js';
-import { listenApp } from '../support/ports.js';
-import { FEEDS_NOW, startFakeUpstreams, type FakeUpstreams } from '../support/upstreams.js';
+import { recorded } from '../support/central-banks.js';
+import { FEEDS_NOW } from '../support/upstreams.js';
 import { D, formatRate } from '../e2e/independent.js';
-import { chromiumAvailable, DESKTOP, launchBrowser, PHONE, screenshot, seriousViolations, watch, type Browser } from './browser.js';
-import { apiOf, chartShown, historyAsked, manyShown, openWithKey, pickCurrency, provenanceShown, waitForConversion, type Api } from './portal-page.js';
+import { chromiumAvailable, DESKTOP, PHONE, screenshot, seriousViolations, watch, type Browser } from './browser.js';
+import { chartShown, historyAsked, manyShown, openWithKey, pickCurrency, provenanceShown, startBanksPortal, waitForConversion, type Api, type BanksPortal } from './portal-page.js';
 
 const available = chromiumAvailable();
 
@@ -33,35 +31,16 @@ function cnbRow(day: string, code: string): { amount: string; rate: string } {
 const optionsOf = (page: import('playwright-core').Page) => page.$$eval('#source option', (options) => options.map((o) => [(o as HTMLOptionElement).value, o.textContent]));
 
 describe('the portal with two providers that differ: the ECB and the Czech National Bank', { skip: !available }, () => {
-  let fake: FakeUpstreams;
-  let banks: CentralBankStandIns;
-  let service: FeedsService;
+  let portal: BanksPortal;
   let browser: Browser;
   let api: Api;
 
   before(async () => {
-    fake = await startFakeUpstreams();
-    fake.ecb.historyThrough = ECB_DAY;
-    banks = await startCentralBankStandIns(TODAY);
-    service = await createFeedsService(fake, { env: { ...banks.env(), EXRATES_PROVIDERS: 'ecb,cnb', EXRATES_NOW: FEEDS_NOW }, tier: 'pro' });
-    const outcomes = await service.deps.refresher.refreshAll();
-    assert.deepEqual(
-      outcomes.map((o) => [o.provider, o.ok]),
-      [
-        ['ecb', true],
-        ['cnb', true],
-      ],
-    );
-    api = apiOf(await listenApp(service.app), service.key);
-    browser = await launchBrowser({ now: FEEDS_NOW });
+    portal = await startBanksPortal({ ecbThrough: ECB_DAY, banksDay: TODAY, providers: ['ecb', 'cnb'], now: FEEDS_NOW });
+    ({ api, browser } = portal);
   });
 
-  after(async () => {
-    await browser?.close();
-    await service?.close();
-    await banks?.close();
-    await closeFakeFeeds(fake);
-  });
+  after(() => portal?.close());
 
   it('names each rate’s source, and a source chosen changes the conversion, the table, the history and the code', async () => {
     const page = await browser.context.newPage();
