@@ -152,6 +152,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     manyRates: createManyRatesBodies(deps.book, CACHE_BOUNDS.manyRatesBytes),
     currencyList: createCurrencyListBodies(deps.book, wideProviders),
     liveCacheControl: createLiveCacheControl(deps.book, deps.config.refreshSeconds),
+    calendar: deps.quotaCalendar,
   };
   registerApiRoutes(app, services);
   registerMcpRoutes(app, { services, contactEmail: deps.config.contactEmail });

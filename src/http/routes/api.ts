@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { parseGroup, parseWindow } from '../../core/history.js';
-import { utcDay, utcDayNumber } from '../../core/time.js';
 import { andThen, type MaybePromise } from '../../core/maybe.js';
 import type { Provider, RateStore } from '../../core/ports.js';
+import type { QuotaCalendar } from '../../core/quota.js';
 import { parseDate, quoteFor, type RateBook, type RateQuote } from '../../core/rates.js';
 import { sendConditional, type HttpCaches } from '../caching.js';
 import type { KeyStep } from '../keyed.js';
@@ -80,6 +80,8 @@ export interface ApiServices {
   currencyList: () => MaybePromise<RenderedBody>;
   /** Cache-Control of a live answer: until the next refresh. */
   liveCacheControl: () => string;
+  /** Today's UTC date, worked out once a day (Deps.quotaCalendar). */
+  calendar: QuotaCalendar;
 }
 
 /** Every keyed route answers GET and HEAD alike (a HEAD gets the headers of the GET, and no body). */
@@ -131,18 +133,6 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const { book, caches } = services;
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
-
-  /** Today (UTC) by the book's clock, written out once a day rather than on every history request. */
-  let todayNumber = -1;
-  let todayText = '';
-  const today = () => {
-    const now = book.clock.now();
-    if (utcDayNumber(now) !== todayNumber) {
-      todayNumber = utcDayNumber(now);
-      todayText = utcDay(now);
-    }
-    return todayText;
-  };
 
   /** A JSON answer: its ETag and Last-Modified, or a 304. */
   const sendJson = (request: FastifyRequest, reply: FastifyReply, rendered: RenderedBody, cacheControl: string) =>
@@ -268,7 +258,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
     },
     handler: (request, reply) => {
       const { from, to, range, start, end, group, format, source } = request.query;
-      const window = parseWindow({ range, start, end }, today());
+      const window = parseWindow({ range, start, end }, services.calendar.today(book.clock.now()).day);
       const grouping = parseGroup(group);
       const chosen = historyFormat(format, request.headers.accept);
       const accepted = request.headers['accept-encoding'];

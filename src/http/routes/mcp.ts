@@ -9,7 +9,6 @@ import { parseGroup, parseWindow, type History } from '../../core/history.js';
 import type { ManyRates } from '../../core/many-rates.js';
 import { parseDate, quoteFor, type Conversion, type RateQuote } from '../../core/rates.js';
 import type { ListedCurrency } from '../../core/served-currencies.js';
-import { utcDay } from '../../core/time.js';
 import { AJV_OPTIONS, validationProblem, type Caller } from '../keyed.js';
 import { sent } from '../kept-body.js';
 import { INTERNAL_DETAIL, problemFromDomainError, problemOf, sendProblem, unavailableProblem, type Problem } from '../problem.js';
@@ -185,7 +184,7 @@ function toolDefinitions(services: ApiServices): ToolDefinition[] {
         'Daily reference rates of a pair with statistics (best, worst, average, change in percent). Either `range` (1m, 3m, 6m, 1y, 5y back from today; default 1y) or `start` and optional `end` (YYYY-MM-DD, within the last 5 years). `group` week or month gives weekly or monthly means instead of daily points. Returns the statistics and every point.',
       input: argumentsOf(HistoryQuery, ['format']),
       async answer(args, _request, reply) {
-        const window = parseWindow({ range: args.range, start: args.start, end: args.end }, utcDay(book.clock.now()));
+        const window = parseWindow({ range: args.range, start: args.start, end: args.end }, services.calendar.today(book.clock.now()).day);
         const rendered = await services.histories.render(args.from!, args.to!, window, 'json', 'identity', parseGroup(args.group), args.source);
         // The cache's body is read here and given back once the response is sent.
         const body = rendered.kept.body.toString('utf8');
