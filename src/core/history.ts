@@ -245,7 +245,7 @@ async function computeHistory(book: RateBook, from: string, to: string, window: 
 
   let fromData = (await book.sourceFor(from, 'from', 'history', source)).data;
   let toData = (await book.sourceFor(to, 'to', 'history', source)).data;
-  ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to, source === undefined ? book.servableUpTo(undefined) : undefined));
+  ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to, book.servable(source, undefined)));
 
   if (from !== to && fromData === toData) {
     const { points, units, scales } = sameProviderPoints(fromData, from, to, start, end);

@@ -159,8 +159,8 @@ export interface RateBook {
   sourceFor(code: string, param: string, use: 'live' | 'history', source?: string): Promise<{ snapshot: RateSnapshot; data: ProviderRates }>;
   /** A `source` parameter as a configured provider id (lower case), or unsupported_source. */
   parseSource(input: string): string;
-  /** Whether a provider's number of a currency on `upTo` (undefined: its newest) may be served: the cross-check did not set it aside. */
-  servableUpTo(upTo: Day | undefined): Servable;
+  /** Whether a provider's number of a currency on `upTo` (undefined: its newest) may serve an answer: always with `source`, else unless the cross-check set it aside. */
+  servable(source: string | undefined, upTo: Day | undefined): Servable;
   isStale(provider: string): Promise<boolean>;
   /** The cross-check of what is held now (computed once per generation) and its threshold in percent. */
   crossCheck(): Promise<CrossCheck & { percent: string }>;
@@ -347,8 +347,12 @@ export function createRateBook(options: RateBookOptions): RateBook {
     return checked.check;
   }
 
-  /** Servable for an answer on `upTo` (undefined: the newest day): the number of that day was not set aside. */
-  function servableUpTo(upTo: Day | undefined): Servable {
+  /**
+   * What may serve an answer on `upTo` (undefined: the newest day): with `source`, that provider's
+   * numbers as published; without, a number of that day the cross-check did not set aside.
+   */
+  function servable(source: string | undefined, upTo: Day | undefined): Servable {
+    if (source !== undefined) return ANY;
     return (data, code) => {
       const day = dayUpTo(data, code, upTo);
       return day === undefined || !checks().setAside(data.provider, code, day);
@@ -449,17 +453,16 @@ export function createRateBook(options: RateBookOptions): RateBook {
   }
 
   /**
-   * With `source`, that provider's numbers as published. Without it, a live answer, or one on a
-   * date (`upTo`), passes over a provider whose number of that day the cross-check set aside.
+   * With `source`, that provider's numbers as published. Without it, an answer on a date (`upTo`),
+   * or a live one or a history (its newest day), passes over a provider whose number of that day
+   * the cross-check set aside.
    */
   function find(s: RateSnapshot, code: string, use: 'live' | 'history', source: string | undefined, upTo?: Day): ProviderRates | undefined {
     if (source !== undefined) {
       const data = s.data.get(source);
       return data && (use === 'live' ? quotesNow(data, code) : hasCurrency(data, code)) ? data : undefined;
     }
-    // A history without a date passes over a provider whose newest number was set aside: the
-    // series is the next provider's.
-    const current = currentProviderFor(s, providers, code, servableUpTo(upTo)) ?? currentProviderFor(s, providers, code);
+    const current = currentProviderFor(s, providers, code, servable(undefined, upTo)) ?? currentProviderFor(s, providers, code);
     if (current || use === 'live') return current;
     return providers.map((p) => s.data.get(p)).find((d) => d !== undefined && hasCurrency(d, code));
   }
@@ -525,7 +528,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     let fromData = (await sourceFor(from, 'from', 'live', source)).data;
     let { snapshot: s, data: toData } = await sourceFor(to, 'to', 'live', source);
     const checked = source === undefined;
-    ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to, checked ? servableUpTo(undefined) : ANY));
+    ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to, servable(source, undefined)));
     const why = (p: Provenance) => (checked ? explained(p, [[from, fromData], [to, toData]], undefined) : p);
     const stale = (s.failing.get(fromData.provider) ?? false) || (s.failing.get(toData.provider) ?? false);
     if (stale) options.metrics?.staleServed();
@@ -584,7 +587,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     let fromData = (await sourceFor(from, 'from', 'history', source, date)).data;
     let toData = (await sourceFor(to, 'to', 'history', source, date)).data;
     const checked = source === undefined;
-    ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to, checked ? servableUpTo(date) : ANY));
+    ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to, servable(source, date)));
     const bridge = from === to ? undefined : bridgeCurrency(fromData, toData);
     const days = daysOf(fromData, from);
     for (let i = lowerBound(days, addDays(date, 1)) - 1; i >= 0; i--) {
@@ -638,7 +641,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     snapshot,
     sourceFor,
     parseSource,
-    servableUpTo,
+    servable,
     isStale,
     async crossCheck() {
       await snapshot();
