@@ -27,7 +27,7 @@ export interface Row extends Measurement {
   redisCommandsPerRequest?: number;
   fullCollections?: number;
   collectionPct?: number;
-  /** The rounds of this row's server and the baseline measured in turn; the median of their ratios, the baseline's median figures; that ratio over baseline+headers'. */
+  /** The rounds of this row's server and the references measured in turn; the median of its ratios to each, the baseline's median figures. */
   rounds?: Round[];
   ratioToBaseline?: number;
   baselineRequestsPerSecond?: number;
@@ -38,7 +38,8 @@ export interface Row extends Measurement {
   failedBecause?: string[];
 }
 
-export type Round = { requestsPerSecond: number; baselineRequestsPerSecond: number; cpuPerRequestUs?: number; baselineCpuPerRequestUs?: number };
+/** One round: the row's server and the bare baseline, and for a service row baseline+headers too, each measured for a few seconds. */
+export type Round = { requestsPerSecond: number; baselineRequestsPerSecond: number; headersRequestsPerSecond?: number; cpuPerRequestUs?: number; baselineCpuPerRequestUs?: number };
 
 /** A run: `runtime` is the Node.js of the bench, the service and the baselines; `uncommittedSrcChanges`, files of src/ changed (-1: unknown); `nodeFlags`, the service's (the built CLI's first line). */
 export interface Run {
@@ -61,25 +62,27 @@ export interface Run {
 export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /**
- * Compares each row with the baseline (the median of its rounds' ratios: the host's speed drifts
- * over minutes, a round measures both servers within seconds) and with baseline+headers, and
- * holds the plain service rows to their targets when the run used the targets' connections.
+ * Compares each row with the references measured beside it in its rounds (the median of the
+ * rounds' ratios: the host's speed drifts over minutes, a round measures the servers within
+ * seconds), and holds the plain service rows to their targets when the run used the targets'
+ * connections.
  */
 export function judge(rows: Row[], connections: number): void {
+  const ratio = (rounds: Round[], of: (r: Round) => number | undefined) => {
+    const ratios = rounds.flatMap((r) => (of(r) === undefined ? [] : [r.requestsPerSecond / of(r)!]));
+    return ratios.length === rounds.length ? round(median(ratios), 3) : undefined;
+  };
   for (const row of rows) {
     if (!row.rounds?.length) continue;
-    row.ratioToBaseline = round(median(row.rounds.map((r) => r.requestsPerSecond / r.baselineRequestsPerSecond)), 3);
+    row.ratioToBaseline = ratio(row.rounds, (r) => r.baselineRequestsPerSecond);
     row.baselineRequestsPerSecond = Math.round(median(row.rounds.map((r) => r.baselineRequestsPerSecond)));
     const cpu = row.rounds.flatMap((r) => (r.baselineCpuPerRequestUs === undefined ? [] : [r.baselineCpuPerRequestUs]));
     if (cpu.length > 0) row.baselineCpuPerRequestUs = round(median(cpu), 1);
-  }
-  const headers = rows.find((r) => r.name === REFERENCE_ROW)?.ratioToBaseline;
-  for (const row of rows) {
     if (row.server !== 'service') continue;
-    if (row.ratioToBaseline !== undefined && headers !== undefined) row.ratioToHeaders = round(row.ratioToBaseline / headers, 3);
+    row.ratioToHeaders = ratio(row.rounds, (r) => r.headersRequestsPerSecond);
     row.target = row.variant === undefined ? SCENARIO_TARGETS[row.name] : undefined;
     if (row.target && connections === TARGET_CONNECTIONS) {
-      row.failedBecause = missedBecause(row.target, row, row.target.versus === 'baseline' ? 1 : headers);
+      row.failedBecause = missedBecause(row.target, row);
       row.pass = row.failedBecause.length === 0;
     }
   }

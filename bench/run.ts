@@ -4,7 +4,7 @@
  */
 import { cpus, totalmem } from 'node:os';
 import { join, relative } from 'node:path';
-import { measure, requireWrk, round, warmUp, type LoadRun } from './load.js';
+import { measure, requireWrk, round, warmUp, type LoadRun, type Measurement } from './load.js';
 import { parseOptions } from './options.js';
 import { choosePinning, killAll, stopChild } from './processes.js';
 import { REFERENCE_ROW, gitState, judge, judgeRun, renderRun, writeRun, type Round, type Row, type Run } from './report.js';
@@ -59,6 +59,8 @@ async function main(): Promise<void> {
   const coldStartsMs: number[] = [];
   let peak: { hwmMb: number; afterRunsMb: number } | undefined;
   let baseline: Server | undefined;
+  /** baseline+headers, kept for the rounds of the service's rows. */
+  let reference: Server | undefined;
 
   const loadRun = (scenario: Scenario, server: Server, seconds: number, cpus = pinning?.generator): LoadRun => ({
     cpus,
@@ -72,7 +74,7 @@ async function main(): Promise<void> {
   async function settle(scenario: Scenario, server: Server, cpus?: string): Promise<void> {
     if (options.settle > 0) await warmUp(loadRun(scenario, server, options.settle, cpus));
   }
-  /** Warm-up, the measured run, then the rounds against the baseline (the baseline first in one round, the row's server in the next). */
+  /** Warm-up, the measured run, then the rounds against the references. */
   async function row(scenario: Scenario, server: Server, fields: Pick<Row, 'name' | 'description' | 'server' | 'variant'>, cpus?: string): Promise<Row> {
     console.log(`bench: ${fields.name}: warm-up ${options.warmup} s, measure ${options.duration} s, ${fields.server === 'baseline' ? 'no rounds' : `${options.rounds} rounds`}`);
     await warmUp(loadRun(scenario, server, options.warmup, cpus));
@@ -86,12 +88,25 @@ async function main(): Promise<void> {
     }
     if (server.child.exitCode !== null || server.child.signalCode !== null) throw new Error(`the server died during ${fields.name}\n${server.output()}`);
     if (fields.server !== 'baseline' && baseline) {
+      // Each round measures the row's server and the references it is compared with, a few
+      // seconds each, in an order that turns from round to round: a service row against both the
+      // bare baseline and baseline+headers, so that each ratio it is judged by is measured directly.
       const rounds: Round[] = [];
-      const measureBaseline = () => measure(loadRun(baselineScenario, baseline!, options.roundSeconds));
-      const measureOwn = () => measure(loadRun(scenario, server, options.roundSeconds, cpus));
+      const servers = [baseline, ...(fields.server === 'service' && reference ? [reference] : []), server];
       for (let i = 0; i < options.rounds; i++) {
-        const [base, own] = i % 2 === 0 ? [await measureBaseline(), await measureOwn()] : [await measureOwn(), await measureBaseline()].reverse();
-        rounds.push({ requestsPerSecond: own!.requestsPerSecond, baselineRequestsPerSecond: base!.requestsPerSecond, cpuPerRequestUs: own!.cpuPerRequestUs, baselineCpuPerRequestUs: base!.cpuPerRequestUs });
+        const figures = new Map<Server, Measurement>();
+        for (let k = 0; k < servers.length; k++) {
+          const next = servers[(i + k) % servers.length]!;
+          figures.set(next, await measure(next === server ? loadRun(scenario, server, options.roundSeconds, cpus) : loadRun(baselineScenario, next, options.roundSeconds)));
+        }
+        const [base, own, headers] = [figures.get(baseline)!, figures.get(server)!, reference && figures.get(reference)];
+        rounds.push({
+          requestsPerSecond: own.requestsPerSecond,
+          cpuPerRequestUs: own.cpuPerRequestUs,
+          baselineRequestsPerSecond: base.requestsPerSecond,
+          baselineCpuPerRequestUs: base.cpuPerRequestUs,
+          ...(headers && server !== reference ? { headersRequestsPerSecond: headers.requestsPerSecond } : {}),
+        });
       }
       measured.rounds = rounds;
     }
@@ -107,13 +122,9 @@ async function main(): Promise<void> {
     baseline = await startBaseline(sample.body, pinning?.server);
     await settle(baselineScenario, baseline);
     rows.push(await row(baselineScenario, baseline, { name: 'baseline', description: baselineScenario.description, server: 'baseline' }));
-    const reference = await startBaseline(sample.body, pinning?.server, sample.headers);
-    try {
-      await settle(baselineScenario, reference);
-      rows.push(await row(baselineScenario, reference, { name: REFERENCE_ROW, description: "the baseline sending a rate answer's header lines too", server: 'reference' }));
-    } finally {
-      await stopBaseline(reference);
-    }
+    reference = await startBaseline(sample.body, pinning?.server, sample.headers);
+    await settle(baselineScenario, reference);
+    rows.push(await row(baselineScenario, reference, { name: REFERENCE_ROW, description: "the baseline sending a rate answer's header lines too", server: 'reference' }));
 
     if (options.coldStart) {
       for (let i = 0; i < COLD_STARTS; i++) coldStartsMs.push(await coldStart(setup, keys[i]!));
@@ -140,6 +151,7 @@ async function main(): Promise<void> {
       }
     }
   } finally {
+    if (reference) await stopBaseline(reference);
     if (baseline) await stopBaseline(baseline);
     killAll();
     await cleanUp();
