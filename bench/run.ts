@@ -92,20 +92,21 @@ async function main(): Promise<void> {
       // seconds each, in an order that turns from round to round: a service row against both the
       // bare baseline and baseline+headers, so that each ratio it is judged by is measured directly.
       const rounds: Round[] = [];
-      const servers = [baseline, ...(fields.server === 'service' && reference ? [reference] : []), server];
+      const compared = fields.server === 'service' ? reference : undefined;
+      const servers = [baseline, ...(compared ? [compared] : []), server];
       for (let i = 0; i < options.rounds; i++) {
         const figures = new Map<Server, Measurement>();
         for (let k = 0; k < servers.length; k++) {
           const next = servers[(i + k) % servers.length]!;
           figures.set(next, await measure(next === server ? loadRun(scenario, server, options.roundSeconds, cpus) : loadRun(baselineScenario, next, options.roundSeconds)));
         }
-        const [base, own, headers] = [figures.get(baseline)!, figures.get(server)!, reference && figures.get(reference)];
+        const [base, own, headers] = [figures.get(baseline)!, figures.get(server)!, compared && figures.get(compared)];
         rounds.push({
           requestsPerSecond: own.requestsPerSecond,
           cpuPerRequestUs: own.cpuPerRequestUs,
           baselineRequestsPerSecond: base.requestsPerSecond,
           baselineCpuPerRequestUs: base.cpuPerRequestUs,
-          ...(headers && server !== reference ? { headersRequestsPerSecond: headers.requestsPerSecond } : {}),
+          ...(headers ? { headersRequestsPerSecond: headers.requestsPerSecond } : {}),
         });
       }
       measured.rounds = rounds;
