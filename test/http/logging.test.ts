@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { buildApp } from '../../src/app.js';
 import { createDeps } from '../../src/deps.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger, deferringChildren } from '../../src/log.js';
 import { startServer } from '../../src/server.js';
 import { issueKey, loadAll, tempDir, testConfig } from '../helper.js';
 
@@ -54,4 +54,40 @@ test('the start logs one listening line, with an address a person can open', asy
   } finally {
     dir.remove();
   }
+});
+
+test("a request's logger is made when the request first logs, and carries its bindings", () => {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  const base = createLogger('info', sink);
+  let made = 0;
+  const makeChild = base.child.bind(base);
+  base.child = ((...args: Parameters<typeof base.child>) => {
+    made += 1;
+    return makeChild(...args);
+  }) as typeof base.child;
+  const log = deferringChildren(base);
+  const requestLog = log.child({ reqId: 'req-1' });
+  assert.equal(made, 0, 'nothing is made for a request that does not log');
+  assert.equal(requestLog.level, 'info');
+  requestLog.warn({ dependency: 'redis' }, 'dependency unavailable');
+  requestLog.info('again');
+  assert.equal(made, 1, 'one child, made at the first line');
+  log.info('not a request');
+  const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  assert.deepEqual(
+    records.map(({ reqId, msg, dependency, service }) => ({ reqId, msg, dependency, service })),
+    [
+      { reqId: 'req-1', msg: 'dependency unavailable', dependency: 'redis', service: 'exrates' },
+      { reqId: 'req-1', msg: 'again', dependency: undefined, service: 'exrates' },
+      { reqId: undefined, msg: 'not a request', dependency: undefined, service: 'exrates' },
+    ],
+  );
+  log.level = 'warn';
+  assert.equal(base.level, 'warn', "the app logger's level is the logger's own");
 });
