@@ -22,6 +22,11 @@ export class TextKeyedMap<V> {
 
   constructor(readonly max = Infinity) {}
 
+  /** The texts held. */
+  get size(): number {
+    return this.#slots.size;
+  }
+
   get(text: string): V | undefined {
     const held = this.#slots.get(textKey(text));
     return held !== undefined && held.text === text ? held.value : undefined;
