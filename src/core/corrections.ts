@@ -19,7 +19,7 @@
  */
 import { differsByMore, median } from './cross-check.js';
 import { compare, divideUnreduced, parseDecimal, parseRate, roundSignificant, type Rational } from './decimal.js';
-import type { CheckedNumber, DocumentChecks, RateDocument, Revision, StoredQuote } from './ports.js';
+import type { CheckedNumber, DocumentChecks, RateDocument, RateStore, Revision, StoredQuote } from './ports.js';
 import { valueOn, type ProviderRates } from './rate-index.js';
 import { addDays, type Day } from './time.js';
 
@@ -302,3 +302,29 @@ export function checkDocument(input: CheckInput): CheckOutcome {
   return { document: { ...document, days }, checks: { revisions, checked: changed, cleared: [...cleared.values()] }, events };
 }
 
+
+/** Revisions a provider's entry in /api/v1/providers lists: the newest, a few months of rare events. */
+export const REVISIONS_SHOWN = 20;
+
+/** What /api/v1/providers shows of a provider's published numbers that changed or were stopped. */
+export interface PublishedChanges {
+  /** Numbers later documents replaced, newest replacement first, at most REVISIONS_SHOWN. */
+  revisions: Array<Omit<Revision, 'provider' | 'base'>>;
+  /** Numbers held: not served until confirmed. Newest day first. */
+  held: Array<Omit<CheckedNumber, 'provider' | 'base' | 'held'>>;
+  /** Moves served but flagged, and held numbers released once confirmed. Newest day first. */
+  flagged: Array<Omit<CheckedNumber, 'provider' | 'base' | 'held'>>;
+}
+
+export async function publishedChanges(store: Pick<RateStore, 'revisions' | 'checkedNumbers'>, provider: string, from: Day): Promise<PublishedChanges> {
+  const revisions = (await store.revisions(provider, { from, to: '9999-12-31' }))
+    .reverse()
+    .slice(0, REVISIONS_SHOWN)
+    .map(({ provider: _p, base: _b, ...rest }) => rest);
+  const checked = (await store.checkedNumbers(provider)).reverse();
+  const shown = (c: CheckedNumber) => {
+    const { provider: _p, base: _b, held: _h, ...rest } = c;
+    return rest;
+  };
+  return { revisions, held: checked.filter((c) => c.held).map(shown), flagged: checked.filter((c) => !c.held).map(shown) };
+}
