@@ -148,12 +148,19 @@ export function checkDocument(input: CheckInput): CheckOutcome {
   /** Each currency's newest served number so far, and a held number after it that the next publication may confirm. */
   const last = new Map<string, Served>();
   const pending = new Map<string, CheckedNumber>();
-  if (firstDay !== undefined) {
-    for (const q of input.stored) {
-      if (q.day >= firstDay) continue;
+  // Stored numbers ascending by day: each currency's previous number is the newest stored (or
+  // served from this document) before the day at hand, also where the document skips it.
+  const storedByDay = [...input.stored].sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
+  let next = 0;
+  const storedBefore = (day: Day) => {
+    for (; next < storedByDay.length && storedByDay[next]!.day < day; next++) {
+      const q = storedByDay[next]!;
       const seen = last.get(q.quote);
       if (!seen || seen.day < q.day) last.set(q.quote, { day: q.day, text: q.rate, value: parseRate(q.rate)! });
     }
+  };
+  if (firstDay !== undefined) {
+    storedBefore(firstDay);
     for (const c of input.checked) {
       if (!c.held || c.day >= firstDay) continue;
       const served = last.get(c.currency);
@@ -259,6 +266,7 @@ export function checkDocument(input: CheckInput): CheckOutcome {
   }
 
   for (const { day, asOf, rates } of document.days) {
+    storedBefore(day);
     for (const [currency, text] of Object.entries(rates)) {
       const value = parseRate(text)!;
       const held = pending.get(currency);
