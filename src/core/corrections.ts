@@ -120,7 +120,26 @@ export interface CheckOutcome {
 interface Served {
   day: Day;
   text: string;
-  value: Rational;
+}
+
+/** A stored rate text as a double, for the screen below. */
+function approximate(text: string): number {
+  return text.startsWith('1/') ? 1 / Number(text.slice(2)) : Number(text);
+}
+
+/** How far inside both thresholds the double screen stops: far wider than a double's rounding of two rates. */
+const SCREEN_MARGIN = 1e-6;
+const FLAG_SHARE = Number(FLAG_PERCENT) / 100;
+
+/**
+ * True when a move is plainly within both thresholds, by doubles: most are (a currency moves well
+ * under 1 % a day), so years of history are checked without exact fractions; the rest are decided
+ * exactly.
+ */
+function plainlyOrdinary(next: number, previous: number): boolean {
+  if (!(next > 0 && previous > 0 && Number.isFinite(next) && Number.isFinite(previous))) return false;
+  const ratio = next > previous ? next / previous : previous / next;
+  return ratio < HOLD_FACTOR * (1 - SCREEN_MARGIN) && Math.abs(next - previous) < previous * FLAG_SHARE * (1 - SCREEN_MARGIN);
 }
 
 const keyOf = (currency: string, day: Day) => `${currency} ${day}`;
@@ -156,7 +175,7 @@ export function checkDocument(input: CheckInput): CheckOutcome {
     for (; next < storedByDay.length && storedByDay[next]!.day < day; next++) {
       const q = storedByDay[next]!;
       const seen = last.get(q.quote);
-      if (!seen || seen.day < q.day) last.set(q.quote, { day: q.day, text: q.rate, value: parseRate(q.rate)! });
+      if (!seen || seen.day < q.day) last.set(q.quote, { day: q.day, text: q.rate });
     }
   };
   if (firstDay !== undefined) {
@@ -234,17 +253,19 @@ export function checkDocument(input: CheckInput): CheckOutcome {
     const before = prior.get(keyOf(currency, day));
     if (before) cleared.set(keyOf(currency, day), { currency, day });
     checked.delete(keyOf(currency, day));
-    last.set(currency, { day, text, value });
+    last.set(currency, { day, text });
   }
 
-  function move(currency: string, day: Day, asOf: string, text: string, value: Rational): void {
+  function move(currency: string, day: Day, asOf: string, text: string): void {
     const previous = last.get(currency);
     const before = prior.get(keyOf(currency, day));
-    if (previous) {
+    if (previous && !plainlyOrdinary(approximate(text), approximate(previous.text))) {
+      const value = parseRate(text)!;
+      const previousValue = parseRate(previous.text)!;
       const entry = { provider: document.provider, base: document.base, currency, day, asOf, rate: text, previous: previous.text, kind: 'move' as const, notedAt: at };
-      const factor = shownRatio(value, previous.value);
+      const factor = shownRatio(value, previousValue);
       if (
-        compare(ratioApart(value, previous.value), HOLD) >= 0 &&
+        compare(ratioApart(value, previousValue), HOLD) >= 0 &&
         !replacedCurrencyExplains(currency, previous.day, day) &&
         !confirmedByOthers(currency, day, value)
       ) {
@@ -253,7 +274,7 @@ export function checkDocument(input: CheckInput): CheckOutcome {
         pending.set(currency, held);
         return;
       }
-      if (differsByMore(value, previous.value, FLAG)) {
+      if (differsByMore(value, previousValue, FLAG)) {
         note({ ...entry, held: false, reason: `moves by more than ${FLAG_PERCENT}% from ${previous.text} on ${previous.day}; served` }, 'move flagged, served');
       } else if (before) {
         cleared.set(keyOf(currency, day), { currency, day });
@@ -262,28 +283,27 @@ export function checkDocument(input: CheckInput): CheckOutcome {
       cleared.set(keyOf(currency, day), { currency, day });
     }
     put(day, asOf, currency, text);
-    last.set(currency, { day, text, value });
+    last.set(currency, { day, text });
   }
 
   for (const { day, asOf, rates } of document.days) {
     storedBefore(day);
     for (const [currency, text] of Object.entries(rates)) {
-      const value = parseRate(text)!;
       const held = pending.get(currency);
       if (held && held.day < day) {
         pending.delete(currency);
-        if (closerTo(value, parseRate(held.rate)!, parseRate(held.previous)!) && !(held.kind === 'correction' && isClosedDay(held.day, today))) {
+        if (closerTo(parseRate(text)!, parseRate(held.rate)!, parseRate(held.previous)!) && !(held.kind === 'correction' && isClosedDay(held.day, today))) {
           release(held, `${document.provider}'s next publication (${day})`);
-          last.set(currency, { day: held.day, text: held.rate, value: parseRate(held.rate)! });
+          last.set(currency, { day: held.day, text: held.rate });
         }
       }
       const existing = stored.get(keyOf(currency, day));
       if (!existing) {
-        move(currency, day, asOf, text, value);
+        move(currency, day, asOf, text);
         continue;
       }
-      if (compare(value, parseRate(existing.rate)!) !== 0) {
-        correction(currency, day, asOf, text, value, existing);
+      if (text !== existing.rate && compare(parseRate(text)!, parseRate(existing.rate)!) !== 0) {
+        correction(currency, day, asOf, text, parseRate(text)!, existing);
         continue;
       }
       // Published again as stored. A correction held for it is withdrawn.
@@ -294,7 +314,7 @@ export function checkDocument(input: CheckInput): CheckOutcome {
         checked.delete(keyOf(currency, day));
         events.push({ level: 'info', message: 'held number withdrawn: the provider publishes the stored number again', currency, day, rate: text, previous: before.rate });
       }
-      last.set(currency, { day, text, value });
+      last.set(currency, { day, text });
     }
   }
 
