@@ -256,6 +256,14 @@ export function checkDocument(input: CheckInput): CheckOutcome {
     last.set(currency, { day, text });
   }
 
+  /** An earlier held or flagged number of a day the provider now publishes otherwise, unremarkably. */
+  function withdraw(before: CheckedNumber): void {
+    cleared.set(keyOf(before.currency, before.day), { currency: before.currency, day: before.day });
+    if (before.held) {
+      events.push({ level: 'info', message: 'held number withdrawn: the provider publishes another number for that day', currency: before.currency, day: before.day, rate: before.rate });
+    }
+  }
+
   function move(currency: string, day: Day, asOf: string, text: string): void {
     const previous = last.get(currency);
     const before = prior.get(keyOf(currency, day));
@@ -277,10 +285,10 @@ export function checkDocument(input: CheckInput): CheckOutcome {
       if (differsByMore(value, previousValue, FLAG)) {
         note({ ...entry, held: false, reason: `moves by more than ${FLAG_PERCENT}% from ${previous.text} on ${previous.day}; served` }, 'move flagged, served');
       } else if (before) {
-        cleared.set(keyOf(currency, day), { currency, day });
+        withdraw(before);
       }
     } else if (before) {
-      cleared.set(keyOf(currency, day), { currency, day });
+      withdraw(before);
     }
     put(day, asOf, currency, text);
     last.set(currency, { day, text });

@@ -168,6 +168,8 @@ for (const engine of ENGINES) {
       try {
         assert.equal((await service.rate('from=EUR&to=USD')).body.rate, '1.19');
         assert.deepEqual((await service.providers()).held, []);
+        const withdrawn = service.log.lines.filter((l) => l.msg === 'held number withdrawn: the provider publishes another number for that day');
+        assert.deepEqual(withdrawn.map((l) => [l.currency, l.day, l.rate]), [['USD', '2026-02-11', '1190.0']]);
         assert.equal((await service.deps.rates.quotesOn('ecb', '2026-02-11')).length, 29);
       } finally {
         await service.close();
