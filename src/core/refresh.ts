@@ -20,8 +20,6 @@ export interface Logger {
   error(obj: object, msg?: string): void;
 }
 
-const todayOf = (clock: Clock): Day => utcDay(clock.now());
-
 export function retentionStart(clock: Clock): Day {
   return subtractMonths(utcDay(clock.now()), RETENTION_MONTHS);
 }
@@ -212,7 +210,7 @@ export async function storeDocument(
     stored: first && newestIncoming ? await store.allQuotes(valid.provider, { from: addDays(first.day, -PREVIOUS_WITHIN_DAYS), to: newestIncoming.day }) : [],
     checked: await store.checkedNumbers(valid.provider),
     ...(options.others ? { others: options.others } : {}),
-    today: todayOf(clock),
+    today: utcDay(clock.now()),
     at: clock.now().toISOString(),
   });
   logEvents(valid.provider, checked.events, log);

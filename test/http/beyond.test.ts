@@ -239,7 +239,7 @@ describe('beyond the interface, on the shared ECB history', () => {
 
     test('the document names its shapes, declares HEAD, the headers sent, 304 and the operations endpoints', async () => {
       const doc = (await t.app.inject('/api/v1/openapi.json')).json();
-      assert.deepEqual(Object.keys(doc.components.schemas).sort(), ['Conversion', 'CrossCheckOutlier', 'Currency', 'CurrencyList', 'History', 'Problem', 'Provenance', 'Provider', 'ProviderList', 'PublishedNumber', 'Rate', 'Rates', 'RatesEntry', 'SetAsideNumber', 'Usage']);
+      assert.deepEqual(Object.keys(doc.components.schemas).sort(), ['CheckedNumber', 'Conversion', 'CrossCheckOutlier', 'Currency', 'CurrencyList', 'History', 'Problem', 'Provenance', 'Provider', 'ProviderList', 'PublishedNumber', 'Rate', 'Rates', 'RatesEntry', 'SetAsideNumber', 'Usage']);
       const rate = doc.paths['/api/v1/rate'];
       assert.deepEqual(rate.get.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/Rate' });
       assert.deepEqual(rate.get.responses['400'].content['application/problem+json'].schema, { $ref: '#/components/schemas/Problem' });
