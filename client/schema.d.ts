@@ -280,6 +280,21 @@ export interface components {
              * @example 20.541
              */
             reciprocalOf?: string;
+            /** @description Present only for a corrected number: the earlier numbers of the same day that later documents replaced, oldest first. */
+            revisions?: {
+                /** @description The earlier number, as it was served. */
+                rate: string;
+                /**
+                 * Format: date-time
+                 * @description When the provider said the earlier number applied.
+                 */
+                asOf: string;
+                /**
+                 * Format: date-time
+                 * @description When a later document of the provider replaced it.
+                 */
+                replacedAt: string;
+            }[];
         };
         /** @description Where a rate comes from: enough to recompute it by hand from the providers' own pages. */
         Provenance: {
@@ -422,6 +437,26 @@ export interface components {
             result?: string;
             provenance?: components["schemas"]["Provenance"];
         };
+        /** @description A published number that a refresh held or flagged. */
+        CheckedNumber: {
+            currency: string;
+            /** Format: date */
+            day: string;
+            /** Format: date-time */
+            asOf: string;
+            /** @description The number as published. */
+            rate: string;
+            /** @description What it was compared with: the stored number of that day (a correction) or the provider's previous number (a move). */
+            previous: string;
+            kind: "correction" | "move";
+            /** @description Why, in words. */
+            reason: string;
+            /**
+             * Format: date-time
+             * @description When the refresh that decided it ran.
+             */
+            notedAt: string;
+        };
         /** @description A configured rate provider. */
         Provider: {
             /**
@@ -474,6 +509,27 @@ export interface components {
                 /** @description Its numbers that differ from the others' median, newest day first. */
                 outliers: components["schemas"]["CrossCheckOutlier"][];
             };
+            /** @description Corrections: published numbers that a later document of the provider changed, newest first (at most 20). */
+            revisions: {
+                currency: string;
+                /** Format: date */
+                day: string;
+                /** @description The earlier number, as it was served. */
+                rate: string;
+                /** Format: date-time */
+                asOf: string;
+                /**
+                 * Format: date-time
+                 * @description When a later document replaced it.
+                 */
+                replacedAt: string;
+                /** @description The number that replaced it. */
+                replacedBy: string;
+            }[];
+            /** @description Numbers not served: a correction by a factor of 5 or more, or beyond EXRATES_CROSSCHECK_PERCENT from the other providers, or a day-over-day move by a factor of 5 or more. Each is served once another provider or the provider's next publication confirms it. Newest day first. */
+            held: components["schemas"]["CheckedNumber"][];
+            /** @description Numbers served but worth a look: a day-over-day move by more than 25 %, or a held number released once confirmed. Newest day first. */
+            flagged: components["schemas"]["CheckedNumber"][];
         };
         /** @description Live mid-market rate: units of `to` per one unit of `from`. */
         Rate: {

@@ -123,7 +123,7 @@ export const ConfigSchema = Type.Object({
     expected: 'a positive decimal of percent such as 2 or 0.5 (up to 3 integer digits and 4 decimals)',
     default: '2',
     description:
-      "After each refresh, a provider's number for a currency and day that differs from the median of the other providers' numbers for it (each the exact cross through the provider's base) by more than this many percent is warned about in the log, counted in exrates_cross_check_outliers and shown in /readyz and /api/v1/providers; when at least three of the others agree with each other, it is not served without `source` (the next provider's is, and `provenance` says why).",
+      "After each refresh, a provider's number for a currency and day that differs from the median of the other providers' numbers for it (each the exact cross through the provider's base) by more than this many percent is warned about in the log, counted in exrates_cross_check_outliers and shown in /readyz and /api/v1/providers; when at least three of the others agree with each other, it is not served without `source` (the next provider's is, and `provenance` says why). A correction of a stored number beyond this many percent from the others' median is held, not served, until confirmed (docs/operations.md, \"Corrections and moves\").",
   }),
   EXRATES_QUOTA_FREE: Type.Integer({ minimum: 1, default: 1000, description: 'Requests per UTC day for a free-tier key.' }),
   EXRATES_QUOTA_PRO: Type.Integer({ minimum: 1, default: 100000, description: 'Requests per UTC day for a pro-tier key.' }),

@@ -74,9 +74,60 @@ export interface ProviderState {
   failing: boolean;
 }
 
+/** A number a later document of its provider replaced: kept, with when and by what. */
+export interface Revision {
+  provider: string;
+  base: string;
+  currency: string;
+  day: Day;
+  /** The number as it was served. */
+  rate: DecimalString;
+  asOf: string;
+  replacedAt: string;
+  replacedBy: DecimalString;
+}
+
+/**
+ * A published number the refresh's checks stopped or flagged (src/core/refresh.ts): a correction
+ * of a stored number, or a move from the provider's previous day.
+ */
+export interface CheckedNumber {
+  provider: string;
+  base: string;
+  currency: string;
+  day: Day;
+  asOf: string;
+  /** The number as published. */
+  rate: DecimalString;
+  /** What it was compared with: the stored number of that day (a correction), or the previous day's (a move). */
+  previous: DecimalString;
+  kind: 'correction' | 'move';
+  /** true: not stored as a rate, not served, until another provider or the next publication confirms it. */
+  held: boolean;
+  reason: string;
+  notedAt: string;
+}
+
+/** What a refresh decided beside the rates it stores, written in the same transaction. */
+export interface DocumentChecks {
+  revisions: Revision[];
+  /** Held or flagged numbers, each replacing any earlier one of its provider, currency and day. */
+  checked: CheckedNumber[];
+  /** Earlier held or flagged numbers that no longer apply (confirmed, withdrawn). */
+  cleared: Array<{ currency: string; day: Day }>;
+}
+
 export interface RateStore {
-  /** Inserts or replaces the given days and bumps the provider's data version; returns how many quotes were written. One transaction. */
-  saveDocument(document: RateDocument): Promise<number>;
+  /**
+   * Inserts or replaces the given days and bumps the provider's data version; returns how many
+   * quotes were written. With `checks`, also keeps the revisions and held or flagged numbers. One
+   * transaction.
+   */
+  saveDocument(document: RateDocument, checks?: DocumentChecks): Promise<number>;
+  /** A provider's revisions of days within a range, oldest replacement first. */
+  revisions(provider: string, range: DayRange): Promise<Revision[]>;
+  /** A provider's held and flagged numbers, by day. */
+  checkedNumbers(provider: string): Promise<CheckedNumber[]>;
   /** Every stored quote of a provider between two days inclusive, ascending by day. */
   allQuotes(provider: string, range: DayRange): Promise<StoredQuote[]>;
   /** The data version of every provider that has written rates. */
@@ -89,7 +140,7 @@ export interface RateStore {
   series(provider: string, currencies: readonly string[], range: DayRange): Promise<StoredQuote[]>;
   /** The days within a range on which a provider published anything, ascending. */
   publishedDays(provider: string, range: DayRange): Promise<Day[]>;
-  /** Deletes quotes older than the given day; returns how many. */
+  /** Deletes quotes (and their revisions and checks) older than the given day; returns how many quotes. */
   pruneBefore(day: Day): Promise<number>;
   countQuotes(): Promise<number>;
   providerState(provider: string): Promise<ProviderState | null>;

@@ -1,10 +1,11 @@
 import { LRUCache } from 'lru-cache';
+import { isClosedDay } from './corrections.js';
 import { parseCurrency, resultDecimals } from './currencies.js';
 import { crossCheck, describeFinding, parsePercent, type CrossCheck, type CrossCheckFinding } from './cross-check.js';
 import { divideUnreduced, multiply, multiplyUnreduced, parseDecimal, roundSignificant, roundToScale, stripLeadingZeros, type Rational } from './decimal.js';
 import { DomainError } from './errors.js';
 import { andThen, type MaybePromise } from './maybe.js';
-import type { Clock, Metrics, RateDocument, RateStore } from './ports.js';
+import type { Clock, Metrics, RateDocument, RateStore, Revision } from './ports.js';
 import {
   applyDocument,
   buildProviderRates,
@@ -50,6 +51,8 @@ export interface PublishedNumber {
   rate: string;
   /** For a `1/<x>` text, x as published: units of `base` per one `currency`. */
   reciprocalOf?: string;
+  /** Earlier numbers of the same day that later documents replaced, oldest first; present only then. */
+  revisions?: Array<{ rate: string; asOf: string; replacedAt: string }>;
 }
 
 /**
@@ -104,8 +107,9 @@ export interface Conversion {
 export interface DatedQuote {
   quote: RateQuote;
   /**
-   * true when both providers have published a later day than the date asked for: nothing can be
-   * published for it any more, so the answer never changes.
+   * true when both providers have published a later day than the date asked for and the date is
+   * past the correction window (src/core/corrections.ts): nothing can be published or corrected
+   * for it any more, so the answer never changes.
    */
   settled: boolean;
 }
@@ -340,6 +344,22 @@ export function createRateBook(options: RateBookOptions): RateBook {
   const percentText = options.crossCheckPercent ?? '2';
   const percent = parsePercent(percentText);
   let checked: { generation: number; check: CrossCheck } | undefined;
+  /** Revisions of stored numbers, by provider, currency and day (src/core/corrections.ts). */
+  let revised = new Map<string, Revision[]>();
+  let revisedMark = '';
+
+  /** A provenance whose numbers include those a later document replaced, with their earlier numbers. */
+  function withRevisions(provenance: Provenance): Provenance {
+    if (revised.size === 0) return provenance;
+    let changed = false;
+    const numbers = provenance.numbers.map((n) => {
+      const earlier = revised.get(`${n.provider} ${n.currency} ${n.day}`);
+      if (!earlier) return n;
+      changed = true;
+      return { ...n, revisions: earlier.map(({ rate, asOf, replacedAt }) => ({ rate, asOf, replacedAt })) };
+    });
+    return changed ? { ...provenance, numbers } : provenance;
+  }
 
   /** The cross-check of what is held, once per generation (what it reads changes only with it). */
   function checks(): CrossCheck {
@@ -412,6 +432,18 @@ export function createRateBook(options: RateBookOptions): RateBook {
       if (quotes.length > 0) data.set(provider, buildProviderRates(provider, quotes[0]!.base, quotes));
       else data.delete(provider);
       known.set(provider, version);
+    }
+    // Revisions are few (a correction is rare): read whole on every sync, so those another process wrote show too.
+    const revisions = (await Promise.all(providers.map((provider) => store.revisions(provider, { from, to: '9999-12-31' })))).flat();
+    const mark = revisions.map((r) => `${r.provider} ${r.currency} ${r.day} ${r.replacedAt}`).join('|');
+    if (mark !== revisedMark) {
+      revised = new Map();
+      for (const r of revisions) {
+        const key = `${r.provider} ${r.currency} ${r.day}`;
+        revised.set(key, [...(revised.get(key) ?? []), r]);
+      }
+      revisedMark = mark;
+      generation += 1;
     }
     const changed =
       !state || data.size !== state.data.size || [...data].some(([id, d]) => state!.data.get(id) !== d) || [...failing].some(([id, f]) => state!.failing.get(id) !== f);
@@ -529,7 +561,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     let { snapshot: s, data: toData } = await sourceFor(to, 'to', 'live', source);
     const checked = source === undefined;
     ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to, servable(source, undefined)));
-    const why = (p: Provenance) => (checked ? explained(p, [[from, fromData], [to, toData]], undefined) : p);
+    const why = (p: Provenance) => withRevisions(checked ? explained(p, [[from, fromData], [to, toData]], undefined) : p);
     const stale = (s.failing.get(fromData.provider) ?? false) || (s.failing.get(toData.provider) ?? false);
     if (stale) options.metrics?.staleServed();
     if (from === to) {
@@ -603,9 +635,12 @@ export function createRateBook(options: RateBookOptions): RateBook {
         rate: value ? formatRate(value) : '1',
         asOf: asOfA < asOfB ? asOfA : asOfB,
         stale: false,
-        provenance: checked ? explained(provenanceOf(fromData, from, toData, to, day, bridge), [[from, fromData], [to, toData]], date) : provenanceOf(fromData, from, toData, to, day, bridge),
+        provenance: withRevisions(
+          checked ? explained(provenanceOf(fromData, from, toData, to, day, bridge), [[from, fromData], [to, toData]], date) : provenanceOf(fromData, from, toData, to, day, bridge),
+        ),
       };
-      const dated = { quote, settled: date < (newestDay(fromData) ?? date) && date < (newestDay(toData) ?? date) };
+      const closed = isClosedDay(date, utcDay(clock.now()));
+      const dated = { quote, settled: closed && date < (newestDay(fromData) ?? date) && date < (newestDay(toData) ?? date) };
       datedCache(slot).set(datedKey(pairKey(from, to)!, dayNumber(date)!), { generation: held, dated });
       return dated;
     }

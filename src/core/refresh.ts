@@ -1,5 +1,6 @@
+import { checkDocument, PREVIOUS_WITHIN_DAYS, type CheckEvent, type OtherNumbers } from './corrections.js';
 import { isIsoCurrency } from './currencies.js';
-import { parseRate } from './decimal.js';
+import { parseRate, type Rational } from './decimal.js';
 import { FeedError } from './errors.js';
 import type { Clock, DailyQuotes, Provider, RateDocument, RateStore } from './ports.js';
 import { addDays, isDay, subtractMonths, utcDay, type Day } from './time.js';
@@ -76,6 +77,8 @@ export interface SyncOutcome {
 export interface SyncOptions {
   /** For wide-coverage providers: the currencies to fetch (those already stored for them). */
   currencies?: readonly string[];
+  /** Other providers' numbers, and the cross-check's threshold in percent, for judging corrections and moves. */
+  others?: { numbers: OtherNumbers; percent: Rational };
 }
 
 /**
@@ -103,7 +106,7 @@ export async function syncProvider(provider: Provider, store: RateStore, clock: 
       const since = await provider.series({ from: addDays(newest, 1), to: todayDay }, { currencies });
       document = since.days.length > 0 ? since : await nothingNewSince(provider, newest, todayDay, currencies);
     }
-    const outcome = await storeDocument(document, store, clock, log, { expectedCurrencies: currencies });
+    const outcome = await storeDocument(document, store, clock, log, { expectedCurrencies: currencies, ...(options.others ? { others: options.others } : {}) });
     await store.recordAttempt(provider.id, { at, ok: true });
     return { provider: provider.id, ok: true, ...outcome };
   } catch (error) {
@@ -152,18 +155,31 @@ async function whileLoadingHistory<T>(provider: string, from: Day, log: Logger, 
   }
 }
 
+/** Events logged one by one per document; past this, one line says how many more (a first load of years may flag many moves). */
+const EVENTS_LOGGED = 20;
+
+function logEvents(provider: string, events: readonly CheckEvent[], log: Logger): void {
+  for (const e of events.slice(0, EVENTS_LOGGED)) {
+    log[e.level]({ provider, currency: e.currency, day: e.day, rate: e.rate, ...(e.previous !== undefined ? { previous: e.previous } : {}) }, e.message);
+  }
+  if (events.length > EVENTS_LOGGED) {
+    log.warn({ provider, more: events.length - EVENTS_LOGGED }, 'more numbers corrected, held or flagged than logged one by one; /api/v1/providers lists them');
+  }
+}
+
 /**
  * Validates and stores a document. A refresh keeps only retained days and prunes older ones; an
  * import (`onlyAdd`) stores every day of its file and removes nothing, since its clock need not be
  * the server's (a server replaying archived data with EXRATES_NOW still serves days that the real
- * clock would prune).
+ * clock would prune). Every number goes through the checks of src/core/corrections.ts first: a
+ * changed number is stored as a correction or held, an implausible move held or flagged.
  */
 export async function storeDocument(
   document: RateDocument,
   store: RateStore,
   clock: Clock,
   log: Logger,
-  options: { expectedCurrencies?: readonly string[]; onlyAdd?: boolean } = {},
+  options: { expectedCurrencies?: readonly string[]; onlyAdd?: boolean; others?: { numbers: OtherNumbers; percent: Rational } } = {},
 ): Promise<{ days: number; quotes: number; latestDay: Day | null; stored: RateDocument }> {
   const { document: valid, dropped } = validateDocument(document, clock);
   if (dropped.length > 0) log.info({ provider: document.provider, dropped }, 'skipped codes that are not in the ISO 4217 list the service serves');
@@ -188,8 +204,18 @@ export async function storeDocument(
       );
     }
   }
-  const stored = { ...valid, days: kept };
-  const quotes = await store.saveDocument(stored);
+  const first = kept[0];
+  const checked = checkDocument({
+    document: { ...valid, days: kept },
+    stored: first && newestIncoming ? await store.allQuotes(valid.provider, { from: addDays(first.day, -PREVIOUS_WITHIN_DAYS), to: newestIncoming.day }) : [],
+    checked: await store.checkedNumbers(valid.provider),
+    ...(options.others ? { others: options.others } : {}),
+    today: utcDay(clock.now()),
+    at: clock.now().toISOString(),
+  });
+  logEvents(valid.provider, checked.events, log);
+  const stored = checked.document;
+  const quotes = await store.saveDocument(stored, checked.checks);
   if (!options.onlyAdd) await store.pruneBefore(start);
   return { days: kept.length, quotes, latestDay: newestIncoming?.day ?? newestStored, stored };
 }

@@ -1,4 +1,5 @@
-import { describeFinding } from './cross-check.js';
+import { otherProvidersNumbers } from './corrections.js';
+import { describeFinding, parsePercent } from './cross-check.js';
 import type { Clock, Lock, Metrics, Provider, RateStore } from './ports.js';
 import type { RateBook } from './rates.js';
 import { syncProvider, type Logger, type SyncOutcome } from './refresh.js';
@@ -66,13 +67,27 @@ export function createRefresher(options: RefresherOptions): Refresher {
     }
   }
 
+  /**
+   * The other providers' numbers as held in memory, against which a correction or a large move of
+   * this provider is judged; none when they cannot be read (the refresh then judges by factor alone).
+   */
+  async function othersThan(provider: Provider) {
+    try {
+      const { percent } = await options.book.crossCheck();
+      const { data } = await options.book.snapshot();
+      return { numbers: otherProvidersNumbers(data.values(), provider.id, provider.base), percent: parsePercent(percent) };
+    } catch {
+      return undefined;
+    }
+  }
+
   async function run(provider: Provider): Promise<SyncOutcome> {
     const started = performance.now();
     // A wide provider refreshes the currencies it holds (those backfilled so far).
     const currencies = provider.listCurrencies
       ? [...((await options.book.snapshot()).data.get(provider.id)?.series.keys() ?? [])]
       : undefined;
-    const outcome = await syncProvider(provider, options.store, options.clock, options.log, { currencies });
+    const outcome = await syncProvider(provider, options.store, options.clock, options.log, { currencies, others: await othersThan(provider) });
     const seconds = (performance.now() - started) / 1000;
     if (outcome.stored) await options.book.apply(outcome.stored);
     options.book.invalidate();

@@ -1,3 +1,4 @@
+import { publishedChanges } from '../core/corrections.js';
 import { parseCurrency } from '../core/currencies.js';
 import { providerCrossCheck } from '../core/cross-check.js';
 import { manyRates, type ManyRates } from '../core/many-rates.js';
@@ -7,6 +8,7 @@ import { utcDayNumber, type Day } from '../core/time.js';
 import type { QuotaUsage } from '../core/quota.js';
 import { listCurrencies, quotedBy } from '../core/served-currencies.js';
 import { GROUPS, historyCsv, historyJson, historyNdjson, pairHistory, RANGES, type History, type HistoryGroup, type HistoryRange, type HistoryWindow } from '../core/history.js';
+import { retentionStart } from '../core/refresh.js';
 import { convertAt, pairKey, parseAmount, type Conversion, type RateBook, type RateQuote } from '../core/rates.js';
 import { TextKeyedMap } from '../core/text-key.js';
 import { providerEntry } from '../providers/registry.js';
@@ -358,6 +360,7 @@ export async function renderProviderList(book: RateBook, rates: RateStore, confi
         termsUrl: metadata.termsUrl,
         schedule: metadata.schedule,
         crossCheck: providerCrossCheck(checked, provider.id),
+        ...(await publishedChanges(rates, provider.id, retentionStart(book.clock))),
       };
     }),
   );

@@ -169,6 +169,16 @@ export const PublishedNumberSchema = Type.Object(
     reciprocalOf: Type.Optional(
       Type.String({ description: 'For a `1/<x>` rate: x exactly as published, units of `base` per one `currency` (a per-10/100/1,000 quotation already divided out).', examples: ['20.541'] }),
     ),
+    revisions: Type.Optional(
+      Type.Array(
+        Type.Object({
+          rate: Type.String({ description: 'The earlier number, as it was served.' }),
+          asOf: Type.String({ format: 'date-time', description: 'When the provider said the earlier number applied.' }),
+          replacedAt: Type.String({ format: 'date-time', description: 'When a later document of the provider replaced it.' }),
+        }),
+        { description: 'Present only for a corrected number: the earlier numbers of the same day that later documents replaced, oldest first.' },
+      ),
+    ),
   },
   { $id: 'PublishedNumber', description: 'One number a provider published.' },
 );
@@ -357,6 +367,20 @@ export const SetAsideNumber = Type.Object(
   { $id: 'SetAsideNumber', description: "A preferred provider's number that the cross-check set aside: the next provider's was served instead." },
 );
 
+export const CheckedNumber = Type.Object(
+  {
+    currency: Type.String(),
+    day: Type.String({ format: 'date' }),
+    asOf: Type.String({ format: 'date-time' }),
+    rate: Type.String({ description: 'The number as published.' }),
+    previous: Type.String({ description: "What it was compared with: the stored number of that day (a correction) or the provider's previous number (a move)." }),
+    kind: Type.Union([Type.Literal('correction'), Type.Literal('move')]),
+    reason: Type.String({ description: 'Why, in words.' }),
+    notedAt: Type.String({ format: 'date-time', description: 'When the refresh that decided it ran.' }),
+  },
+  { $id: 'CheckedNumber', description: 'A published number that a refresh held or flagged.' },
+);
+
 export const ProviderEntry = Type.Object(
   {
     id: Type.String({ description: 'The provider, as EXRATES_PROVIDERS names it.', examples: ['ecb'] }),
@@ -393,6 +417,24 @@ export const ProviderEntry = Type.Object(
       },
       { description: 'How its numbers compare with the other providers\' numbers for the same currencies and days.' },
     ),
+    revisions: Type.Array(
+      Type.Object({
+        currency: Type.String(),
+        day: Type.String({ format: 'date' }),
+        rate: Type.String({ description: 'The earlier number, as it was served.' }),
+        asOf: Type.String({ format: 'date-time' }),
+        replacedAt: Type.String({ format: 'date-time', description: 'When a later document replaced it.' }),
+        replacedBy: Type.String({ description: 'The number that replaced it.' }),
+      }),
+      { description: 'Corrections: published numbers that a later document of the provider changed, newest first (at most 20).' },
+    ),
+    held: Type.Array(Type.Unsafe(ref('CheckedNumber')), {
+      description:
+        'Numbers not served: a correction by a factor of 5 or more, or beyond EXRATES_CROSSCHECK_PERCENT from the other providers, or a day-over-day move by a factor of 5 or more. Each is served once another provider or the provider\'s next publication confirms it. Newest day first.',
+    }),
+    flagged: Type.Array(Type.Unsafe(ref('CheckedNumber')), {
+      description: 'Numbers served but worth a look: a day-over-day move by more than 25 %, or a held number released once confirmed. Newest day first.',
+    }),
   },
   { $id: 'Provider', description: 'A configured rate provider.' },
 );
@@ -468,6 +510,7 @@ export const SHARED_SCHEMAS = [
   CrossCheckOutlier,
   CurrencyEntry,
   RatesEntry,
+  CheckedNumber,
   ProviderEntry,
   RateResponse,
   ConversionResponse,
@@ -493,4 +536,5 @@ export type SharedSchemaId =
   | 'PublishedNumber'
   | 'Provenance'
   | 'SetAsideNumber'
-  | 'CrossCheckOutlier';
+  | 'CrossCheckOutlier'
+  | 'CheckedNumber';

@@ -4,6 +4,7 @@ import { Kysely, Migrator, PostgresAdapter, SqliteDialect, PostgresDialect, sql,
 import * as initial from './migrations/001-initial.js';
 import * as dataVersion from './migrations/002-data-version.js';
 import * as quotaJournal from './migrations/003-quota-journal.js';
+import * as rateRevisions from './migrations/004-rate-revisions.js';
 import type { Database } from './schema.js';
 
 export type Engine = 'sqlite' | 'postgres';
@@ -21,6 +22,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
   '002-data-version': dataVersion,
   '003-quota-journal': quotaJournal,
+  '004-rate-revisions': rateRevisions,
 };
 
 /** The file a `sqlite:` URL names, resolved against the working directory; none for `sqlite::memory:` or PostgreSQL. */

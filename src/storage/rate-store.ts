@@ -1,13 +1,42 @@
 import { sql, type Kysely } from 'kysely';
-import type { DayRange, ProviderState, RateDocument, RateStore, StoredQuote } from '../core/ports.js';
+import type { CheckedNumber, DayRange, DocumentChecks, ProviderState, RateDocument, RateStore, Revision, StoredQuote } from '../core/ports.js';
 import type { Day } from '../core/time.js';
-import type { Database, RatesTable } from './schema.js';
+import type { Database, RateChecksTable, RateRevisionsTable, RatesTable } from './schema.js';
 
 /** Rows per INSERT: 6 columns each keeps every statement well under SQLite's variable limit. */
 const BATCH = 500;
 
 function toQuote(row: RatesTable): StoredQuote {
   return { provider: row.provider, base: row.base, quote: row.quote, day: row.day, asOf: row.as_of, rate: row.rate };
+}
+
+function toRevision(row: RateRevisionsTable): Revision {
+  return {
+    provider: row.provider,
+    base: row.base,
+    currency: row.quote,
+    day: row.day,
+    rate: row.rate,
+    asOf: row.as_of,
+    replacedAt: row.replaced_at,
+    replacedBy: row.replaced_by,
+  };
+}
+
+function toChecked(row: RateChecksTable): CheckedNumber {
+  return {
+    provider: row.provider,
+    base: row.base,
+    currency: row.quote,
+    day: row.day,
+    asOf: row.as_of,
+    rate: row.rate,
+    previous: row.previous,
+    kind: row.kind === 'correction' ? 'correction' : 'move',
+    held: row.held === 1,
+    reason: row.reason,
+    notedAt: row.noted_at,
+  };
 }
 
 export function createRateStore(db: Kysely<Database>): RateStore {
@@ -20,14 +49,15 @@ export function createRateStore(db: Kysely<Database>): RateStore {
   }
 
   return {
-    async saveDocument(document: RateDocument): Promise<number> {
+    async saveDocument(document: RateDocument, checks?: DocumentChecks): Promise<number> {
       const rows: RatesTable[] = [];
       for (const day of document.days) {
         for (const [quote, rate] of Object.entries(day.rates)) {
           rows.push({ provider: document.provider, base: document.base, quote, day: day.day, as_of: day.asOf, rate });
         }
       }
-      if (rows.length === 0) return 0;
+      const noted = checks !== undefined && (checks.revisions.length > 0 || checks.checked.length > 0 || checks.cleared.length > 0);
+      if (rows.length === 0 && !noted) return 0;
       await db.transaction().execute(async (trx) => {
         await trx
           .insertInto('provider_state')
@@ -47,8 +77,46 @@ export function createRateStore(db: Kysely<Database>): RateStore {
             )
             .execute();
         }
+        if (!checks) return;
+        for (const { currency, day } of checks.cleared) {
+          await trx.deleteFrom('rate_checks').where('provider', '=', document.provider).where('quote', '=', currency).where('day', '=', day).execute();
+        }
+        for (const r of checks.revisions) {
+          await trx
+            .insertInto('rate_revisions')
+            .values({ provider: r.provider, quote: r.currency, day: r.day, base: r.base, rate: r.rate, as_of: r.asOf, replaced_at: r.replacedAt, replaced_by: r.replacedBy })
+            .onConflict((oc) => oc.doNothing())
+            .execute();
+        }
+        for (const c of checks.checked) {
+          const values = { base: c.base, as_of: c.asOf, rate: c.rate, previous: c.previous, kind: c.kind, held: c.held ? 1 : 0, reason: c.reason.slice(0, 500), noted_at: c.notedAt };
+          await trx
+            .insertInto('rate_checks')
+            .values({ provider: c.provider, quote: c.currency, day: c.day, ...values })
+            .onConflict((oc) => oc.columns(['provider', 'quote', 'day']).doUpdateSet(values))
+            .execute();
+        }
       });
       return rows.length;
+    },
+
+    async revisions(provider: string, range: DayRange): Promise<Revision[]> {
+      const rows = await db
+        .selectFrom('rate_revisions')
+        .selectAll()
+        .where('provider', '=', provider)
+        .where('day', '>=', range.from)
+        .where('day', '<=', range.to)
+        .orderBy('replaced_at')
+        .orderBy('day')
+        .orderBy('quote')
+        .execute();
+      return rows.map(toRevision);
+    },
+
+    async checkedNumbers(provider: string): Promise<CheckedNumber[]> {
+      const rows = await db.selectFrom('rate_checks').selectAll().where('provider', '=', provider).orderBy('day').orderBy('quote').execute();
+      return rows.map(toChecked);
     },
 
     async latestDay(provider: string): Promise<Day | null> {
@@ -93,8 +161,12 @@ export function createRateStore(db: Kysely<Database>): RateStore {
     },
 
     async pruneBefore(day: Day): Promise<number> {
-      const result = await db.deleteFrom('rates').where('day', '<', day).executeTakeFirst();
-      return Number(result.numDeletedRows);
+      return db.transaction().execute(async (trx) => {
+        await trx.deleteFrom('rate_revisions').where('day', '<', day).execute();
+        await trx.deleteFrom('rate_checks').where('day', '<', day).execute();
+        const result = await trx.deleteFrom('rates').where('day', '<', day).executeTakeFirst();
+        return Number(result.numDeletedRows);
+      });
     },
 
     async countQuotes(): Promise<number> {

@@ -7,6 +7,8 @@ export interface Database {
   api_keys: ApiKeysTable;
   quota_usage: QuotaUsageTable;
   quota_journal: QuotaJournalTable;
+  rate_revisions: RateRevisionsTable;
+  rate_checks: RateChecksTable;
 }
 
 export interface RatesTable {
@@ -17,6 +19,33 @@ export interface RatesTable {
   as_of: string;
   /** Exactly as the provider published it. */
   rate: string;
+}
+
+/** A number a later document replaced. */
+export interface RateRevisionsTable {
+  provider: string;
+  quote: string;
+  day: string;
+  base: string;
+  rate: string;
+  as_of: string;
+  replaced_at: string;
+  replaced_by: string;
+}
+
+/** A number the refresh's checks held (not in `rates`) or flagged (served). */
+export interface RateChecksTable {
+  provider: string;
+  quote: string;
+  day: string;
+  base: string;
+  as_of: string;
+  rate: string;
+  previous: string;
+  kind: string;
+  held: number;
+  reason: string;
+  noted_at: string;
 }
 
 export interface ProviderStateTable {

@@ -102,8 +102,11 @@ describe('beyond the interface, on the shared ECB history', () => {
       }
     });
 
-    test('a settled past date is cached for long; today may still change', async () => {
-      assert.equal((await get('/api/v1/rate?from=EUR&to=USD&date=2026-03-02')).headers['cache-control'], 'private, max-age=31536000, immutable');
+    test('a settled past date is cached for long; a day still open to corrections or today may still change', async () => {
+      // Today is 2026-03-06: a day before 2026-02-27 is past the 7 days in which a correction is still served.
+      assert.equal((await get('/api/v1/rate?from=EUR&to=USD&date=2026-02-26')).headers['cache-control'], 'private, max-age=31536000, immutable');
+      assert.equal((await get('/api/v1/rate?from=EUR&to=USD&date=2026-02-27')).headers['cache-control'], 'private, max-age=600');
+      assert.equal((await get('/api/v1/rate?from=EUR&to=USD&date=2026-03-02')).headers['cache-control'], 'private, max-age=600');
       assert.equal((await get('/api/v1/rate?from=EUR&to=USD&date=2026-03-06')).headers['cache-control'], 'private, max-age=600');
       assert.equal((await get('/api/v1/rate?from=EUR&to=USD&date=2026-03-05')).headers['cache-control'], 'private, max-age=600');
     });
@@ -158,7 +161,7 @@ describe('beyond the interface, on the shared ECB history', () => {
 
     test('with an amount, each entry equals /convert for its pair, sorted by to, counting once', async () => {
       const key = await issueKey(t.deps);
-      const response = await get('/api/v1/rates?from=USD&to=jpy,EUR,CHF&amount=0100.5&date=2026-03-01', {}, key);
+      const response = await get('/api/v1/rates?from=USD&to=jpy,EUR,CHF&amount=0100.5&date=2026-02-22', {}, key);
       assert.equal(response.headers['x-ratelimit-remaining'], '999');
       assert.equal(response.headers['cache-control'], 'private, max-age=31536000, immutable');
       const body = response.json() as { from: string; amount: string; rates: Array<Record<string, unknown>> };
@@ -168,9 +171,9 @@ describe('beyond the interface, on the shared ECB history', () => {
         ['CHF', 'EUR', 'JPY'],
       );
       for (const entry of body.rates) {
-        const { from: _from, amount: _amount, ...single } = (await get(`/api/v1/convert?from=USD&to=${entry.to}&amount=100.5&date=2026-03-01`)).json();
+        const { from: _from, amount: _amount, ...single } = (await get(`/api/v1/convert?from=USD&to=${entry.to}&amount=100.5&date=2026-02-22`)).json();
         assert.deepEqual(entry, single);
-        assert.match(String(entry.asOf), /^2026-02-27T/);
+        assert.match(String(entry.asOf), /^2026-02-20T/);
       }
     });
 
@@ -236,7 +239,7 @@ describe('beyond the interface, on the shared ECB history', () => {
 
     test('the document names its shapes, declares HEAD, the headers sent, 304 and the operations endpoints', async () => {
       const doc = (await t.app.inject('/api/v1/openapi.json')).json();
-      assert.deepEqual(Object.keys(doc.components.schemas).sort(), ['Conversion', 'CrossCheckOutlier', 'Currency', 'CurrencyList', 'History', 'Problem', 'Provenance', 'Provider', 'ProviderList', 'PublishedNumber', 'Rate', 'Rates', 'RatesEntry', 'SetAsideNumber', 'Usage']);
+      assert.deepEqual(Object.keys(doc.components.schemas).sort(), ['CheckedNumber', 'Conversion', 'CrossCheckOutlier', 'Currency', 'CurrencyList', 'History', 'Problem', 'Provenance', 'Provider', 'ProviderList', 'PublishedNumber', 'Rate', 'Rates', 'RatesEntry', 'SetAsideNumber', 'Usage']);
       const rate = doc.paths['/api/v1/rate'];
       assert.deepEqual(rate.get.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/Rate' });
       assert.deepEqual(rate.get.responses['400'].content['application/problem+json'].schema, { $ref: '#/components/schemas/Problem' });

@@ -25,7 +25,7 @@ describe('GET /api/v1/providers', () => {
     const { providers } = response.json();
     assert.equal(providers.length, 1);
     const [file] = providers;
-    assert.deepEqual(Object.keys(file), ['id', 'name', 'kind', 'base', 'currencies', 'latestDay', 'refresh', 'termsUrl', 'schedule', 'crossCheck']);
+    assert.deepEqual(Object.keys(file), ['id', 'name', 'kind', 'base', 'currencies', 'latestDay', 'refresh', 'termsUrl', 'schedule', 'crossCheck', 'revisions', 'held', 'flagged']);
     assert.equal(file.id, 'file');
     // What the registry says of it, word for word.
     const { metadata } = providerEntry('file')!;
@@ -90,6 +90,10 @@ describe('GET /api/v1/providers', () => {
         schedule: 'whenever the operator replaces the file',
         // No other provider to compare its numbers with.
         crossCheck: { state: 'unchecked', outliers: [] },
+        // Nothing published, so nothing corrected, held or flagged.
+        revisions: [],
+        held: [],
+        flagged: [],
       },
     ]);
   });
@@ -99,7 +103,7 @@ describe('GET /api/v1/providers', () => {
     const operation = doc.paths['/api/v1/providers'].get;
     assert.equal(operation.operationId, 'listProviders');
     assert.deepEqual(operation.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/ProviderList' });
-    assert.deepEqual(Object.keys(doc.components.schemas.Provider.properties), ['id', 'name', 'kind', 'base', 'currencies', 'latestDay', 'refresh', 'termsUrl', 'schedule', 'crossCheck']);
+    assert.deepEqual(Object.keys(doc.components.schemas.Provider.properties), ['id', 'name', 'kind', 'base', 'currencies', 'latestDay', 'refresh', 'termsUrl', 'schedule', 'crossCheck', 'revisions', 'held', 'flagged']);
     assert.deepEqual(doc.components.schemas.Provider.properties.kind.anyOf.flatMap((k: { enum: string[] }) => k.enum), ['central bank', 'aggregator', 'commercial', 'file']);
     assert.equal(doc.paths['/api/v1/providers'].head.responses['200'].content, undefined);
   });

@@ -42,7 +42,7 @@ test('four processes migrating one new SQLite file at once all succeed, and the 
       const applied = db.prepare('select name from exrates_migration order by name').all() as Array<{ name: string }>;
       assert.deepEqual(
         applied.map((row) => row.name),
-        ['001-initial', '002-data-version', '003-quota-journal'],
+        ['001-initial', '002-data-version', '003-quota-journal', '004-rate-revisions'],
       );
     } finally {
       db.close();

@@ -76,6 +76,36 @@ for (const engine of engines) {
       assert.equal(await rates.latestDay('other'), null);
     });
 
+    test('revisions and held or flagged numbers are written with the rates, in one transaction, and pruned with them', async (t) => {
+      if (skip) return t.skip('server not available');
+      const rates = createRateStore(database!.db);
+      const held = {
+        provider: 'nbu', base: 'UAH', currency: 'USD', day: '2026-03-05', asOf: '2026-03-05T12:00:00Z', rate: '1/43208.1', previous: '1/43.2081',
+        kind: 'correction' as const, held: true, reason: 'the correction changes the stored number 1000-fold', notedAt: '2026-03-05T13:00:00Z',
+      };
+      const flagged = { ...held, currency: 'EGP', rate: '1/0.8', previous: '1/1.2', kind: 'move' as const, held: false, reason: 'moves by more than 25%' };
+      const revision = { provider: 'nbu', base: 'UAH', currency: 'EUR', day: '2026-03-04', rate: '1/50.1', asOf: '2026-03-04T12:00:00Z', replacedAt: '2026-03-05T13:00:00Z', replacedBy: '1/50.2' };
+      const document = { provider: 'nbu', base: 'UAH', days: [{ day: '2026-03-04', asOf: '2026-03-04T12:00:00Z', rates: { EUR: '1/50.2' } }] };
+      assert.equal(await rates.saveDocument(document, { revisions: [revision], checked: [held, flagged], cleared: [] }), 1);
+      assert.deepEqual(await rates.revisions('nbu', { from: '2026-03-01', to: '2026-03-31' }), [revision]);
+      assert.deepEqual(await rates.revisions('nbu', { from: '2026-03-05', to: '2026-03-31' }), []);
+      assert.deepEqual(await rates.checkedNumbers('nbu'), [flagged, held]);
+      // Only checks, no rates: still written, and the data version moves so that readers look again.
+      const version = (await rates.dataVersions()).get('nbu')!;
+      assert.equal(await rates.saveDocument({ ...document, days: [] }, { revisions: [], checked: [{ ...held, held: false, reason: 'released' }], cleared: [{ currency: 'EGP', day: '2026-03-05' }] }), 0);
+      assert.deepEqual(await rates.checkedNumbers('nbu'), [{ ...held, held: false, reason: 'released' }]);
+      assert.equal((await rates.dataVersions()).get('nbu'), version + 1);
+      // A write that fails leaves nothing of itself: a check row whose day is missing (NOT NULL) rolls back the rates too.
+      const broken = { ...held, currency: 'GBP', day: null as unknown as string };
+      await assert.rejects(rates.saveDocument({ ...document, days: [{ ...document.days[0]!, rates: { EUR: '1/99' } }] }, { revisions: [], checked: [broken], cleared: [] }));
+      assert.equal((await rates.quotesOn('nbu', '2026-03-04'))[0]?.rate, '1/50.2');
+      await rates.pruneBefore('2026-03-05');
+      assert.deepEqual(await rates.revisions('nbu', { from: '2026-03-01', to: '2026-03-31' }), []);
+      assert.equal((await rates.checkedNumbers('nbu')).length, 1);
+      await rates.pruneBefore('2026-03-06');
+      assert.deepEqual(await rates.checkedNumbers('nbu'), []);
+    });
+
     test('provider state records failures and recoveries', async (t) => {
       if (skip) return t.skip('server not available');
       const rates = createRateStore(database!.db);
@@ -148,7 +178,7 @@ describe('PostgreSQL installations side by side', () => {
           const result = await migrateToLatest(database.db);
           assert.deepEqual(
             result.results?.map((r) => `${r.migrationName} ${r.status}`),
-            ['001-initial Success', '002-data-version Success', '003-quota-journal Success'],
+            ['001-initial Success', '002-data-version Success', '003-quota-journal Success', '004-rate-revisions Success'],
           );
           assert.equal(await createRateStore(database.db).countQuotes(), 0);
         } finally {
