@@ -54,7 +54,7 @@ export const AMENDMENTS: readonly Amendment[] = [
     change: 'withdrawn',
     on: '2026-01-01',
     row: { code: 'BGN', name: 'Bulgarian Lev', minorUnits: 2 },
-    source: 'Council Regulation (EU) 2025/1407: Bulgaria adopts the euro on 2026-01-01; ISO 4217 list three',
+    source: 'Council Decision (EU) 2025/1407: Bulgaria adopts the euro on 2026-01-01; ISO 4217 list three',
   },
   {
     change: 'withdrawn',

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { parseCurrency, resultDecimals } from './currencies.js';
 import { crossCheck, describeFinding, parsePercent, type CrossCheck, type CrossCheckFinding } from './cross-check.js';
-import { divideUnreduced, multiply, multiplyUnreduced, parseDecimal, roundSignificant, roundToScale, stripLeadingZeros, type Rational } from './decimal.js';
+import { divideUnreduced, multiply, multiplyUnreduced, ONE, parseDecimal, roundSignificant, roundToScale, stripLeadingZeros, type Rational } from './decimal.js';
 import { DomainError } from './errors.js';
 import { andThen, type MaybePromise } from './maybe.js';
 import type { Clock, Metrics, RateDocument, RateStore } from './ports.js';
@@ -20,6 +20,7 @@ import {
   type ProviderRates,
 } from './rate-index.js';
 import { retentionStart } from './refresh.js';
+import { throughSuccessors, type Replacement, type ThroughSuccessors } from './replaced-currencies.js';
 import { addDays, dayNumber, utcDay, utcDayNumber, type Day } from './time.js';
 
 /** Significant digits of every rate the service writes (SPEC §3). */
@@ -68,6 +69,23 @@ export interface Provenance {
    * set them aside (src/core/cross-check.ts); present only then.
    */
   setAside?: SetAsideNumber[];
+  /**
+   * Present only when `from` or `to` had been replaced by its successor at a legal fixed ratio by
+   * then (src/core/replaced-currencies.ts): the numbers are its successor's, and the rate is
+   * multiplied by to's ratio over from's before it is rounded.
+   */
+  replaced?: ReplacedCurrency[];
+}
+
+/** A currency replaced by its successor at a fixed legal ratio, as provenance shows it. */
+export interface ReplacedCurrency {
+  currency: string;
+  successor: string;
+  /** Units of `currency` per one `successor`, exact. */
+  ratio: string;
+  /** The day from which the successor is the currency. */
+  from: Day;
+  reference: string;
 }
 
 /** A preferred provider's number that the cross-check set aside, and why. */
@@ -323,6 +341,21 @@ export function pairKey(from: string, to: string): number | undefined {
 /** Answers a rate book keeps, per kind: far more than the pairs and days asked for in a while. */
 const CACHED_ANSWERS = 100_000;
 
+/** A rate rounded once; through a replaced currency's successor, multiplied by the fixed ratio first. */
+function atRatio(value: Rational, through: ThroughSuccessors | undefined): string {
+  return formatRate(through === undefined ? value : multiply(value, through.factor));
+}
+
+function replacedOf(r: Replacement): ReplacedCurrency {
+  return { currency: r.code, successor: r.successor, ratio: r.ratio, from: r.from, reference: r.reference };
+}
+
+/** The successors' quote (already at the ratio) as the answer for the pair asked, its provenance saying why. */
+function replacedQuote(quote: RateQuote, from: string, to: string, through: ThroughSuccessors): RateQuote {
+  const provenance = quote.provenance && { ...quote.provenance, replaced: through.replaced.map(replacedOf) };
+  return { ...quote, pair: from + to, from, to, ...(provenance ? { provenance } : {}) };
+}
+
 export function createRateBook(options: RateBookOptions): RateBook {
   const { store, providers, clock } = options;
   const ttl = options.cacheTtlMs ?? 2_000;
@@ -524,7 +557,17 @@ export function createRateBook(options: RateBookOptions): RateBook {
     return quote;
   }
 
+  /**
+   * A pair with a currency replaced by today is answered through the successors at the fixed
+   * ratio (never the old code's last market number); any other pair as published.
+   */
   async function computeRate(from: string, to: string, source: string | undefined): Promise<RateQuote> {
+    const through = throughSuccessors(from, to, today(clock));
+    if (through === undefined) return computePublished(from, to, source);
+    return replacedQuote(await computePublished(through.from, through.to, source, through), from, to, through);
+  }
+
+  async function computePublished(from: string, to: string, source: string | undefined, through?: ThroughSuccessors): Promise<RateQuote> {
     let fromData = (await sourceFor(from, 'from', 'live', source)).data;
     let { snapshot: s, data: toData } = await sourceFor(to, 'to', 'live', source);
     const checked = source === undefined;
@@ -534,7 +577,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     if (stale) options.metrics?.staleServed();
     if (from === to) {
       const day = daysOf(fromData, from).at(-1)!;
-      return { pair: from + to, from, to, rate: '1', asOf: fromData.asOf.get(day)!, stale, provenance: why(provenanceOf(fromData, from, fromData, to, day, undefined)) };
+      return { pair: from + to, from, to, rate: atRatio(ONE, through), asOf: fromData.asOf.get(day)!, stale, provenance: why(provenanceOf(fromData, from, fromData, to, day, undefined)) };
     }
     const bridge = bridgeCurrency(fromData, toData);
     // The newest day on which every value the cross needs was published (the same date for all, SPEC §2).
@@ -550,7 +593,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
         pair: from + to,
         from,
         to,
-        rate: formatRate(value),
+        rate: atRatio(value, through),
         asOf: asOfA < asOfB ? asOfA : asOfB,
         stale,
         provenance: why(provenanceOf(fromData, from, toData, to, day, bridge)),
@@ -578,8 +621,10 @@ export function createRateBook(options: RateBookOptions): RateBook {
   }
 
   async function computeOnDate(fromInput: string, toInput: string, date: Day, slot: number): Promise<DatedQuote> {
-    const from = parseCurrency(fromInput, 'from');
-    const to = parseCurrency(toInput, 'to');
+    const asked = { from: parseCurrency(fromInput, 'from'), to: parseCurrency(toInput, 'to') };
+    // A currency replaced by `date` is answered through its successor at the fixed ratio.
+    const through = throughSuccessors(asked.from, asked.to, date);
+    const { from, to } = through ?? asked;
     await snapshot();
     const held = generation;
     const source = providers[slot - 1];
@@ -600,16 +645,16 @@ export function createRateBook(options: RateBookOptions): RateBook {
         pair: from + to,
         from,
         to,
-        rate: value ? formatRate(value) : '1',
+        rate: atRatio(value ?? ONE, through),
         asOf: asOfA < asOfB ? asOfA : asOfB,
         stale: false,
         provenance: checked ? explained(provenanceOf(fromData, from, toData, to, day, bridge), [[from, fromData], [to, toData]], date) : provenanceOf(fromData, from, toData, to, day, bridge),
       };
-      const dated = { quote, settled: date < (newestDay(fromData) ?? date) && date < (newestDay(toData) ?? date) };
-      datedCache(slot).set(datedKey(pairKey(from, to)!, dayNumber(date)!), { generation: held, dated });
+      const dated = { quote: through ? replacedQuote(quote, asked.from, asked.to, through) : quote, settled: date < (newestDay(fromData) ?? date) && date < (newestDay(toData) ?? date) };
+      datedCache(slot).set(datedKey(pairKey(asked.from, asked.to)!, dayNumber(date)!), { generation: held, dated });
       return dated;
     }
-    throw new DomainError('no_history', `No rate for ${from}/${to} is stored on or before ${date}.`);
+    throw new DomainError('no_history', `No rate for ${asked.from}/${asked.to} is stored on or before ${date}.`);
   }
 
   async function convert(fromInput: string, toInput: string, amountInput: string, source?: string): Promise<Conversion> {

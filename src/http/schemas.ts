@@ -173,6 +173,17 @@ export const PublishedNumberSchema = Type.Object(
   { $id: 'PublishedNumber', description: 'One number a provider published.' },
 );
 
+export const ReplacedCurrencySchema = Type.Object(
+  {
+    currency: Type.String({ description: 'The replaced currency.', examples: ['BGN'] }),
+    successor: Type.String({ description: 'The currency that replaced it.', examples: ['EUR'] }),
+    ratio: Type.String({ description: 'Units of `currency` per one `successor`, fixed by law, exact.', examples: ['1.95583'] }),
+    from: Type.String({ format: 'date', description: 'The day from which the successor is the currency.', examples: ['2026-01-01'] }),
+    reference: Type.String({ description: 'The legal act or central bank notice that fixes the ratio.' }),
+  },
+  { $id: 'ReplacedCurrency', description: 'A currency replaced by another at a ratio fixed by law (a euro changeover, a redenomination).' },
+);
+
 export const ProvenanceSchema = Type.Object(
   {
     providers: Type.Array(Type.String(), { description: "The provider of `from`'s number, then, when different, that of `to`'s.", examples: [['ecb']] }),
@@ -188,6 +199,12 @@ export const ProvenanceSchema = Type.Object(
       Type.Array(Type.Unsafe(ref('SetAsideNumber')), {
         description:
           "Present only when a provider preferred for `from` or `to` was passed over because the cross-check set its number of that day aside (it differs from the median of at least three other providers that agree with each other): those numbers, and why.",
+      }),
+    ),
+    replaced: Type.Optional(
+      Type.Array(Type.Unsafe(ref('ReplacedCurrency')), {
+        description:
+          'Present only when `from` or `to` had been replaced by then at a legal fixed ratio: the numbers are those of its successor, and the rate is theirs multiplied by to\'s ratio over from\'s (for example EUR→BGN from 2026-01-01 is exactly 1.95583), then rounded once. Before that day the replaced currency\'s market numbers are served, as published.',
       }),
     ),
   },
@@ -464,6 +481,7 @@ export function notFoundProblem(description: string) {
 export const SHARED_SCHEMAS = [
   PublishedNumberSchema,
   ProvenanceSchema,
+  ReplacedCurrencySchema,
   SetAsideNumber,
   CrossCheckOutlier,
   CurrencyEntry,
@@ -492,5 +510,6 @@ export type SharedSchemaId =
   | 'ProviderList'
   | 'PublishedNumber'
   | 'Provenance'
+  | 'ReplacedCurrency'
   | 'SetAsideNumber'
   | 'CrossCheckOutlier';
