@@ -143,6 +143,11 @@ export interface RateBookOptions {
   metrics?: Metrics;
   /** EXRATES_CROSSCHECK_PERCENT: how far (in percent) a number may lie from the others' median. Default 2. */
   crossCheckPercent?: string;
+  /**
+   * Names that stand for several providers as a `source` (`peg`: the parities, one provider per
+   * anchor), with their ids; a pair is then answered by the one of them that quotes both currencies.
+   */
+  families?: ReadonlyMap<string, readonly string[]>;
 }
 
 /** The rates a request is served from: every provider's stored rates, and which providers are failing. */
@@ -304,6 +309,11 @@ export function convertAt(quote: RateQuote, amount: { text: string; value: Ratio
   return { from: quote.from, to: quote.to, amount: amount.text, rate: quote.rate, result, asOf: quote.asOf, stale: quote.stale };
 }
 
+/** A pair whose currencies two providers of one family quote (a parity against the euro, one against the dollar): nothing fixes a rate between them. */
+function acrossFamily(source: string, from: string, to: string): DomainError {
+  return new DomainError('unsupported_currency', `source ${source} fixes no rate between ${from} and ${to}: each is fixed against another currency.`, { param: 'to' });
+}
+
 function feedUnavailable(detail: string): DomainError {
   return new DomainError('feed_unavailable', detail, { retryAfterSeconds: 60 });
 }
@@ -418,9 +428,17 @@ export function createRateBook(options: RateBookOptions): RateBook {
     return setAside.length > 0 ? { ...provenance, setAside } : provenance;
   }
 
+  /** Configured families (a name and its configured providers), each one `source` slot after the providers'. */
+  const families = new Map(
+    [...(options.families ?? [])].map(([name, ids]) => [name, ids.filter((id) => providers.includes(id))] as const).filter(([, ids]) => ids.length > 0),
+  );
+  const familyNames = [...families.keys()];
+  /** The providers a source stands for: itself, or a family's. */
+  const membersOf = (source: string): readonly string[] => families.get(source) ?? [source];
+
   function parseSource(input: string): string {
     const id = input.toLowerCase();
-    if (!providers.includes(id)) {
+    if (!providers.includes(id) && !families.has(id)) {
       throw new DomainError('unsupported_source', `source '${input.slice(0, 32)}' is not a configured rate provider; configured: ${providers.join(', ')}.`, {
         param: 'source',
       });
@@ -429,7 +447,13 @@ export function createRateBook(options: RateBookOptions): RateBook {
   }
 
   /** The cache slot of an answer: 0 without a source; a source is checked first. */
-  const slotOf = (source: string | undefined) => (source === undefined ? 0 : providers.indexOf(parseSource(source)) + 1);
+  const slotOf = (source: string | undefined) => {
+    if (source === undefined) return 0;
+    const id = parseSource(source);
+    return families.has(id) ? providers.length + 1 + familyNames.indexOf(id) : providers.indexOf(id) + 1;
+  };
+  /** The source of a cache slot. */
+  const sourceAt = (slot: number): string | undefined => (slot === 0 ? undefined : slot <= providers.length ? providers[slot - 1] : familyNames[slot - providers.length - 1]);
 
   async function sync(): Promise<void> {
     const versions = await store.dataVersions();
@@ -492,8 +516,11 @@ export function createRateBook(options: RateBookOptions): RateBook {
    */
   function find(s: RateSnapshot, code: string, use: 'live' | 'history', source: string | undefined, upTo?: Day): ProviderRates | undefined {
     if (source !== undefined) {
-      const data = s.data.get(source);
-      return data && (use === 'live' ? quotesNow(data, code) : hasCurrency(data, code)) ? data : undefined;
+      for (const id of membersOf(source)) {
+        const data = s.data.get(id);
+        if (data && (use === 'live' ? quotesNow(data, code) : hasCurrency(data, code))) return data;
+      }
+      return undefined;
     }
     const current = currentProviderFor(s, providers, code, servable(undefined, upTo)) ?? currentProviderFor(s, providers, code);
     if (current || use === 'live') return current;
@@ -509,7 +536,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
       data = find(s, code, use, source, upTo);
     }
     if (data) return { snapshot: s, data };
-    const held = (x: RateSnapshot) => (source === undefined ? x.data.size > 0 : x.data.has(source));
+    const held = (x: RateSnapshot) => (source === undefined ? x.data.size > 0 : membersOf(source).some((id) => x.data.has(id)));
     if (!held(s)) {
       // Nothing held: the store may have been filled since it was last read, by another process
       // (another worker's or instance's first refresh). Read it again before saying so.
@@ -552,7 +579,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
       if (cached.quote.stale) options.metrics?.staleServed();
       return cached.quote;
     }
-    const quote = await computeRate(from, to, providers[slot - 1]);
+    const quote = await computeRate(from, to, sourceAt(slot));
     quoteCache(slot).set(key, { generation, quote });
     return quote;
   }
@@ -570,6 +597,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
   async function computePublished(from: string, to: string, source: string | undefined, through?: ThroughSuccessors): Promise<RateQuote> {
     let fromData = (await sourceFor(from, 'from', 'live', source)).data;
     let { snapshot: s, data: toData } = await sourceFor(to, 'to', 'live', source);
+    if (source !== undefined && fromData !== toData) throw acrossFamily(source, from, to);
     const checked = source === undefined;
     ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to, servable(source, undefined)));
     const why = (p: Provenance) => (checked ? explained(p, [[from, fromData], [to, toData]], undefined) : p);
@@ -627,10 +655,11 @@ export function createRateBook(options: RateBookOptions): RateBook {
     const { from, to } = through ?? asked;
     await snapshot();
     const held = generation;
-    const source = providers[slot - 1];
+    const source = sourceAt(slot);
     // The providers a history of the pair is served from, so that the value is that day's point.
     let fromData = (await sourceFor(from, 'from', 'history', source, date)).data;
     let toData = (await sourceFor(to, 'to', 'history', source, date)).data;
+    if (source !== undefined && fromData !== toData) throw acrossFamily(source, from, to);
     const checked = source === undefined;
     ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to, servable(source, date)));
     const bridge = from === to ? undefined : bridgeCurrency(fromData, toData);
