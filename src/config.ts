@@ -11,7 +11,7 @@ import { parseRedisUrl } from './storage/redis-url.js';
 export const PROVIDER_IDS: readonly string[] = PROVIDER_REGISTRY.map((entry) => entry.id);
 export type ProviderId = string;
 /** What EXRATES_PROVIDERS may name: a provider, or a family of them (`peg`). */
-const PROVIDER_NAMES: readonly string[] = [...PROVIDER_IDS, ...PROVIDER_FAMILIES.keys()];
+export const PROVIDER_NAMES: readonly string[] = [...PROVIDER_IDS, ...PROVIDER_FAMILIES.keys()];
 /** The providers used when EXRATES_PROVIDERS is not set: first-hand sources only, a family by its name. */
 const DEFAULT_PROVIDERS = [...new Set(PROVIDER_REGISTRY.filter((entry) => entry.byDefault).map((entry) => entry.family ?? entry.id))];
 /** URL settings older than the EXRATES_<ID>_URL rule, each described by hand below. */

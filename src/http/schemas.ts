@@ -63,7 +63,7 @@ const SourceParam = Type.Optional(
   Type.String({
     pattern: SOURCE_PATTERN,
     description:
-      'A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider\'s published numbers: both currencies through its base, on its days, never another provider\'s. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.',
+      'A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider\'s published numbers: both currencies through its base, on its days, never another provider\'s. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.',
   }),
 );
 
@@ -380,7 +380,7 @@ export const ProviderEntry = Type.Object(
     name: Type.String({ description: 'The publisher\'s own name.', examples: ['European Central Bank'] }),
     kind: Type.Union(
       PROVIDER_KINDS.map((k) => Type.Literal(k)),
-      { description: 'central bank (an official source publishing its own reference rates), aggregator (a service that gathers others\' rates), commercial (a paid data vendor) or file (a document the operator supplies).' },
+      { description: 'central bank (an official source publishing its own reference rates), peg (the parities fixed by law or treaty against its base, one provider per anchor currency: `peg-eur`, `peg-usd`…; `source=peg` takes whichever quotes both currencies of a pair), aggregator (a service that gathers others\' rates), commercial (a paid data vendor) or file (a document the operator supplies).' },
     ),
     base: Type.String({ description: 'The currency all of its rates are quoted against.', examples: ['EUR'] }),
     currencies: Type.Array(Type.String(), {
