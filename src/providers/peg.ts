@@ -32,7 +32,11 @@ export interface Parity {
    * 1,000 XPF = 8.38 EUR).
    */
   readonly rate: string;
-  /** The first day on which it holds. */
+  /**
+   * The first day it is served for: the day it took effect where that lies within the years a
+   * service keeps (XCG, STN), the euro's first day for the euro parities, otherwise a day by which
+   * it had long held (2002-01-01).
+   */
   readonly since: Day;
   /** The last day on which it holds, for a currency replaced since (ANG by XCG). */
   readonly until?: Day;
@@ -49,35 +53,35 @@ export const PARITIES: readonly Parity[] = [
   { currency: 'XOF', anchor: 'EUR', rate: '655.957', since: '1999-01-01', reference: 'BCEAO; Council Decision 98/683/EC: 1 EUR = 655.957 XOF' },
   { currency: 'XAF', anchor: 'EUR', rate: '655.957', since: '1999-01-01', reference: 'BEAC; Council Decision 98/683/EC: 1 EUR = 655.957 XAF' },
   { currency: 'KMF', anchor: 'EUR', rate: '491.96775', since: '1999-01-01', reference: 'Banque Centrale des Comores; Council Decision 98/683/EC: 1 EUR = 491.96775 KMF' },
-  { currency: 'XPF', anchor: 'EUR', rate: '1/0.00838', since: '1999-01-01', reference: 'IEOM; Council Decision of 1998 on the CFP franc: 1,000 XPF = 8.38 EUR' },
+  { currency: 'XPF', anchor: 'EUR', rate: '1/0.00838', since: '1999-01-01', reference: 'IEOM; Protocol on France annexed to the EU Treaties: 1,000 XPF = 8.38 EUR' },
   { currency: 'CVE', anchor: 'EUR', rate: '110.265', since: '1999-01-01', reference: 'Banco de Cabo Verde; Council Decision 98/744/EC: 1 EUR = 110.265 CVE' },
-  { currency: 'BAM', anchor: 'EUR', rate: '1.95583', since: '1999-01-01', reference: 'Central Bank of Bosnia and Herzegovina, currency board: 1 EUR = 1.95583 BAM' },
+  { currency: 'BAM', anchor: 'EUR', rate: '1.95583', since: '1999-01-01', reference: 'Law on the Central Bank of Bosnia and Herzegovina, currency board: 1 EUR = 1.95583 BAM' },
   { currency: 'STN', anchor: 'EUR', rate: '24.5', since: '2018-01-01', reference: 'Banco Central de São Tomé e Príncipe, agreement with Portugal: 1 EUR = 24.5 STN' },
-  { currency: 'AED', anchor: 'USD', rate: '3.6725', since: '1997-11-01', reference: 'Central Bank of the UAE: 1 USD = 3.6725 AED' },
-  { currency: 'SAR', anchor: 'USD', rate: '3.75', since: '1986-06-01', reference: 'Saudi Central Bank (SAMA): 1 USD = 3.75 SAR' },
-  { currency: 'QAR', anchor: 'USD', rate: '3.64', since: '2001-07-01', reference: 'Qatar Central Bank, Emiri Decree No. 34 of 2001: 1 USD = 3.64 QAR' },
-  { currency: 'BHD', anchor: 'USD', rate: '0.376', since: '2001-01-01', reference: 'Central Bank of Bahrain: 1 BHD = 2.659574 USD (0.376 BHD per USD)' },
-  { currency: 'OMR', anchor: 'USD', rate: '1/2.6008', since: '1986-01-01', reference: 'Central Bank of Oman: 1 OMR = 2.6008 USD' },
-  { currency: 'JOD', anchor: 'USD', rate: '0.709', since: '1995-10-01', reference: 'Central Bank of Jordan: 1 USD = 0.709 JOD (official mid)' },
-  { currency: 'XCD', anchor: 'USD', rate: '2.7', since: '1976-07-07', reference: 'Eastern Caribbean Central Bank: 1 USD = 2.70 XCD' },
-  { currency: 'BSD', anchor: 'USD', rate: '1', since: '1973-01-01', reference: 'Central Bank of The Bahamas: 1 BSD = 1 USD' },
-  { currency: 'BMD', anchor: 'USD', rate: '1', since: '1972-01-01', reference: 'Bermuda Monetary Authority: 1 BMD = 1 USD' },
-  { currency: 'PAB', anchor: 'USD', rate: '1', since: '1904-06-28', reference: 'Panama, Monetary Agreement of 1904: 1 PAB = 1 USD' },
-  { currency: 'BBD', anchor: 'USD', rate: '2', since: '1975-07-01', reference: 'Central Bank of Barbados: 1 USD = 2 BBD' },
-  { currency: 'BZD', anchor: 'USD', rate: '2', since: '1978-05-01', reference: 'Central Bank of Belize: 1 USD = 2 BZD' },
-  { currency: 'AWG', anchor: 'USD', rate: '1.79', since: '1986-01-01', reference: 'Centrale Bank van Aruba: 1 USD = 1.79 AWG' },
-  { currency: 'ANG', anchor: 'USD', rate: '1.79', since: '1971-12-21', until: '2025-03-30', reference: 'Centrale Bank van Curaçao en Sint Maarten: 1 USD = 1.79 ANG' },
+  { currency: 'AED', anchor: 'USD', rate: '3.6725', since: '2002-01-01', reference: 'Central Bank of the UAE: 1 USD = 3.6725 AED' },
+  { currency: 'SAR', anchor: 'USD', rate: '3.75', since: '2002-01-01', reference: 'Saudi Central Bank (SAMA): 1 USD = 3.75 SAR' },
+  { currency: 'QAR', anchor: 'USD', rate: '3.64', since: '2002-01-01', reference: 'Qatar Central Bank: 1 USD = 3.64 QAR' },
+  { currency: 'BHD', anchor: 'USD', rate: '0.376', since: '2002-01-01', reference: 'Central Bank of Bahrain: 1 USD = 0.376 BHD' },
+  { currency: 'OMR', anchor: 'USD', rate: '1/2.6008', since: '2002-01-01', reference: 'Central Bank of Oman: 1 OMR = 2.6008 USD' },
+  { currency: 'JOD', anchor: 'USD', rate: '0.709', since: '2002-01-01', reference: 'Central Bank of Jordan: 1 USD = 0.709 JOD (official mid)' },
+  { currency: 'XCD', anchor: 'USD', rate: '2.7', since: '2002-01-01', reference: 'Eastern Caribbean Central Bank: 1 USD = 2.70 XCD' },
+  { currency: 'BSD', anchor: 'USD', rate: '1', since: '2002-01-01', reference: 'Central Bank of The Bahamas: 1 BSD = 1 USD' },
+  { currency: 'BMD', anchor: 'USD', rate: '1', since: '2002-01-01', reference: 'Bermuda Monetary Authority: 1 BMD = 1 USD' },
+  { currency: 'PAB', anchor: 'USD', rate: '1', since: '2002-01-01', reference: 'Panama, Monetary Agreement of 1904: 1 PAB = 1 USD' },
+  { currency: 'BBD', anchor: 'USD', rate: '2', since: '2002-01-01', reference: 'Central Bank of Barbados: 1 USD = 2 BBD' },
+  { currency: 'BZD', anchor: 'USD', rate: '2', since: '2002-01-01', reference: 'Central Bank of Belize: 1 USD = 2 BZD' },
+  { currency: 'AWG', anchor: 'USD', rate: '1.79', since: '2002-01-01', reference: 'Centrale Bank van Aruba: 1 USD = 1.79 AWG' },
+  { currency: 'ANG', anchor: 'USD', rate: '1.79', since: '2002-01-01', until: '2025-03-30', reference: 'Centrale Bank van Curaçao en Sint Maarten: 1 USD = 1.79 ANG' },
   { currency: 'XCG', anchor: 'USD', rate: '1.79', since: '2025-03-31', reference: 'Centrale Bank van Curaçao en Sint Maarten: 1 USD = 1.79 XCG' },
-  { currency: 'DJF', anchor: 'USD', rate: '177.721', since: '1973-01-01', reference: 'Banque Centrale de Djibouti, currency board: 1 USD = 177.721 DJF' },
-  { currency: 'KYD', anchor: 'USD', rate: '1/1.2', since: '1974-01-01', reference: 'Cayman Islands Monetary Authority: 1 KYD = 1.20 USD' },
-  { currency: 'LSL', anchor: 'ZAR', rate: '1', since: '1986-07-01', reference: 'Common Monetary Area agreement; Central Bank of Lesotho: 1 LSL = 1 ZAR' },
-  { currency: 'NAD', anchor: 'ZAR', rate: '1', since: '1993-09-15', reference: 'Common Monetary Area agreement; Bank of Namibia: 1 NAD = 1 ZAR' },
-  { currency: 'SZL', anchor: 'ZAR', rate: '1', since: '1986-07-01', reference: 'Common Monetary Area agreement; Central Bank of Eswatini: 1 SZL = 1 ZAR' },
-  { currency: 'BTN', anchor: 'INR', rate: '1', since: '1974-01-01', reference: 'Royal Monetary Authority of Bhutan: 1 BTN = 1 INR' },
-  { currency: 'FKP', anchor: 'GBP', rate: '1', since: '1966-01-01', reference: 'Falkland Islands Government currency: 1 FKP = 1 GBP' },
-  { currency: 'GIP', anchor: 'GBP', rate: '1', since: '1966-01-01', reference: 'Government of Gibraltar currency: 1 GIP = 1 GBP' },
-  { currency: 'SHP', anchor: 'GBP', rate: '1', since: '1976-01-01', reference: 'St Helena Government currency: 1 SHP = 1 GBP' },
-  { currency: 'BND', anchor: 'SGD', rate: '1', since: '1967-06-12', reference: 'Currency Interchangeability Agreement, Brunei and Singapore: 1 BND = 1 SGD' },
+  { currency: 'DJF', anchor: 'USD', rate: '177.721', since: '2002-01-01', reference: 'Banque Centrale de Djibouti, currency board: 1 USD = 177.721 DJF' },
+  { currency: 'KYD', anchor: 'USD', rate: '1/1.2', since: '2002-01-01', reference: 'Cayman Islands Monetary Authority: 1 KYD = 1.20 USD' },
+  { currency: 'LSL', anchor: 'ZAR', rate: '1', since: '2002-01-01', reference: 'Common Monetary Area agreement; Central Bank of Lesotho: 1 LSL = 1 ZAR' },
+  { currency: 'NAD', anchor: 'ZAR', rate: '1', since: '2002-01-01', reference: 'Common Monetary Area agreement; Bank of Namibia: 1 NAD = 1 ZAR' },
+  { currency: 'SZL', anchor: 'ZAR', rate: '1', since: '2002-01-01', reference: 'Common Monetary Area agreement; Central Bank of Eswatini: 1 SZL = 1 ZAR' },
+  { currency: 'BTN', anchor: 'INR', rate: '1', since: '2002-01-01', reference: 'Royal Monetary Authority of Bhutan: 1 BTN = 1 INR' },
+  { currency: 'FKP', anchor: 'GBP', rate: '1', since: '2002-01-01', reference: 'Falkland Islands Government currency: 1 FKP = 1 GBP' },
+  { currency: 'GIP', anchor: 'GBP', rate: '1', since: '2002-01-01', reference: 'Government of Gibraltar currency: 1 GIP = 1 GBP' },
+  { currency: 'SHP', anchor: 'GBP', rate: '1', since: '2002-01-01', reference: 'St Helena Government currency: 1 SHP = 1 GBP' },
+  { currency: 'BND', anchor: 'SGD', rate: '1', since: '2002-01-01', reference: 'Currency Interchangeability Agreement, Brunei and Singapore: 1 BND = 1 SGD' },
 ];
 
 /** The anchors, in the order their providers are listed: the euro, the dollar, then the others. */
