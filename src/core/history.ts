@@ -19,7 +19,7 @@ import {
   type SmallDecimal,
 } from './decimal.js';
 import { DomainError } from './errors.js';
-import { bridgeCurrency, formatRate, RATE_DIGITS, rateOn, sameProviderWhenPossible, today, type RateBook } from './rates.js';
+import { acrossFamily, bridgeCurrency, formatRate, RATE_DIGITS, rateOn, sameProviderWhenPossible, today, type RateBook } from './rates.js';
 import { daysOf, lowerBound, scaledSeries, type ProviderRates } from './rate-index.js';
 import { pairSpans, type PairSpan } from './replaced-currencies.js';
 import { dayNumber, subtractMonths, utcDay, type Day } from './time.js';
@@ -248,6 +248,7 @@ async function computeHistory(book: RateBook, from: string, to: string, window: 
 
   let fromData = (await book.sourceFor(from, 'from', 'history', source)).data;
   let toData = (await book.sourceFor(to, 'to', 'history', source)).data;
+  if (source !== undefined && fromData !== toData) throw acrossFamily(source, from, to);
   ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to, book.servable(source, undefined)));
 
   if (from !== to && fromData === toData) {

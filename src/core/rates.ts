@@ -310,7 +310,7 @@ export function convertAt(quote: RateQuote, amount: { text: string; value: Ratio
 }
 
 /** A pair whose currencies two providers of one family quote (a parity against the euro, one against the dollar): nothing fixes a rate between them. */
-function acrossFamily(source: string, from: string, to: string): DomainError {
+export function acrossFamily(source: string, from: string, to: string): DomainError {
   return new DomainError('unsupported_currency', `source ${source} fixes no rate between ${from} and ${to}: each is fixed against another currency.`, { param: 'to' });
 }
 

@@ -113,10 +113,22 @@ describe('answers from the parities, beside the ECB', () => {
 
   it('refuses source=peg for a pair of currencies fixed against different anchors, or not fixed at all', async () => {
     for (const query of ['from=EUR&to=AED', 'from=XOF&to=AED', 'from=EUR&to=JPY']) {
-      const response = await get(`/api/v1/rate?${query}&source=peg`);
-      assert.equal(response.statusCode, 400, query);
-      assert.equal(response.json().code, 'unsupported_currency', query);
+      for (const path of ['rate', 'history']) {
+        const response = await get(`/api/v1/${path}?${query}&source=peg`);
+        assert.equal(response.statusCode, 400, `${path} ${query}`);
+        assert.equal(response.json().code, 'unsupported_currency', `${path} ${query}`);
+      }
     }
+  });
+
+  it('gives a history of a parity on every calendar day, all of one number', async () => {
+    const response = await get('/api/v1/history?from=EUR&to=XOF&range=1m&source=peg');
+    assert.equal(response.statusCode, 200, response.body);
+    const { points } = response.json() as { points: Array<{ date: string; rate: string }> };
+    // 2026-02-06 to 2026-03-06, every day.
+    assert.equal(points.length, 29);
+    assert.deepEqual([points[0]!.date, points.at(-1)!.date], ['2026-02-06', '2026-03-06']);
+    assert.ok(points.every((p) => p.rate === '655.957'));
   });
 
   it('serves a pegged currency nobody else quotes from its parity, and across anchors through the market numbers', async () => {
