@@ -121,6 +121,19 @@ describe('answers from the parities, beside the ECB', () => {
     }
   });
 
+  it('lists, for /rates with source=peg and no targets, the currencies fixed against the same anchor', async () => {
+    const response = await get('/api/v1/rates?from=USD&source=peg');
+    assert.equal(response.statusCode, 200, response.body);
+    const rates = response.json().rates as Array<{ to: string; rate: string }>;
+    assert.deepEqual(
+      rates.map((r) => r.to),
+      PARITIES.filter((p) => p.anchor === 'USD' && p.until === undefined)
+        .map((p) => p.currency)
+        .sort(),
+    );
+    assert.equal(rates.find((r) => r.to === 'SAR')!.rate, '3.75');
+  });
+
   it('gives a history of a parity on every calendar day, all of one number', async () => {
     const response = await get('/api/v1/history?from=EUR&to=XOF&range=1m&source=peg');
     assert.equal(response.statusCode, 200, response.body);
