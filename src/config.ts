@@ -4,14 +4,16 @@ import proxyAddr from '@fastify/proxy-addr';
 import { closest } from 'fastest-levenshtein';
 import Type, { type TSchema } from 'typebox';
 import Value from 'typebox/value';
-import { PROVIDER_REGISTRY, providerEntry, type ProviderEntry } from './providers/registry.js';
+import { expandFamilies, PROVIDER_FAMILIES, PROVIDER_REGISTRY, providerEntry, type ProviderEntry } from './providers/registry.js';
 import { parseRedisUrl } from './storage/redis-url.js';
 
 /** Every provider id, in the registry's order (src/providers/registry.ts). */
 export const PROVIDER_IDS: readonly string[] = PROVIDER_REGISTRY.map((entry) => entry.id);
 export type ProviderId = string;
-/** The providers used when EXRATES_PROVIDERS is not set: first-hand sources only. */
-const DEFAULT_PROVIDERS = PROVIDER_REGISTRY.filter((entry) => entry.byDefault).map((entry) => entry.id);
+/** What EXRATES_PROVIDERS may name: a provider, or a family of them (`peg`). */
+export const PROVIDER_NAMES: readonly string[] = [...PROVIDER_IDS, ...PROVIDER_FAMILIES.keys()];
+/** The providers used when EXRATES_PROVIDERS is not set: first-hand sources only, a family by its name. */
+const DEFAULT_PROVIDERS = [...new Set(PROVIDER_REGISTRY.filter((entry) => entry.byDefault).map((entry) => entry.family ?? entry.id))];
 /** URL settings older than the EXRATES_<ID>_URL rule, each described by hand below. */
 const DESCRIBED_URL_SETTINGS = new Set(['EXRATES_ECB_URL', 'EXRATES_FRANKFURTER_URL', 'EXRATES_OXR_URL']);
 
@@ -70,10 +72,10 @@ export const ConfigSchema = Type.Object({
   }),
   EXRATES_PROVIDERS: Type.String({
     // Spaces around the commas are allowed: "ecb, frankfurter" is what people write.
-    pattern: `^\\s*(${PROVIDER_IDS.join('|')})\\s*(,\\s*(${PROVIDER_IDS.join('|')})\\s*)*$`,
-    expected: `a comma-separated list of ${PROVIDER_IDS.join(', ')}`,
+    pattern: `^\\s*(${PROVIDER_NAMES.join('|')})\\s*(,\\s*(${PROVIDER_NAMES.join('|')})\\s*)*$`,
+    expected: `a comma-separated list of ${PROVIDER_NAMES.join(', ')}`,
     default: DEFAULT_PROVIDERS.join(','),
-    description: `Comma-separated rate providers in order of preference: ${PROVIDER_IDS.map((p) => `\`${p}\``).join(', ')} (README, "Providers"). A currency is served by the first provider that quotes it; \`bancaditalia\` and \`frankfurter\` load a currency the others do not quote on its first request. The default names first-hand sources only.`,
+    description: `Comma-separated rate providers in order of preference: ${PROVIDER_IDS.map((p) => `\`${p}\``).join(', ')} (README, "Providers"); \`peg\` names every \`peg-*\` provider (the legal parities, one per anchor currency), in that order. A currency is served by the first provider that quotes it; \`bancaditalia\` and \`frankfurter\` load a currency the others do not quote on its first request. The default names first-hand sources only, the parities last.`,
   }),
   ...providerUrlSettings(),
   EXRATES_ECB_URL: Type.String({
@@ -318,7 +320,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_LOG_FORMAT: Config['logFormat']; EXRATES_CONTACT_EMAIL: string; EXRATES_DEMO_KEY_TIER: (typeof DEMO_KEY_TIERS)[number]; EXRATES_DEMO_QUOTA_PER_IP: number; EXRATES_TRUST_PROXY?: string; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
   };
   const list: string[] = [];
-  const providers = v.EXRATES_PROVIDERS.split(',').map((id) => id.trim()) as ProviderId[];
+  const providers = expandFamilies(v.EXRATES_PROVIDERS.split(',').map((id) => id.trim())) as ProviderId[];
   if (new Set(providers).size !== providers.length) list.push(`EXRATES_PROVIDERS: names a provider twice; got '${v.EXRATES_PROVIDERS}'`);
   if (providers.includes('file') && !v.EXRATES_FILE_URL) list.push('EXRATES_FILE_URL is required when EXRATES_PROVIDERS includes file');
   if (providers.includes('openexchangerates') && !v.EXRATES_OXR_APP_ID) {

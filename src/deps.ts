@@ -12,7 +12,7 @@ import { createRefresher, type Refresher } from './core/refresher.js';
 import { clockStartingAt, systemClock } from './core/time.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics, type ServiceMetrics } from './metrics.js';
-import { providerEntry, type ProviderLog } from './providers/registry.js';
+import { PROVIDER_FAMILIES, providerEntry, type ProviderLog } from './providers/registry.js';
 import { migrateToLatest, openDatabase, type OpenDatabase } from './storage/database.js';
 import { createKeyStore } from './storage/key-store.js';
 import { quotaJournals } from './storage/quota-journal.js';
@@ -210,6 +210,7 @@ async function wire(
     clock,
     metrics,
     crossCheckPercent: config.crossCheckPercent,
+    families: PROVIDER_FAMILIES,
     backfill: (code, source) => backfill!(code, source),
   });
   backfill = createBackfill({ providers, store: rates, book, clock, log, metrics, lock, negativeCacheMs: config.negativeCacheSeconds * 1000 });

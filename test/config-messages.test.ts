@@ -1,7 +1,7 @@
 /** Configuration errors and warnings as a person reads them: in words, never a regular expression. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConfigError, ConfigSchema, loadConfig, PROVIDER_IDS, unknownVariables } from '../src/config.js';
+import { ConfigError, ConfigSchema, loadConfig, PROVIDER_IDS, PROVIDER_NAMES, unknownVariables } from '../src/config.js';
 
 function problems(env: Record<string, string>): string[] {
   try {
@@ -15,8 +15,10 @@ function problems(env: Record<string, string>): string[] {
 
 test('a bad provider list is described in words, with what was given', () => {
   assert.deepEqual(PROVIDER_IDS.slice(0, 5), ['ecb', 'bancaditalia', 'nbu', 'nbp', 'cnb']);
+  // A provider, or a family of them (the parities).
+  assert.deepEqual(PROVIDER_NAMES, [...PROVIDER_IDS, 'peg']);
   assert.deepEqual(problems({ EXRATES_PROVIDERS: 'nope' }), [
-    `EXRATES_PROVIDERS: expected a comma-separated list of ${PROVIDER_IDS.join(', ')}; got 'nope'`,
+    `EXRATES_PROVIDERS: expected a comma-separated list of ${PROVIDER_NAMES.join(', ')}; got 'nope'`,
   ]);
 });
 

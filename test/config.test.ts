@@ -15,8 +15,8 @@ test('defaults give the documented configuration', () => {
   assert.equal(config.port, 8080);
   assert.equal(config.host, '0.0.0.0');
   assert.equal(config.databaseUrl, 'sqlite:./data/exrates.db');
-  // First-hand sources only: no aggregator by default.
-  assert.deepEqual(config.providers, ['ecb', 'bancaditalia', 'nbu', 'nbp', 'cnb', 'boc', 'norgesbank', 'riksbank', 'boe', 'boi']);
+  // First-hand sources only: no aggregator by default; the legal parities last.
+  assert.deepEqual(config.providers, ['ecb', 'bancaditalia', 'nbu', 'nbp', 'cnb', 'boc', 'norgesbank', 'riksbank', 'boe', 'boi', 'peg-eur', 'peg-usd', 'peg-zar', 'peg-inr', 'peg-gbp', 'peg-sgd']);
   assert.equal(config.ecbUrl, 'https://www.ecb.europa.eu/stats/eurofxref');
   assert.equal(config.providerUrls['bancaditalia'], 'https://tassidicambio.bancaditalia.it');
   assert.equal(config.providerUrls['nbu'], 'https://bank.gov.ua');

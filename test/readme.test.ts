@@ -115,7 +115,7 @@ describe('README quick start, followed on a fresh clone', () => {
     server.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     await waitFor(() => {
         if (server!.exitCode !== null) throw new Error(`npm start exited:\n${output}`);
-        return output.includes('ready: 39,260 file rates, 5 years, newest 2026-03-05');
+        return output.includes('ready: 39,750 file rates, 5 years, newest 2026-03-05');
       }, 60_000, 'the ready line', 100);
     assert.equal((await get(`http://localhost:${port}/readyz`)).status, 200);
     assert.ok(existsSync(join(clone, 'data', 'exrates.db')), 'the store is ./data/exrates.db');

@@ -96,7 +96,7 @@ describe('what a person sees when the service starts', () => {
         messages.includes(`exrates listening on ${base}/; portal ${base}/, API docs ${base}/docs; store: SQLite ${dbPath}; providers: file; loading rates…`),
         messages.join('\n'),
       );
-      assert.ok(messages.includes('ready: 39,260 file rates, 5 years, newest 2026-03-05'), messages.join('\n'));
+      assert.ok(messages.includes('ready: 39,750 file rates, 5 years, newest 2026-03-05'), messages.join('\n'));
       // EXRATES_CONTACT_EMAIL is not set: the placeholder is warned about.
       const contact = records(server.output()).filter((r) => String(r.msg).startsWith('EXRATES_CONTACT_EMAIL'));
       assert.deepEqual(
@@ -190,7 +190,7 @@ describe('what a person sees when the service starts', () => {
     const config = loadConfig({ HOST: '0.0.0.0', EXRATES_DATABASE_URL: 'postgres://exrates:secret@db:5432/exrates' });
     assert.equal(
       listeningLine(config, 8080),
-      'exrates listening on http://localhost:8080/ (bound to 0.0.0.0: every network interface); portal http://localhost:8080/, API docs http://localhost:8080/docs; store: PostgreSQL postgres://***@db:5432/exrates; providers: ecb, bancaditalia, nbu, nbp, cnb, boc, norgesbank, riksbank, boe, boi; loading rates…',
+      'exrates listening on http://localhost:8080/ (bound to 0.0.0.0: every network interface); portal http://localhost:8080/, API docs http://localhost:8080/docs; store: PostgreSQL postgres://***@db:5432/exrates; providers: ecb, bancaditalia, nbu, nbp, cnb, boc, norgesbank, riksbank, boe, boi, peg-eur, peg-usd, peg-zar, peg-inr, peg-gbp, peg-sgd; loading rates…',
     );
   });
 });

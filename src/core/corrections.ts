@@ -21,6 +21,7 @@ import { differsByMore, median } from './cross-check.js';
 import { compare, divideUnreduced, parseDecimal, parseRate, roundSignificant, type Rational } from './decimal.js';
 import type { CheckedNumber, DocumentChecks, RateDocument, RateStore, Revision, StoredQuote } from './ports.js';
 import { valueOn, type ProviderRates } from './rate-index.js';
+import { replacementOn } from './replaced-currencies.js';
 import { addDays, type Day } from './time.js';
 
 /** A move or a correction by this factor or more, either way, is held: ×1000 (a misplaced decimal point) or an inverted rate. */
@@ -45,12 +46,13 @@ export function isClosedDay(day: Day, today: Day): boolean {
 }
 
 /**
- * Whether a replaced-currency entry (a redenomination, a currency replaced by another at a legal
- * parity) explains a currency's move between two days. No such table is consulted yet, so no move
- * is explained and every move by HOLD_FACTOR or more is held until confirmed.
+ * Whether a replaced-currency entry explains a currency's move between two days: the currency was
+ * redenominated or replaced at a legal ratio on a day after `from` and no later than `to`, so a
+ * provider still publishing under the old code moves by that ratio (src/core/replaced-currencies.ts).
  */
-export function replacedCurrencyExplains(_currency: string, _from: Day, _to: Day): boolean {
-  return false;
+export function replacedCurrencyExplains(currency: string, from: Day, to: Day): boolean {
+  const replacement = replacementOn(currency, to);
+  return replacement !== undefined && replacement.from > from;
 }
 
 /** max(a, b) / min(a, b): how many times apart two positive numbers are. */

@@ -6,17 +6,23 @@ export interface Currency {
   name: string;
   /** ISO 4217 minor units, or null where ISO 4217 says "N.A." (gold, SDR, testing codes…). */
   minorUnits: number | null;
+  /**
+   * The day ISO 4217 withdrew it (moved it from list one to list three). The code stays valid:
+   * its history is served as published, and a replaced currency's later days through its
+   * successor (src/core/replaced-currencies.ts).
+   */
+  withdrawn?: string;
 }
 
 /** Decimals used for results in currencies that have no minor units in ISO 4217 (SPEC §3). */
 export const DECIMALS_WITHOUT_MINOR_UNITS = 8;
 
-/** A code's entry in ISO 4217 list one (src/core/iso-4217.ts, generated from the `currency-codes` package). */
+/** A code's entry in ISO 4217 (src/core/iso-4217.ts: list one from the `currency-codes` package, amended). */
 export function isoCurrency(code: string): Currency | undefined {
   return Object.hasOwn(ISO_4217, code) ? ISO_4217[code] : undefined;
 }
 
-/** Every currency of ISO 4217 list one. */
+/** Every currency of ISO 4217 list one, and the withdrawn ones whose history is served. */
 export function isoCurrencies(): Currency[] {
   return Object.values(ISO_4217);
 }

@@ -19,8 +19,9 @@ import {
   type SmallDecimal,
 } from './decimal.js';
 import { DomainError } from './errors.js';
-import { bridgeCurrency, formatRate, RATE_DIGITS, rateOn, sameProviderWhenPossible, today, type RateBook } from './rates.js';
+import { acrossFamily, bridgeCurrency, formatRate, RATE_DIGITS, rateOn, sameProviderWhenPossible, today, type RateBook } from './rates.js';
 import { daysOf, lowerBound, scaledSeries, type ProviderRates } from './rate-index.js';
+import { pairSpans, type PairSpan } from './replaced-currencies.js';
 import { dayNumber, subtractMonths, utcDay, type Day } from './time.js';
 
 export const RANGES = ['1m', '3m', '6m', '1y', '5y'] as const;
@@ -242,9 +243,12 @@ async function computeHistory(book: RateBook, from: string, to: string, window: 
   const range = windowLabel(window);
   const start = typeof window === 'string' ? rangeStart(window, todayDay) : window.start;
   const end = typeof window === 'string' ? todayDay : window.end;
+  const spans = pairSpans(from, to, start, end);
+  if (spans.length > 1 || spans[0]!.through !== undefined) return replacedHistory(book, from, to, window, spans, source);
 
   let fromData = (await book.sourceFor(from, 'from', 'history', source)).data;
   let toData = (await book.sourceFor(to, 'to', 'history', source)).data;
+  if (source !== undefined && fromData !== toData) throw acrossFamily(source, from, to);
   ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to, book.servable(source, undefined)));
 
   if (from !== to && fromData === toData) {
@@ -263,6 +267,39 @@ async function computeHistory(book: RateBook, from: string, to: string, window: 
   }
   if (points.length === 0) throw noHistory(from, to, window);
   return { pair: from + to, from, to, range, count: points.length, points, stats: historyStats(points), asOf: lastAsOf(fromData, toData, points) };
+}
+
+/**
+ * The history of a pair with a currency replaced at a fixed ratio: before the replacement, the
+ * market numbers as published; from it on, the successors' points at the ratio, rounded once.
+ * A stretch with nothing stored (the old code's history pruned or never published) has no points.
+ */
+async function replacedHistory(book: RateBook, from: string, to: string, window: HistoryWindow, spans: readonly PairSpan[], source?: string): Promise<History> {
+  const points: HistoryPoint[] = [];
+  let last: { fromData: ProviderRates; toData: ProviderRates } | undefined;
+  for (const span of spans) {
+    const pair = span.through ?? { from, to };
+    let sides: { fromData: ProviderRates; toData: ProviderRates };
+    try {
+      sides = { fromData: (await book.sourceFor(pair.from, 'from', 'history', source)).data, toData: (await book.sourceFor(pair.to, 'to', 'history', source)).data };
+    } catch (error) {
+      // The old code before its replacement may have no stored history at all.
+      if (span.through === undefined && error instanceof DomainError && error.code === 'unsupported_currency') continue;
+      throw error;
+    }
+    const { fromData, toData } = sameProviderWhenPossible(sides.fromData, pair.from, sides.toData, pair.to, book.servable(source, undefined));
+    const bridge = bridgeCurrency(fromData, toData);
+    const days = daysOf(fromData, pair.from);
+    const before = points.length;
+    for (let i = lowerBound(days, span.start); i < days.length && days[i]! <= span.end; i++) {
+      const day = days[i]!;
+      const value = pair.from === pair.to ? ONE : rateOn(fromData, pair.from, toData, pair.to, day, bridge);
+      if (value) points.push({ date: day, rate: formatRate(span.through ? multiply(value, span.through.factor) : value) });
+    }
+    if (points.length > before) last = { fromData, toData };
+  }
+  if (points.length === 0 || !last) throw noHistory(from, to, window);
+  return { pair: from + to, from, to, range: windowLabel(window), count: points.length, points, stats: historyStats(points), asOf: lastAsOf(last.fromData, last.toData, points) };
 }
 
 /** The asOf of the last point, as a rate on that day has it: the earlier of the two providers'. */

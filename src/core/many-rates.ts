@@ -64,7 +64,9 @@ export async function manyRates(
   if (request.to !== undefined) targets = parseTargets(request.to);
   else {
     const snapshot = await book.snapshot();
-    const listed = listCurrencies(snapshot, source === undefined ? book.providers : [book.parseSource(source)], []);
+    // With a source, the currencies of the provider that serves `from` (of a family, the one that fixes it).
+    const served = source === undefined ? book.providers : [(await book.sourceFor(from, 'from', request.date === undefined ? 'live' : 'history', source)).data.provider];
+    const listed = listCurrencies(snapshot, served, []);
     targets = listed.filter((c) => c.providers.length > 0 && c.code !== from).map((c) => c.code);
   }
   // An unknown or unsupported `from` is refused even when there is nothing to answer it for.

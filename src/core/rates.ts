@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { isClosedDay } from './corrections.js';
 import { parseCurrency, resultDecimals } from './currencies.js';
 import { crossCheck, describeFinding, parsePercent, type CrossCheck, type CrossCheckFinding } from './cross-check.js';
-import { divideUnreduced, multiply, multiplyUnreduced, parseDecimal, roundSignificant, roundToScale, stripLeadingZeros, type Rational } from './decimal.js';
+import { divideUnreduced, multiply, multiplyUnreduced, ONE, parseDecimal, roundSignificant, roundToScale, stripLeadingZeros, type Rational } from './decimal.js';
 import { DomainError } from './errors.js';
 import { andThen, type MaybePromise } from './maybe.js';
 import type { Clock, Metrics, RateDocument, RateStore, Revision } from './ports.js';
@@ -21,6 +21,7 @@ import {
   type ProviderRates,
 } from './rate-index.js';
 import { retentionStart } from './refresh.js';
+import { throughSuccessors, type Replacement, type ThroughSuccessors } from './replaced-currencies.js';
 import { addDays, dayNumber, utcDay, utcDayNumber, type Day } from './time.js';
 
 /** Significant digits of every rate the service writes (SPEC §3). */
@@ -71,6 +72,23 @@ export interface Provenance {
    * set them aside (src/core/cross-check.ts); present only then.
    */
   setAside?: SetAsideNumber[];
+  /**
+   * Present only when `from` or `to` had been replaced by its successor at a legal fixed ratio by
+   * then (src/core/replaced-currencies.ts): the numbers are its successor's, and the rate is
+   * multiplied by to's ratio over from's before it is rounded.
+   */
+  replaced?: ReplacedCurrency[];
+}
+
+/** A currency replaced by its successor at a fixed legal ratio, as provenance shows it. */
+export interface ReplacedCurrency {
+  currency: string;
+  successor: string;
+  /** Units of `currency` per one `successor`, exact. */
+  ratio: string;
+  /** The day from which the successor is the currency. */
+  from: Day;
+  reference: string;
 }
 
 /** A preferred provider's number that the cross-check set aside, and why. */
@@ -129,6 +147,11 @@ export interface RateBookOptions {
   metrics?: Metrics;
   /** EXRATES_CROSSCHECK_PERCENT: how far (in percent) a number may lie from the others' median. Default 2. */
   crossCheckPercent?: string;
+  /**
+   * Names that stand for several providers as a `source` (`peg`: the parities, one provider per
+   * anchor), with their ids; a pair is then answered by the one of them that quotes both currencies.
+   */
+  families?: ReadonlyMap<string, readonly string[]>;
 }
 
 /** The rates a request is served from: every provider's stored rates, and which providers are failing. */
@@ -290,6 +313,11 @@ export function convertAt(quote: RateQuote, amount: { text: string; value: Ratio
   return { from: quote.from, to: quote.to, amount: amount.text, rate: quote.rate, result, asOf: quote.asOf, stale: quote.stale };
 }
 
+/** A pair whose currencies two providers of one family quote (a parity against the euro, one against the dollar): nothing fixes a rate between them. */
+export function acrossFamily(source: string, from: string, to: string): DomainError {
+  return new DomainError('unsupported_currency', `source ${source} fixes no rate between ${from} and ${to}: each is fixed against another currency.`, { param: 'to' });
+}
+
 function feedUnavailable(detail: string): DomainError {
   return new DomainError('feed_unavailable', detail, { retryAfterSeconds: 60 });
 }
@@ -326,6 +354,21 @@ export function pairKey(from: string, to: string): number | undefined {
 
 /** Answers a rate book keeps, per kind: far more than the pairs and days asked for in a while. */
 const CACHED_ANSWERS = 100_000;
+
+/** A rate rounded once; through a replaced currency's successor, multiplied by the fixed ratio first. */
+function atRatio(value: Rational, through: ThroughSuccessors | undefined): string {
+  return formatRate(through === undefined ? value : multiply(value, through.factor));
+}
+
+function replacedOf(r: Replacement): ReplacedCurrency {
+  return { currency: r.code, successor: r.successor, ratio: r.ratio, from: r.from, reference: r.reference };
+}
+
+/** The successors' quote (already at the ratio) as the answer for the pair asked, its provenance saying why. */
+function replacedQuote(quote: RateQuote, from: string, to: string, through: ThroughSuccessors): RateQuote {
+  const provenance = quote.provenance && { ...quote.provenance, replaced: through.replaced.map(replacedOf) };
+  return { ...quote, pair: from + to, from, to, ...(provenance ? { provenance } : {}) };
+}
 
 export function createRateBook(options: RateBookOptions): RateBook {
   const { store, providers, clock } = options;
@@ -405,9 +448,17 @@ export function createRateBook(options: RateBookOptions): RateBook {
     return setAside.length > 0 ? { ...provenance, setAside } : provenance;
   }
 
+  /** Configured families (a name and its configured providers), each one `source` slot after the providers'. */
+  const families = new Map(
+    [...(options.families ?? [])].map(([name, ids]) => [name, ids.filter((id) => providers.includes(id))] as const).filter(([, ids]) => ids.length > 0),
+  );
+  const familyNames = [...families.keys()];
+  /** The providers a source stands for: itself, or a family's. */
+  const membersOf = (source: string): readonly string[] => families.get(source) ?? [source];
+
   function parseSource(input: string): string {
     const id = input.toLowerCase();
-    if (!providers.includes(id)) {
+    if (!providers.includes(id) && !families.has(id)) {
       throw new DomainError('unsupported_source', `source '${input.slice(0, 32)}' is not a configured rate provider; configured: ${providers.join(', ')}.`, {
         param: 'source',
       });
@@ -416,7 +467,13 @@ export function createRateBook(options: RateBookOptions): RateBook {
   }
 
   /** The cache slot of an answer: 0 without a source; a source is checked first. */
-  const slotOf = (source: string | undefined) => (source === undefined ? 0 : providers.indexOf(parseSource(source)) + 1);
+  const slotOf = (source: string | undefined) => {
+    if (source === undefined) return 0;
+    const id = parseSource(source);
+    return families.has(id) ? providers.length + 1 + familyNames.indexOf(id) : providers.indexOf(id) + 1;
+  };
+  /** The source of a cache slot. */
+  const sourceAt = (slot: number): string | undefined => (slot === 0 ? undefined : slot <= providers.length ? providers[slot - 1] : familyNames[slot - providers.length - 1]);
 
   async function sync(): Promise<void> {
     const versions = await store.dataVersions();
@@ -491,8 +548,11 @@ export function createRateBook(options: RateBookOptions): RateBook {
    */
   function find(s: RateSnapshot, code: string, use: 'live' | 'history', source: string | undefined, upTo?: Day): ProviderRates | undefined {
     if (source !== undefined) {
-      const data = s.data.get(source);
-      return data && (use === 'live' ? quotesNow(data, code) : hasCurrency(data, code)) ? data : undefined;
+      for (const id of membersOf(source)) {
+        const data = s.data.get(id);
+        if (data && (use === 'live' ? quotesNow(data, code) : hasCurrency(data, code))) return data;
+      }
+      return undefined;
     }
     const current = currentProviderFor(s, providers, code, servable(undefined, upTo)) ?? currentProviderFor(s, providers, code);
     if (current || use === 'live') return current;
@@ -508,7 +568,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
       data = find(s, code, use, source, upTo);
     }
     if (data) return { snapshot: s, data };
-    const held = (x: RateSnapshot) => (source === undefined ? x.data.size > 0 : x.data.has(source));
+    const held = (x: RateSnapshot) => (source === undefined ? x.data.size > 0 : membersOf(source).some((id) => x.data.has(id)));
     if (!held(s)) {
       // Nothing held: the store may have been filled since it was last read, by another process
       // (another worker's or instance's first refresh). Read it again before saying so.
@@ -551,14 +611,25 @@ export function createRateBook(options: RateBookOptions): RateBook {
       if (cached.quote.stale) options.metrics?.staleServed();
       return cached.quote;
     }
-    const quote = await computeRate(from, to, providers[slot - 1]);
+    const quote = await computeRate(from, to, sourceAt(slot));
     quoteCache(slot).set(key, { generation, quote });
     return quote;
   }
 
+  /**
+   * A pair with a currency replaced by today is answered through the successors at the fixed
+   * ratio (never the old code's last market number); any other pair as published.
+   */
   async function computeRate(from: string, to: string, source: string | undefined): Promise<RateQuote> {
+    const through = throughSuccessors(from, to, today(clock));
+    if (through === undefined) return computePublished(from, to, source);
+    return replacedQuote(await computePublished(through.from, through.to, source, through), from, to, through);
+  }
+
+  async function computePublished(from: string, to: string, source: string | undefined, through?: ThroughSuccessors): Promise<RateQuote> {
     let fromData = (await sourceFor(from, 'from', 'live', source)).data;
     let { snapshot: s, data: toData } = await sourceFor(to, 'to', 'live', source);
+    if (source !== undefined && fromData !== toData) throw acrossFamily(source, from, to);
     const checked = source === undefined;
     ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to, servable(source, undefined)));
     const why = (p: Provenance) => withRevisions(checked ? explained(p, [[from, fromData], [to, toData]], undefined) : p);
@@ -566,7 +637,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     if (stale) options.metrics?.staleServed();
     if (from === to) {
       const day = daysOf(fromData, from).at(-1)!;
-      return { pair: from + to, from, to, rate: '1', asOf: fromData.asOf.get(day)!, stale, provenance: why(provenanceOf(fromData, from, fromData, to, day, undefined)) };
+      return { pair: from + to, from, to, rate: atRatio(ONE, through), asOf: fromData.asOf.get(day)!, stale, provenance: why(provenanceOf(fromData, from, fromData, to, day, undefined)) };
     }
     const bridge = bridgeCurrency(fromData, toData);
     // The newest day on which every value the cross needs was published (the same date for all, SPEC §2).
@@ -582,7 +653,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
         pair: from + to,
         from,
         to,
-        rate: formatRate(value),
+        rate: atRatio(value, through),
         asOf: asOfA < asOfB ? asOfA : asOfB,
         stale,
         provenance: why(provenanceOf(fromData, from, toData, to, day, bridge)),
@@ -610,14 +681,17 @@ export function createRateBook(options: RateBookOptions): RateBook {
   }
 
   async function computeOnDate(fromInput: string, toInput: string, date: Day, slot: number): Promise<DatedQuote> {
-    const from = parseCurrency(fromInput, 'from');
-    const to = parseCurrency(toInput, 'to');
+    const asked = { from: parseCurrency(fromInput, 'from'), to: parseCurrency(toInput, 'to') };
+    // A currency replaced by `date` is answered through its successor at the fixed ratio.
+    const through = throughSuccessors(asked.from, asked.to, date);
+    const { from, to } = through ?? asked;
     await snapshot();
     const held = generation;
-    const source = providers[slot - 1];
+    const source = sourceAt(slot);
     // The providers a history of the pair is served from, so that the value is that day's point.
     let fromData = (await sourceFor(from, 'from', 'history', source, date)).data;
     let toData = (await sourceFor(to, 'to', 'history', source, date)).data;
+    if (source !== undefined && fromData !== toData) throw acrossFamily(source, from, to);
     const checked = source === undefined;
     ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to, servable(source, date)));
     const bridge = from === to ? undefined : bridgeCurrency(fromData, toData);
@@ -632,7 +706,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
         pair: from + to,
         from,
         to,
-        rate: value ? formatRate(value) : '1',
+        rate: atRatio(value ?? ONE, through),
         asOf: asOfA < asOfB ? asOfA : asOfB,
         stale: false,
         provenance: withRevisions(
@@ -640,11 +714,11 @@ export function createRateBook(options: RateBookOptions): RateBook {
         ),
       };
       const closed = isClosedDay(date, utcDay(clock.now()));
-      const dated = { quote, settled: closed && date < (newestDay(fromData) ?? date) && date < (newestDay(toData) ?? date) };
-      datedCache(slot).set(datedKey(pairKey(from, to)!, dayNumber(date)!), { generation: held, dated });
+      const dated = { quote: through ? replacedQuote(quote, asked.from, asked.to, through) : quote, settled: closed && date < (newestDay(fromData) ?? date) && date < (newestDay(toData) ?? date) };
+      datedCache(slot).set(datedKey(pairKey(asked.from, asked.to)!, dayNumber(date)!), { generation: held, dated });
       return dated;
     }
-    throw new DomainError('no_history', `No rate for ${from}/${to} is stored on or before ${date}.`);
+    throw new DomainError('no_history', `No rate for ${asked.from}/${asked.to} is stored on or before ${date}.`);
   }
 
   async function convert(fromInput: string, toInput: string, amountInput: string, source?: string): Promise<Conversion> {

@@ -1,5 +1,5 @@
 import { checkDocument, PREVIOUS_WITHIN_DAYS, type CheckEvent, type OtherNumbers } from './corrections.js';
-import { isIsoCurrency } from './currencies.js';
+import { isoCurrency } from './currencies.js';
 import { parseRate, type Rational } from './decimal.js';
 import { FeedError } from './errors.js';
 import type { Clock, DailyQuotes, Provider, RateDocument, RateStore } from './ports.js';
@@ -32,9 +32,11 @@ export interface ValidationReport {
 
 /**
  * Checks a document before anything of it is stored: real dates not in the future, ISO codes,
- * positive plain decimals. Any bad value rejects the whole document; unknown currency codes are
- * dropped and reported, since providers keep series for withdrawn codes (HRK, for example). A rate
- * is a plain decimal or the reciprocal of one (parseRate).
+ * positive plain decimals. Any bad value rejects the whole document; codes ISO 4217 does not know,
+ * and numbers of a withdrawn code dated from its withdrawal on, are dropped and reported: a
+ * withdrawn currency's history is kept as published, its later days are served through its
+ * successor (src/core/replaced-currencies.ts). A rate is a plain decimal or the reciprocal of one
+ * (parseRate).
  */
 export function validateDocument(document: RateDocument, clock: Clock): ValidationReport {
   const todayDay = utcDay(clock.now());
@@ -50,7 +52,8 @@ export function validateDocument(document: RateDocument, clock: Clock): Validati
     for (const [code, text] of Object.entries(day.rates)) {
       const value = parseRate(text);
       if (!value || value.num <= 0n) throw new FeedError(`${document.provider}: ${code} on ${day.day} has implausible rate '${text}'`);
-      if (!isIsoCurrency(code) || code === document.base) {
+      const currency = isoCurrency(code);
+      if (!currency || code === document.base || (currency.withdrawn !== undefined && day.day >= currency.withdrawn)) {
         dropped.add(code);
         continue;
       }

@@ -66,9 +66,14 @@ export function quotedBy(snapshot: RateSnapshot, provider: string): string[] {
   return [...codes].filter((code) => quotesNow(data, code)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-/** ISO codes a wide-coverage provider may still load: codes without minor units (gold, SDR, test codes) are not money a provider quotes. */
+/**
+ * ISO codes a wide-coverage provider may still load: codes without minor units (gold, SDR, test
+ * codes) are not money a provider quotes, and a withdrawn one is no longer quoted.
+ */
 function loadableCodes(served: ReadonlySet<string>): string[] {
-  return isoCurrencies().filter((c) => c.minorUnits !== null && !served.has(c.code)).map((c) => c.code);
+  return isoCurrencies()
+    .filter((c) => c.minorUnits !== null && c.withdrawn === undefined && !served.has(c.code))
+    .map((c) => c.code);
 }
 
 /** What a currency picker offers: the currencies quoted now, and those that may be loaded on first request. */

@@ -63,7 +63,7 @@ const SourceParam = Type.Optional(
   Type.String({
     pattern: SOURCE_PATTERN,
     description:
-      'A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider\'s published numbers: both currencies through its base, on its days, never another provider\'s. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.',
+      'A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider\'s published numbers: both currencies through its base, on its days, never another provider\'s. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.',
   }),
 );
 
@@ -183,6 +183,17 @@ export const PublishedNumberSchema = Type.Object(
   { $id: 'PublishedNumber', description: 'One number a provider published.' },
 );
 
+export const ReplacedCurrencySchema = Type.Object(
+  {
+    currency: Type.String({ description: 'The replaced currency.', examples: ['BGN'] }),
+    successor: Type.String({ description: 'The currency that replaced it.', examples: ['EUR'] }),
+    ratio: Type.String({ description: 'Units of `currency` per one `successor`, fixed by law, exact.', examples: ['1.95583'] }),
+    from: Type.String({ format: 'date', description: 'The day from which the successor is the currency.', examples: ['2026-01-01'] }),
+    reference: Type.String({ description: 'The legal act or central bank notice that fixes the ratio.' }),
+  },
+  { $id: 'ReplacedCurrency', description: 'A currency replaced by another at a ratio fixed by law (a euro changeover, a redenomination).' },
+);
+
 export const ProvenanceSchema = Type.Object(
   {
     providers: Type.Array(Type.String(), { description: "The provider of `from`'s number, then, when different, that of `to`'s.", examples: [['ecb']] }),
@@ -198,6 +209,12 @@ export const ProvenanceSchema = Type.Object(
       Type.Array(Type.Unsafe(ref('SetAsideNumber')), {
         description:
           "Present only when a provider preferred for `from` or `to` was passed over because the cross-check set its number of that day aside (it differs from the median of at least three other providers that agree with each other): those numbers, and why.",
+      }),
+    ),
+    replaced: Type.Optional(
+      Type.Array(Type.Unsafe(ref('ReplacedCurrency')), {
+        description:
+          'Present only when `from` or `to` had been replaced by then at a legal fixed ratio: the numbers are those of its successor, and the rate is theirs multiplied by to\'s ratio over from\'s (for example EUR→BGN from 2026-01-01 is exactly 1.95583), then rounded once. Before that day the replaced currency\'s market numbers are served, as published.',
       }),
     ),
   },
@@ -387,7 +404,7 @@ export const ProviderEntry = Type.Object(
     name: Type.String({ description: 'The publisher\'s own name.', examples: ['European Central Bank'] }),
     kind: Type.Union(
       PROVIDER_KINDS.map((k) => Type.Literal(k)),
-      { description: 'central bank (an official source publishing its own reference rates), aggregator (a service that gathers others\' rates), commercial (a paid data vendor) or file (a document the operator supplies).' },
+      { description: 'central bank (an official source publishing its own reference rates), peg (the parities fixed by law or treaty against its base, one provider per anchor currency: `peg-eur`, `peg-usd`…; `source=peg` takes whichever quotes both currencies of a pair), aggregator (a service that gathers others\' rates), commercial (a paid data vendor) or file (a document the operator supplies).' },
     ),
     base: Type.String({ description: 'The currency all of its rates are quoted against.', examples: ['EUR'] }),
     currencies: Type.Array(Type.String(), {
@@ -506,6 +523,7 @@ export function notFoundProblem(description: string) {
 export const SHARED_SCHEMAS = [
   PublishedNumberSchema,
   ProvenanceSchema,
+  ReplacedCurrencySchema,
   SetAsideNumber,
   CrossCheckOutlier,
   CurrencyEntry,
@@ -535,6 +553,7 @@ export type SharedSchemaId =
   | 'ProviderList'
   | 'PublishedNumber'
   | 'Provenance'
+  | 'ReplacedCurrency'
   | 'SetAsideNumber'
   | 'CrossCheckOutlier'
   | 'CheckedNumber';

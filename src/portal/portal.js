@@ -742,6 +742,15 @@ function showProvenance(body) {
       item.textContent = several ? `${publishedNumber(n)} (${providerName(n.provider)})` : publishedNumber(n);
       return item;
     }),
+    // A currency replaced at a legal fixed ratio: the numbers are its successor's, at that ratio.
+    ...(p.replaced ?? []).map((r) => {
+      const item = document.createElement('li');
+      const since = document.createElement('time');
+      since.dateTime = r.from;
+      since.textContent = formatDay(r.from);
+      item.append(`1 ${r.successor} = ${formatDecimal(r.ratio)} ${r.currency}, fixed by law since `, since, ` (${r.reference})`);
+      return item;
+    }),
   );
   showSetAside(p.setAside ?? []);
   box.hidden = false;

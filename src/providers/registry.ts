@@ -17,9 +17,10 @@ import { createNbpProvider } from './nbp.js';
 import { createNbuProvider } from './nbu.js';
 import { createNorgesBankProvider, NORGES_BANK_METADATA } from './norgesbank.js';
 import { createOpenExchangeRatesProvider } from './openexchangerates.js';
+import { createPegProvider, PARITIES, PEG_ANCHORS, PEG_FAMILY, pegProviderId } from './peg.js';
 import { createRiksbankProvider, RIKSBANK_METADATA } from './riksbank.js';
 
-export const PROVIDER_KINDS = ['central bank', 'aggregator', 'commercial', 'file'] as const;
+export const PROVIDER_KINDS = ['central bank', 'peg', 'aggregator', 'commercial', 'file'] as const;
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];
 
 /** What a person should know about a provider; for the docs and for listing providers over HTTP. */
@@ -70,6 +71,11 @@ export interface ProviderEntry {
   readonly byDefault: boolean;
   /** True for a wide-coverage provider: it loads a currency on its first request, nothing at start. */
   readonly loadsOnRequest: boolean;
+  /**
+   * A name several providers answer to together (`peg`: the legal parities, one provider per
+   * anchor): EXRATES_PROVIDERS takes it for all of them, and `source` for whichever quotes the pair.
+   */
+  readonly family?: string;
   create(context: ProviderContext): Provider;
 }
 
@@ -212,6 +218,32 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createBoiProvider({ baseUrl, timeoutMs, clock, log }),
   },
+  // Last among the defaults: a parity is the legal number, but a bank's fixing is what the market
+  // paid that day, and a parity can be changed overnight by decision (a devaluation) while the
+  // table changes only with a release. So the parities serve a pegged currency only where no bank
+  // quotes it, or where the cross-check set the banks' numbers aside, and otherwise check them.
+  ...PEG_ANCHORS.map(
+    (anchor): ProviderEntry => ({
+      id: pegProviderId(anchor),
+      metadata: {
+        name: `Legal parities against the ${anchor}`,
+        label: `peg ${anchor}`,
+        kind: 'peg',
+        base: anchor,
+        quotes: `the parities fixed by law or treaty against the ${anchor}: ${PARITIES.filter((p) => p.anchor === anchor && p.until === undefined)
+          .map((p) => p.currency)
+          .join(', ')}`,
+        termsUrl: null,
+        schedule: 'every day: fixed by law or treaty, unchanged until the issuer changes it',
+      },
+      defaultUrl: undefined,
+      urlVariable: undefined,
+      byDefault: true,
+      loadsOnRequest: false,
+      family: PEG_FAMILY,
+      create: ({ clock }) => createPegProvider({ anchor, clock }),
+    }),
+  ),
   {
     id: 'frankfurter',
     metadata: {
@@ -273,4 +305,16 @@ export function urlVariableOf(id: string): string {
 
 export function providerEntry(id: string): ProviderEntry | undefined {
   return PROVIDER_REGISTRY.find((entry) => entry.id === id);
+}
+
+/** Each family name and its providers' ids, in the registry's order. */
+export const PROVIDER_FAMILIES: ReadonlyMap<string, readonly string[]> = (() => {
+  const families = new Map<string, string[]>();
+  for (const entry of PROVIDER_REGISTRY) if (entry.family !== undefined) families.set(entry.family, [...(families.get(entry.family) ?? []), entry.id]);
+  return families;
+})();
+
+/** Provider ids and family names as a list of provider ids: a family's providers in its place. */
+export function expandFamilies(names: readonly string[]): string[] {
+  return names.flatMap((name) => PROVIDER_FAMILIES.get(name) ?? [name]);
 }

@@ -362,7 +362,15 @@ describe('checkDocument', () => {
     assert.match(closed.checks.checked[0]!.reason, /more than 7 days old/);
   });
 
-  it('consults the replaced-currency entries through one function, which explains no move yet', () => {
-    assert.equal(replacedCurrencyExplains('HRK', '2022-12-30', '2023-01-02'), false);
+  it('lets a redenomination on its legal day explain a move, and nothing else', () => {
+    assert.equal(replacedCurrencyExplains('SLL', '2022-06-30', '2022-07-01'), true);
+    assert.equal(replacedCurrencyExplains('SLL', '2022-07-01', '2022-07-04'), false);
+    assert.equal(replacedCurrencyExplains('SLL', '2022-06-28', '2022-06-30'), false);
+    assert.equal(replacedCurrencyExplains('USD', '2022-06-30', '2022-07-01'), false);
+    const redenominated = checkDocument({ document: doc('2022-07-01', { SLL: '13.9' }), stored: [quote('SLL', '2022-06-30', '13900')], checked: [], today: '2022-07-01', at: AT });
+    assert.deepEqual(redenominated.document.days.map((d) => [d.day, d.rates]), [['2022-07-01', { SLL: '13.9' }]]);
+    assert.equal(redenominated.checks.checked.some((c) => c.held), false);
+    const unexplained = checkDocument({ document: doc('2022-07-04', { SLL: '13.9' }), stored: [quote('SLL', '2022-07-01', '13900')], checked: [], today: '2022-07-04', at: AT });
+    assert.equal(unexplained.checks.checked[0]!.held, true);
   });
 });

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { spawnSync } from 'node:child_process';
 import { DECIMALS_WITHOUT_MINOR_UNITS, isIsoCurrency, isoCurrencies, isoCurrency, parseCurrency, resultDecimals } from '../../src/core/currencies.js';
 import { DomainError } from '../../src/core/errors.js';
+import { AMENDMENTS, amendedList, contradiction, type Amendment, type IsoRow } from '../../scripts/iso-4217.js';
 
 function assertInvalidCurrency(input: string, param: string): void {
   assert.throws(
@@ -28,11 +29,10 @@ describe('parseCurrency', () => {
   });
 
   it('rejects codes that are not ISO 4217, naming the offending parameter', () => {
-    // Three letters but not assigned (XYZ), withdrawn (HRK became EUR in 2023, CYP in 2008).
+    // Three letters but never assigned.
     assertInvalidCurrency('XYZ', 'from');
     assertInvalidCurrency('xyz', 'to');
-    assertInvalidCurrency('HRK', 'to');
-    assertInvalidCurrency('CYP', 'from');
+    assertInvalidCurrency('ABC', 'to');
     // Wrong shape.
     assertInvalidCurrency('usdd', 'from');
     assertInvalidCurrency('US', 'from');
@@ -44,8 +44,14 @@ describe('parseCurrency', () => {
     assertInvalidCurrency('840', 'from');
   });
 
-  it('says of a withdrawn code, as typed, that the service does not serve it, not that it is no ISO 4217 code', () => {
-    assert.throws(() => parseCurrency('hrk', 'to'), { message: "'hrk' is not an ISO 4217 currency code this service serves." });
+  it('says of an unknown code, as typed, that the service does not serve it', () => {
+    assert.throws(() => parseCurrency('xyz', 'to'), { message: "'xyz' is not an ISO 4217 currency code this service serves." });
+  });
+
+  it('accepts codes ISO 4217 has withdrawn (their history is served) and codes added since the package', () => {
+    assert.equal(parseCurrency('hrk', 'to'), 'HRK');
+    assert.equal(parseCurrency('CYP', 'from'), 'CYP');
+    assert.equal(parseCurrency('xcg', 'to'), 'XCG');
   });
 
   it('keeps the echoed input short in the message', () => {
@@ -58,11 +64,15 @@ describe('parseCurrency', () => {
 });
 
 describe('ISO 4217 table', () => {
-  it('holds current codes and not withdrawn ones', () => {
-    for (const code of ['EUR', 'USD', 'JPY', 'GBP', 'CHF', 'KWD', 'BHD', 'XAU', 'XDR', 'CLF', 'ISK']) {
+  it('holds current codes, withdrawn ones marked with their day, and nothing else', () => {
+    for (const code of ['EUR', 'USD', 'JPY', 'GBP', 'CHF', 'KWD', 'BHD', 'XAU', 'XDR', 'CLF', 'ISK', 'XCG', 'ZWG', 'SLE']) {
       assert.equal(isIsoCurrency(code), true, code);
+      assert.equal(isoCurrency(code)?.withdrawn, undefined, code);
     }
-    for (const code of ['HRK', 'CYP', 'LTL', 'XYZ', 'usd', 'EURO', 'constructor', 'toString', '__proto__']) assert.equal(isIsoCurrency(code), false, code);
+    const withdrawn = { HRK: '2023-01-01', BGN: '2026-01-01', CYP: '2008-01-01', LTL: '2015-01-01', ANG: '2025-07-01', ZWL: '2024-09-01', SLL: '2024-01-01', CUC: '2025-01-01' };
+    for (const [code, day] of Object.entries(withdrawn)) assert.equal(isoCurrency(code)?.withdrawn, day, code);
+    assert.equal(isoCurrency('XCG')?.minorUnits, 2);
+    for (const code of ['XYZ', 'usd', 'EURO', 'constructor', 'toString', '__proto__']) assert.equal(isIsoCurrency(code), false, code);
     assert.equal(isoCurrency('toString'), undefined);
     assert.equal(isoCurrency('USD')?.minorUnits, 2);
     assert.equal(isoCurrency('JPY')?.minorUnits, 0);
@@ -72,7 +82,7 @@ describe('ISO 4217 table', () => {
     assert.ok(isoCurrencies().every((c) => isoCurrency(c.code) === c));
   });
 
-  it('is what the currency-codes package holds (scripts/iso-4217.ts --check)', () => {
+  it('is what the currency-codes package holds, amended (scripts/iso-4217.ts --check)', () => {
     const check = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/iso-4217.ts', '--check'], { encoding: 'utf8' });
     assert.equal(check.status, 0, check.stderr);
   });
@@ -95,5 +105,41 @@ describe('resultDecimals', () => {
     assert.equal(resultDecimals('XAU'), 8);
     assert.equal(resultDecimals('XAG'), 8);
     assert.equal(resultDecimals('XDR'), 8);
+  });
+});
+
+describe('ISO 4217 amendments', () => {
+  const xcg: Amendment = { change: 'added', on: '2025-03-31', row: { code: 'XCG', name: 'Caribbean Guilder', minorUnits: 2 }, source: 'test' };
+  const ang: Amendment = { change: 'withdrawn', on: '2025-07-01', row: { code: 'ANG', name: 'Netherlands Antillean Guilder', minorUnits: 2 }, source: 'test' };
+  const packaged = (rows: IsoRow[]) => new Map(rows.map((r) => [r.code, r]));
+
+  it('adds the codes added since the package and marks the withdrawn ones', () => {
+    const rows = amendedList(packaged([ang.row, { code: 'EUR', name: 'Euro', minorUnits: 2 }]), '2024-06-25', [xcg, ang]);
+    assert.deepEqual(rows.get('XCG'), xcg.row);
+    assert.deepEqual(rows.get('ANG'), { ...ang.row, withdrawn: '2025-07-01' });
+    assert.deepEqual(rows.get('EUR'), { code: 'EUR', name: 'Euro', minorUnits: 2 });
+  });
+
+  it('fails when a newer package contradicts an amendment', () => {
+    // A list published after the amendments: XCG missing, ANG still there.
+    assert.match(contradiction(xcg, undefined, '2025-06-01')!, /XCG: added on 2025-03-31, but missing/);
+    assert.match(contradiction(ang, ang.row, '2026-01-01')!, /ANG: withdrawn on 2025-07-01, but still in/);
+    // A list that holds the added code: the amendment is no longer needed.
+    assert.match(contradiction(xcg, xcg.row, '2025-06-01')!, /drop the amendment/);
+    // Minor units that differ, whenever the list was published.
+    assert.match(contradiction(xcg, { ...xcg.row, minorUnits: 3 }, '2024-06-25')!, /3 minor units/);
+    assert.throws(() => amendedList(packaged([ang.row]), '2026-01-01', [ang]), /contradicts the ISO 4217 amendments/);
+    // An older list: nothing to say.
+    assert.equal(contradiction(xcg, undefined, '2024-06-25'), undefined);
+    assert.equal(contradiction(ang, ang.row, '2024-06-25'), undefined);
+  });
+
+  it('gives every amendment a date and a source, once per code', () => {
+    const codes = AMENDMENTS.map((a) => a.row.code);
+    assert.equal(new Set(codes).size, codes.length);
+    for (const a of AMENDMENTS) {
+      assert.match(a.on, /^\d{4}-\d{2}-\d{2}$/, a.row.code);
+      assert.ok(a.source.length > 10, a.row.code);
+    }
   });
 });

@@ -95,28 +95,28 @@ describe('validateDocument', () => {
     );
   });
 
-  it('drops and reports codes that are not ISO 4217, and the base itself', () => {
+  it('drops and reports codes that are not ISO 4217, a withdrawn code from its withdrawal on, and the base itself', () => {
     const input = doc([
-      ['2022-12-29', { USD: '1.0622', HRK: '7.5365', EUR: '1' }],
+      ['2022-12-29', { USD: '1.0622', HRK: '7.5365', EUR: '1', XYZ: '2' }],
       ['2022-12-30', { USD: '1.0666', HRK: '7.5365' }],
-      // A day with nothing usable left disappears rather than being stored empty.
+      // HRK was withdrawn on 2023-01-01. A day with nothing usable left disappears rather than being stored empty.
       ['2023-01-02', { HRK: '7.5365' }],
     ]);
     const report = validateDocument(input, clock);
-    assert.deepEqual(report.dropped, ['EUR', 'HRK']);
+    assert.deepEqual(report.dropped, ['EUR', 'HRK', 'XYZ']);
     assert.deepEqual(
       report.document.days.map((d) => [d.day, d.rates]),
       [
-        ['2022-12-29', { USD: '1.0622' }],
-        ['2022-12-30', { USD: '1.0666' }],
+        ['2022-12-29', { USD: '1.0622', HRK: '7.5365' }],
+        ['2022-12-30', { USD: '1.0666', HRK: '7.5365' }],
       ],
     );
     // The caller's document is left as it was.
-    assert.deepEqual(input.days[0]!.rates, { USD: '1.0622', HRK: '7.5365', EUR: '1' });
+    assert.deepEqual(input.days[0]!.rates, { USD: '1.0622', HRK: '7.5365', EUR: '1', XYZ: '2' });
   });
 
   it('rejects a document with nothing usable, and a bad value even under a dropped code', () => {
-    assert.throws(() => validateDocument(doc([['2022-12-30', { HRK: '7.5365' }]]), clock), feedError(/no usable rates/));
+    assert.throws(() => validateDocument(doc([['2023-01-02', { HRK: '7.5365' }]]), clock), feedError(/no usable rates/));
     assert.throws(() => validateDocument(doc([]), clock), feedError(/no usable rates/));
     assert.throws(() => validateDocument(doc([['2022-12-30', { USD: '1.0666', HRK: '0' }]]), clock), feedError(/HRK on 2022-12-30/));
   });
@@ -232,22 +232,23 @@ describe('syncProvider with the ECB provider against a local server', () => {
     const outcome = await syncProvider(provider(LOAD_AT), store, clockAt(LOAD_AT), log);
 
     // Retention starts 61 months back: 2021-01-10, a Sunday, so the first stored day is Monday 11th.
-    // HRK is in the CSV until 2022-12-30 but no longer ISO 4217, so none of it is stored.
-    const expected = csvQuotes('2021-01-10', '2026-02-10', new Set(['HRK']));
-    assert.equal(expected.length, 39387);
+    // HRK is in the CSV until 2022-12-30: withdrawn from ISO 4217 on 2023-01-01, its history is stored.
+    const expected = csvQuotes('2021-01-10', '2026-02-10', new Set());
+    assert.equal(expected.length, 39897);
     const { stored, ...summary } = outcome;
-    assert.deepEqual(summary, { provider: 'ecb', ok: true, days: 1304, quotes: 39387, latestDay: '2026-02-10' });
+    assert.deepEqual(summary, { provider: 'ecb', ok: true, days: 1304, quotes: 39897, latestDay: '2026-02-10' });
     // The stored document is what the in-memory rates merge: exactly the days written.
     assert.equal(stored?.days.length, 1304);
-    assert.equal(stored?.days.reduce((n, d) => n + Object.keys(d.rates).length, 0), 39387);
+    assert.equal(stored?.days.reduce((n, d) => n + Object.keys(d.rates).length, 0), 39897);
     assert.deepEqual(upstream.requests, ['/eurofxref-hist.zip']);
 
-    assert.equal(await store.countQuotes(), 39387);
+    assert.equal(await store.countQuotes(), 39897);
     assert.equal(await store.latestDay('ecb'), '2026-02-10');
     const rows = await allRows(database);
     assert.equal(rows[0]!.day, '2021-01-11');
     assert.equal(rows.filter((r) => r.day < '2021-01-10').length, 0);
-    assert.equal(rows.filter((r) => r.quote === 'HRK').length, 0);
+    assert.equal(rows.filter((r) => r.quote === 'HRK').length, 510);
+    assert.equal(rows.filter((r) => r.quote === 'HRK').at(-1)?.day, '2022-12-30');
     assert.deepEqual(
       rows.map((r) => `${key(r)} ${r.rate}`),
       expected.map((r) => `${key(r)} ${r.rate}`).sort(),
@@ -266,7 +267,7 @@ describe('syncProvider with the ECB provider against a local server', () => {
       lastError: null,
       failing: false,
     });
-    assert.ok(log.entries.some((e) => e.level === 'info' && JSON.stringify(e.obj).includes('HRK')));
+    assert.ok(!log.entries.some((e) => JSON.stringify(e.obj).includes('HRK')), 'nothing of HRK is dropped');
   });
 
   it('stores only the new day from the daily file on the next refresh', async () => {
@@ -283,7 +284,7 @@ describe('syncProvider with the ECB provider against a local server', () => {
     assert.deepEqual(upstream.requests, ['/eurofxref-daily.xml']);
 
     const after = await allRows(database);
-    assert.equal(await store.countQuotes(), 39387 + 29);
+    assert.equal(await store.countQuotes(), 39897 + 29);
     assert.deepEqual(
       after.filter((r) => r.day !== '2026-02-11'),
       before,
@@ -390,9 +391,9 @@ describe('syncProvider with the ECB provider against a local server', () => {
       after,
       before.filter((r) => r.day >= '2021-01-12'),
     );
-    // 32 CSV columns have a value on 2021-01-11; HRK was never stored.
-    assert.equal(before.filter((r) => r.day === '2021-01-11').length, 31);
-    assert.equal(await store.countQuotes(), 39387 + 29 - 31);
+    // 32 CSV columns have a value on 2021-01-11, HRK's among them.
+    assert.equal(before.filter((r) => r.day === '2021-01-11').length, 32);
+    assert.equal(await store.countQuotes(), 39897 + 29 - 32);
   });
 });
 

@@ -45,9 +45,31 @@ export function parseEcbCsv(path: string): EcbTable {
   return { currencies, days };
 }
 
-/** Units of `code` per EUR on a day, or undefined when the ECB published none. */
+/**
+ * The currencies of the ECB's file replaced at a legal fixed ratio (SPEC §12), from the Council
+ * Regulations and the redenomination laws: [successor, units of the old per one successor, first
+ * day]. From that day the service answers them through the successor at that ratio.
+ */
+const REPLACED: Record<string, [string, string, string]> = {
+  BGN: ['EUR', '1.95583', '2026-01-01'],
+  HRK: ['EUR', '7.53450', '2023-01-01'],
+  LTL: ['EUR', '3.45280', '2015-01-01'],
+  LVL: ['EUR', '0.702804', '2014-01-01'],
+  EEK: ['EUR', '15.6466', '2011-01-01'],
+  SKK: ['EUR', '30.1260', '2009-01-01'],
+  CYP: ['EUR', '0.585274', '2008-01-01'],
+  MTL: ['EUR', '0.429300', '2008-01-01'],
+  SIT: ['EUR', '239.640', '2007-01-01'],
+  ROL: ['RON', '10000', '2005-07-01'],
+  TRL: ['TRY', '1000000', '2005-01-01'],
+};
+
+/** Units of `code` per EUR on a day (a replaced currency's through its successor), or undefined when the ECB published none. */
 export function perEur(day: EcbTable['days'][number], code: string): Dec | undefined {
-  return code === 'EUR' ? new D(1) : day.values.get(code);
+  if (code === 'EUR') return new D(1);
+  const replaced = REPLACED[code];
+  if (replaced && day.date >= replaced[2]) return perEur(day, replaced[0])?.mul(replaced[1]);
+  return day.values.get(code);
 }
 
 /** Plain notation without trailing zeros: "1.5", "0.000060477238", "19644". */

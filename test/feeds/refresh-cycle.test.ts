@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it, mock } from 'node:test';
-import currencyCodes from 'currency-codes';
 import { closeFakeFeeds, createFeedsService, startFakeFeeds } from '../support/apps.js';
 import { parseMetrics, sampleKey } from '../support/prometheus.js';
 import { ECB_DAILY_DAY, ECB_HISTORY_THROUGH, ecbDaysBetween, ecbRow, type FakeUpstreams } from '../support/upstreams.js';
 import { waitFor } from '../support/wait.js';
+import { isoCurrency } from '../../src/core/currencies.js';
 
 /** 61 months back from 2026-02-12: the retained window starts here. */
 const RETENTION_START = '2021-01-12';
@@ -14,10 +14,13 @@ const FRANKFURTER_RATES = '/frankfurter/v2/rates';
 const NINETY_DAYS = '/ecb/eurofxref-hist-90d.xml';
 const EVERYTHING = { from: '2000-01-01', to: '2100-01-01' };
 
-/** Quotes ECB published on the days in a range, leaving out codes ISO 4217 has withdrawn (HRK). */
+/** Quotes ECB published on the days in a range: withdrawn codes (HRK) until their withdrawal, as published. */
 function ecbQuoteCount(from: string, to: string): number {
   return ecbDaysBetween(from, to)
-    .map((day) => Object.keys(ecbRow(day)!.rates).filter((code) => currencyCodes.code(code) !== undefined).length)
+    .map((day) => Object.keys(ecbRow(day)!.rates).filter((code) => {
+      const currency = isoCurrency(code);
+      return currency !== undefined && (currency.withdrawn === undefined || day < currency.withdrawn);
+    }).length)
     .reduce((a, b) => a + b, 0);
 }
 

@@ -178,11 +178,11 @@ describe('HTTP API on the shared ECB history', () => {
   });
 
   test('a pair without points in the range is 404 no_history', async () => {
-    // BGN joined the euro: its last ECB rate is 2025-12-31, before the last month.
-    assertProblem(await get('/api/v1/history?from=EUR&to=BGN&range=1m'), 404, 'no_history');
-    const year = await get('/api/v1/history?from=EUR&to=BGN&range=1y');
-    assert.equal(year.statusCode, 200);
-    assert.equal(year.json().points.at(-1).date, '2025-12-31');
+    // The ECB stopped quoting RUB after 2022-03-01, before the last year.
+    assertProblem(await get('/api/v1/history?from=EUR&to=RUB&range=1y'), 404, 'no_history');
+    const years = await get('/api/v1/history?from=EUR&to=RUB&range=5y');
+    assert.equal(years.statusCode, 200);
+    assert.equal(years.json().points.at(-1).date, '2022-03-01');
   });
 
   test('errors to a valid key still carry the rate-limit headers and count', async () => {

@@ -50,9 +50,9 @@ describe('beyond the interface, on the shared ECB history', () => {
       const codes = currencies.map((c) => c.code as string);
       assert.deepEqual(codes, [...codes].sort());
       assert.ok(codes.includes('EUR') && codes.includes('USD') && codes.includes('JPY'));
-      // BGN has history (until 2025-12-31) but no current rate: /rate refuses it, so it is not listed.
-      assert.ok(!codes.includes('BGN'));
-      assertProblem(await get('/api/v1/rate?from=EUR&to=BGN'), 400, 'unsupported_currency', 'to');
+      // RUB has history in the file (until 2022-03-01) but no current rate: /rate refuses it, so it is not listed.
+      assert.ok(!codes.includes('RUB'));
+      assertProblem(await get('/api/v1/rate?from=EUR&to=RUB'), 400, 'unsupported_currency', 'to');
       for (const c of currencies) {
         const iso = isoCurrency(c.code as string)!;
         assert.equal(c.name, iso.name);
@@ -120,10 +120,20 @@ describe('beyond the interface, on the shared ECB history', () => {
       assert.equal(body.asOf, '2025-12-24T15:00:00Z');
     });
 
-    test('a currency with history but no current rate is answered on its past dates', async () => {
-      const body = (await get('/api/v1/rate?from=EUR&to=BGN&date=2026-02-01')).json();
-      assert.equal(body.asOf, '2025-12-31T15:00:00Z');
-      assert.equal(body.rate, (await points('EUR', 'BGN')).get('2025-12-31'));
+    test('a replaced currency is answered on its past dates with its market numbers, and from its replacement at the legal ratio', async () => {
+      const before = (await get('/api/v1/rate?from=EUR&to=BGN&date=2025-12-31&expand=provenance')).json();
+      assert.equal(before.asOf, '2025-12-31T15:00:00Z');
+      assert.equal(before.rate, '1.9558');
+      assert.equal(before.rate, (await points('EUR', 'BGN')).get('2025-12-31'));
+      assert.equal(before.provenance.replaced, undefined);
+      // Bulgaria adopted the euro on 2026-01-01: never the last market number, the irrevocable rate.
+      const after = (await get('/api/v1/rate?from=EUR&to=BGN&date=2026-02-01&expand=provenance')).json();
+      assert.equal(after.rate, '1.95583');
+      assert.equal(after.stale, false);
+      assert.equal(after.provenance.replaced[0].ratio, '1.95583');
+      assert.equal(after.provenance.replaced[0].successor, 'EUR');
+      assert.match(after.provenance.replaced[0].reference, /irrevocable conversion rate/);
+      assert.equal((await points('EUR', 'BGN')).get('2026-01-30'), '1.95583');
     });
 
     test('tomorrow, malformed and repeated dates are 400 invalid_date; before the first stored day 404 no_history', async () => {
@@ -239,7 +249,7 @@ describe('beyond the interface, on the shared ECB history', () => {
 
     test('the document names its shapes, declares HEAD, the headers sent, 304 and the operations endpoints', async () => {
       const doc = (await t.app.inject('/api/v1/openapi.json')).json();
-      assert.deepEqual(Object.keys(doc.components.schemas).sort(), ['CheckedNumber', 'Conversion', 'CrossCheckOutlier', 'Currency', 'CurrencyList', 'History', 'Problem', 'Provenance', 'Provider', 'ProviderList', 'PublishedNumber', 'Rate', 'Rates', 'RatesEntry', 'SetAsideNumber', 'Usage']);
+      assert.deepEqual(Object.keys(doc.components.schemas).sort(), ['CheckedNumber', 'Conversion', 'CrossCheckOutlier', 'Currency', 'CurrencyList', 'History', 'Problem', 'Provenance', 'Provider', 'ProviderList', 'PublishedNumber', 'Rate', 'Rates', 'RatesEntry', 'ReplacedCurrency', 'SetAsideNumber', 'Usage']);
       const rate = doc.paths['/api/v1/rate'];
       assert.deepEqual(rate.get.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/Rate' });
       assert.deepEqual(rate.get.responses['400'].content['application/problem+json'].schema, { $ref: '#/components/schemas/Problem' });

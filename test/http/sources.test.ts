@@ -297,7 +297,7 @@ describe('source=<provider id> answers from that provider alone', () => {
     for (const path of ['/api/v1/rate', '/api/v1/convert', '/api/v1/rates']) {
       assert.ok(doc.paths[path].get.parameters.some((p: { name: string }) => p.name === 'expand'), path);
     }
-    assert.deepEqual(Object.keys(doc.components.schemas.Provenance.properties), ['providers', 'day', 'bridge', 'numbers', 'setAside']);
+    assert.deepEqual(Object.keys(doc.components.schemas.Provenance.properties), ['providers', 'day', 'bridge', 'numbers', 'setAside', 'replaced']);
     // Present only when the cross-check passed over a provider's number.
     assert.deepEqual(doc.components.schemas.Provenance.required, ['providers', 'day', 'bridge', 'numbers']);
     assert.equal(doc.components.schemas.Rate.properties.provenance.$ref, '#/components/schemas/Provenance');

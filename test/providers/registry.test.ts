@@ -16,7 +16,7 @@ test('each registry entry makes the provider it describes', () => {
     // A provider that loads currencies on first request is one that can list them.
     assert.equal(provider.listCurrencies !== undefined, entry.loadsOnRequest, entry.id);
     assert.ok(entry.metadata.name && entry.metadata.label && entry.metadata.quotes && entry.metadata.schedule, entry.id);
-    assert.ok(['central bank', 'aggregator', 'commercial', 'file'].includes(entry.metadata.kind));
+    assert.ok(['central bank', 'peg', 'aggregator', 'commercial', 'file'].includes(entry.metadata.kind));
     if (entry.defaultUrl !== undefined) assert.match(entry.defaultUrl, /^https:\/\//);
   }
 });
@@ -33,7 +33,9 @@ test('the origin setting is EXRATES_<ID>_URL, except the three that predate the 
 
 test('the defaults name no aggregator, and createProviders makes the configured ones in order', () => {
   const defaults = loadConfig({}).providers;
-  for (const id of defaults) assert.equal(providerEntry(id)!.metadata.kind, 'central bank', id);
+  // First-hand only: central banks, then the legal parities.
+  for (const id of defaults) assert.ok(['central bank', 'peg'].includes(providerEntry(id)!.metadata.kind), id);
+  assert.equal(providerEntry(defaults.at(-1)!)!.metadata.kind, 'peg');
   const config = loadConfig({ EXRATES_PROVIDERS: 'cnb,ecb,frankfurter', EXRATES_CNB_URL: 'http://127.0.0.1:9' });
   assert.deepEqual(createProviders(config, clock).map((p) => p.id), ['cnb', 'ecb', 'frankfurter']);
 });

@@ -206,7 +206,7 @@ function toolDefinitions(services: ApiServices): ToolDefinition[] {
     {
       name: 'list_providers',
       description:
-        'The configured rate providers in order of preference: publisher, kind (central bank, aggregator, commercial, file), base currency, the currencies each quotes, its newest day and whether its latest refresh failed. A provider id is what the other tools take as `source`, to use only that provider\'s published numbers.',
+        'The configured rate providers in order of preference: publisher, kind (central bank, peg, aggregator, commercial, file), base currency, the currencies each quotes, its newest day and whether its latest refresh failed. A provider id (or `peg`, for the legal parities together) is what the other tools take as `source`, to use only that provider\'s published numbers.',
       input: NoQuery,
       async answer() {
         const list = parsed((await renderProviderList(book, services.rates, services.providers)).body);
