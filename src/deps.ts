@@ -18,7 +18,9 @@ import { createKeyStore } from './storage/key-store.js';
 import { quotaJournals } from './storage/quota-journal.js';
 import { createQuotaStore, type DatabaseQuotaStore } from './storage/quota-store.js';
 import { createRateStore } from './storage/rate-store.js';
-import { countRedisCommands, createRedisLock, createRedisQuotaStore, openRedis, type RedisClient } from './storage/redis.js';
+import { countRedisCommands, openRedis, type RedisClient } from './storage/redis/connection.js';
+import { createRedisLock } from './storage/redis/lock.js';
+import { createRedisQuotaStore } from './storage/redis/quota-store.js';
 
 export interface Deps {
   config: Config;

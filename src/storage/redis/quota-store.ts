@@ -1,0 +1,284 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock, QuotaStore } from '../../core/ports.js';
+import type { Logger } from '../../core/refresh.js';
+import type { Day } from '../../core/time.js';
+import type { DatabaseQuotaStore } from '../quota-store.js';
+import { createBatches } from './batches.js';
+import { DEFAULT_REDIS_PREFIX, type RedisClient } from './connection.js';
+import { consumeCall, sendConsumeCall } from './consume-script.js';
+import { behindRedis, createCounters, type Counter } from './counters.js';
+import { createRedisHealth } from './health.js';
+import { redisKeyspace, secondsUntil } from './keyspace.js';
+import { reconcileCounters } from './reconcile.js';
+
+/** Requests per script call at most: a script blocks its Redis while it runs. */
+const MAX_CALL = 1_000;
+
+export interface RedisQuotaOptions {
+  redis: RedisClient;
+  /** The store's quota table: where counts are persisted, and the fallback while Redis is down. */
+  store: DatabaseQuotaStore;
+  log: Logger;
+  clock: Clock;
+  flushIntervalMs?: number;
+  /** Key namespace (default `exrates:`). */
+  prefix?: string;
+}
+
+type Outcome = { allowed: boolean; used: number };
+
+/** A request waiting for a script call. */
+interface Pending {
+  c: Counter;
+  limit: number;
+  /** The counter was missing and has been seeded from the store for this request. */
+  seeded: boolean;
+  settle(outcome: Outcome | Promise<Outcome>): void;
+}
+
+/**
+ * Quota counting in Redis, exact across instances. The rule:
+ * - Redis holds the live count. A request is counted by a Lua script that checks and increments
+ *   in one step; the requests that arrive while one call is on its way travel together in the
+ *   next (./batches.ts), decided in order inside Redis: as exact as one call per request.
+ * - Each instance adds the requests it counted there to the store every second (counts are
+ *   added, never overwritten, so instances cannot erase each other's).
+ * - A counter missing from Redis (restart, eviction) is seeded from the store plus this
+ *   instance's unflushed requests, so a Redis loss forgives at most the other instances' last
+ *   second of requests.
+ * - While Redis is unreachable (or a command times out), an instance first adds its unflushed
+ *   requests to the store, then counts each request in the store with a conditional increment,
+ *   exact for its own requests (other instances' last second may be missing): the service
+ *   neither fails open nor closed. When Redis answers again, those requests are added to the
+ *   Redis counters before Redis counts again, less any whose timed-out call ran after all (each
+ *   call leaves a receipt in Redis), so nothing is counted twice (./reconcile.ts).
+ */
+export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
+  const { redis, store, log, clock } = options;
+  const keys = redisKeyspace(options.prefix ?? DEFAULT_REDIS_PREFIX, redis.isCluster, randomUUID());
+  const counters = createCounters(keys);
+  const health = createRedisHealth(redis);
+  let sequence = 0;
+  /** Requests are counted in the store until a reconcile has brought Redis up to date. */
+  let degraded = false;
+  let countingInStore = 0;
+
+  const warn = (message: string) => (error: unknown) => log.warn({ err: error instanceof Error ? error.message : String(error) }, message);
+
+  /** Adds every unflushed count to the store, in one statement. Never throws. */
+  async function flush(): Promise<void> {
+    const taken: Array<{ c: Counter; count: number }> = [];
+    for (const c of counters) {
+      if (c.unflushed > 0) {
+        taken.push({ c, count: c.unflushed });
+        c.unflushed = 0;
+      }
+    }
+    try {
+      if (taken.length > 0) await store.addMany(taken.map(({ c, count }) => ({ keyId: c.keyId, day: c.day, used: count })));
+    } catch (error) {
+      for (const { c, count } of taken) c.unflushed += count;
+      warn('could not write quota counts to the store; will retry')(error);
+      return;
+    }
+    counters.forgetSettledBefore(clock.now().toISOString().slice(0, 10));
+  }
+
+  let flushing: Promise<void> | undefined;
+  const runFlush = () =>
+    (flushing ??= flush().finally(() => {
+      flushing = undefined;
+    }));
+
+  /** Moves what was counted in the store while Redis was away into Redis; ends the degraded state once nothing is left. Never throws. */
+  async function reconcile(): Promise<void> {
+    try {
+      await redis.ping();
+      health.recovered();
+    } catch (error) {
+      health.failed(error);
+      return;
+    }
+    try {
+      await reconcileCounters(counters, { redis, used: (keyId, day) => store.used(keyId, day), marker: keys.marker, clock });
+    } catch (error) {
+      health.failed(error);
+      warn('could not reconcile quota counters with redis; will retry')(error);
+      return;
+    }
+    // A request still being counted in the store will add to `offline` when it returns: stay degraded for it.
+    if (countingInStore === 0 && ![...counters].some(behindRedis)) degraded = false;
+  }
+
+  let reconciling: Promise<void> | undefined;
+  const startReconcile = () =>
+    (reconciling ??= reconcile().finally(() => {
+      reconciling = undefined;
+    }));
+
+  redis.on('ready', () => {
+    if (degraded) void startReconcile();
+  });
+  const timer = setInterval(() => {
+    void runFlush();
+    // Probe a suspect Redis on every tick: the reconcile starts with a PING.
+    if (degraded && redis.status === 'ready') void startReconcile();
+  }, options.flushIntervalMs ?? 1_000);
+  timer.unref();
+
+  /** Counts one request in the store, after what this instance counted in Redis is there. */
+  async function consumeInStore(c: Counter, limit: number): Promise<Outcome> {
+    countingInStore += 1;
+    try {
+      if (!degraded) {
+        degraded = true;
+        // What this instance counted in Redis must be in the store before the store decides alone.
+        await runFlush();
+      }
+      if (c.unflushed > 0) await runFlush();
+      const result = await store.consume(c.keyId, c.day, limit);
+      if (result.allowed) c.offline += 1;
+      return result;
+    } finally {
+      countingInStore -= 1;
+    }
+  }
+
+  function answer(request: Pending, outcome: Outcome | Promise<Outcome>): void {
+    request.c.waiting -= 1;
+    request.settle(outcome);
+  }
+
+  /** Requests that cannot be counted in Redis are counted in the store; `uncertain`: their call may have run (seq numbers given). */
+  function toStore(requests: readonly Pending[], error: unknown, uncertain?: readonly number[]): void {
+    if (error !== undefined) {
+      health.failed(error);
+      warn('redis quota counter unavailable; counting in the store')(error);
+    }
+    for (const [i, request] of requests.entries()) {
+      // The call may have reached Redis and run; the reconcile will find out.
+      if (uncertain) request.c.uncertain.push(uncertain[i]!);
+      answer(request, consumeInStore(request.c, request.limit));
+    }
+  }
+
+  /**
+   * Runs one script call and gives its answers, but for the requests whose counter is missing,
+   * which it returns. None if the call failed: then the store counted them.
+   */
+  async function runCall(receipt: string, requests: Pending[]): Promise<Pending[]> {
+    const call = consumeCall(
+      requests.map((r) => ({ counter: r.c.name, limit: r.limit })),
+      sequence + 1,
+    );
+    sequence += requests.length;
+    const lifetime = secondsUntil(Math.max(...requests.map((r) => r.c.expiry)), clock);
+    let outcomes;
+    try {
+      outcomes = call.read(await sendConsumeCall(redis, receipt, call, lifetime));
+      health.answered();
+    } catch (error) {
+      toStore(requests, error, call.seqs);
+      return [];
+    }
+    const missing: Pending[] = [];
+    for (const [i, outcome] of outcomes.entries()) {
+      const request = requests[i]!;
+      if (outcome === 'missing') missing.push(request);
+      else {
+        if (outcome.allowed) request.c.unflushed += 1;
+        answer(request, outcome);
+      }
+    }
+    return missing;
+  }
+
+  /**
+   * Sends a batch: calls per receipt, of at most MAX_CALL requests each. Those of one receipt go
+   * one after the other, so that at most one of them can be lost between reconciles (after a
+   * failure the rest go to the store); those of different receipts go at once.
+   */
+  async function sendBatch(batch: Pending[]): Promise<void> {
+    const byReceipt = new Map<string, Pending[]>();
+    for (const request of batch) {
+      const name = request.c.receiptName;
+      let requests = byReceipt.get(name);
+      if (!requests) byReceipt.set(name, (requests = []));
+      requests.push(request);
+    }
+    const missing: Pending[] = [];
+    await Promise.all(
+      [...byReceipt].map(async ([receipt, requests]) => {
+        for (let i = 0; i < requests.length; i += MAX_CALL) {
+          const call = requests.slice(i, i + MAX_CALL);
+          if (degraded || !health.usable()) toStore(call, undefined);
+          else missing.push(...(await runCall(receipt, call)));
+        }
+      }),
+    );
+    if (missing.length > 0) await seed(missing);
+  }
+
+  const batches = createBatches(sendBatch);
+
+  /**
+   * Counters missing from Redis start from the store plus what this instance has not flushed yet
+   * (SET NX: of several instances seeding at once, the first wins and none undoes another's
+   * counting); their requests go in the next batch, ahead of those that came meanwhile.
+   */
+  async function seed(requests: Pending[]): Promise<void> {
+    const again = requests.filter((r) => r.seeded);
+    const first = requests.filter((r) => !r.seeded);
+    try {
+      for (const c of new Set(first.map((r) => r.c))) {
+        const floor = (await store.used(c.keyId, c.day)) + c.unflushed;
+        await redis.set(c.name, floor, 'EX', secondsUntil(c.expiry, clock), 'NX');
+      }
+    } catch (error) {
+      return toStore(requests, error);
+    }
+    for (const r of first) r.seeded = true;
+    batches.addFirst(first);
+    // Seeded and missing again at once (evicted at once): Redis cannot hold it; the store decides.
+    if (again.length > 0) toStore(again, new Error('quota counter vanished from redis right after it was seeded'));
+  }
+
+  /** Queues a request for the next batch. */
+  function inRedis(c: Counter, limit: number): Promise<Outcome> {
+    c.waiting += 1;
+    return new Promise<Outcome>((settle) => batches.add({ c, limit, seeded: false, settle }));
+  }
+
+  /** While degraded: the store counts, until a reconcile has brought Redis up to date. */
+  async function consumeWhileDegraded(c: Counter, limit: number): Promise<Outcome> {
+    if (health.usable()) await startReconcile();
+    return degraded || !health.usable() ? consumeInStore(c, limit) : inRedis(c, limit);
+  }
+
+  return {
+    consume(keyId: string, day: Day, limit: number) {
+      const c = counters.get(keyId, day);
+      if (degraded) return consumeWhileDegraded(c, limit);
+      if (!health.usable()) return consumeInStore(c, limit);
+      return inRedis(c, limit);
+    },
+
+    async used(keyId, day) {
+      const stored = await store.used(keyId, day);
+      try {
+        const live = await redis.get(keys.counter(keyId, day));
+        return Math.max(stored, live === null ? 0 : Number(live));
+      } catch {
+        return stored;
+      }
+    },
+
+    async close() {
+      clearInterval(timer);
+      await batches.drain();
+      await flushing;
+      await reconciling;
+      await flush();
+    },
+  };
+}
