@@ -111,7 +111,7 @@ export interface DepsOptions {
   log?: Logger;
   /** Apply pending migrations on open (the server and most commands do). */
   migrate?: boolean;
-  /** Quota counters held elsewhere (the main process of a cluster) instead of this process's. */
+  /** A worker's in `main-process` quota mode (quotaMode): the main process's counters, reached over IPC. */
   quotas?: QuotaStore;
   /**
    * Fold in the quota journal a killed process left (default true). False for a command that
@@ -161,8 +161,10 @@ export function openProcessQuotas(database: OpenDatabase, options: { replayJourn
 /** This process's quota counts, as quotaMode says; a worker's main-process counters come in `options.quotas`. */
 async function openQuotas(config: Config, database: OpenDatabase, redis: RedisClient | undefined, options: DepsOptions, log: Logger, clock: Clock): Promise<QuotaStore> {
   switch (quotaMode(config)) {
-    case 'redis':
-      return guardDependency(createRedisQuotaStore({ redis: redis!, store: createQuotaStore(database.db), log, clock, prefix: config.redisPrefix }), 'the database');
+    case 'redis': {
+      const store = guardDependency(createQuotaStore(database.db), 'the database');
+      return guardDependency(createRedisQuotaStore({ redis: redis!, store, log, clock, prefix: config.redisPrefix }), 'the database');
+    }
     case 'main-process':
       // A worker counts through its main process; a command (keys, refresh…) run beside them counts nothing itself and keeps its own.
       if (options.quotas) return guardDependency(options.quotas, 'the database');
