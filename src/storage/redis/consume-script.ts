@@ -61,48 +61,62 @@ export interface ConsumeCall {
  * them is one they could have arrived in).
  */
 export function consumeCall(requests: readonly CountRequest[], first: number): ConsumeCall {
-  const entries: Array<{ counter: string; limit: number; indices: number[] }> = [];
-  const byCounter = new Map<string, (typeof entries)[number]>();
-  for (const [index, request] of requests.entries()) {
+  interface Entry {
+    counter: string;
+    limit: number;
+    indices: number[];
+  }
+  const entries: Entry[] = [];
+  /** A counter's entries, one per limit (almost always one). */
+  const byCounter = new Map<string, Entry[]>();
+  for (let index = 0; index < requests.length; index++) {
+    const { counter } = requests[index]!;
     // Sent as digits: a limit beyond 2^53 counts as 2^53 (the config admits any integer).
-    const limit = Math.min(request.limit, Number.MAX_SAFE_INTEGER);
-    const name = `${limit} ${request.counter}`;
-    let entry = byCounter.get(name);
+    const limit = Math.min(requests[index]!.limit, Number.MAX_SAFE_INTEGER);
+    let ofCounter = byCounter.get(counter);
+    if (!ofCounter) byCounter.set(counter, (ofCounter = []));
+    let entry = ofCounter.find((e) => e.limit === limit);
     if (!entry) {
-      entry = { counter: request.counter, limit, indices: [] };
-      byCounter.set(name, entry);
+      entry = { counter, limit, indices: [] };
+      ofCounter.push(entry);
       entries.push(entry);
     }
     entry.indices.push(index);
   }
-  const seqs: number[] = new Array<number>(requests.length);
+  const seqs: number[] = [];
   let seq = first;
-  for (const entry of entries) for (const index of entry.indices) seqs[index] = seq++;
+  let args = '';
+  for (const entry of entries) {
+    for (const index of entry.indices) seqs[index] = seq++;
+    args += `${entry.indices.length} ${entry.limit} `;
+  }
   return {
     keys: entries.map((entry) => entry.counter),
     first,
-    entries: entries.map((entry) => `${entry.indices.length} ${entry.limit} `).join(''),
+    entries: args,
     seqs,
     read(answer) {
-      const words = typeof answer === 'string' ? answer.split(' ') : [];
-      if (words.length !== entries.length || !words.every((word) => word === 'm' || /^\d+$/.test(word))) {
-        throw new Error(`unexpected answer from the quota script: ${String(answer).slice(0, 80)}`);
-      }
-      const outcomes: CountOutcome[] = new Array<CountOutcome>(requests.length);
-      for (const [e, entry] of entries.entries()) {
+      const words = typeof answer === 'string' && ANSWER.test(answer) ? answer.split(' ') : [];
+      if (words.length !== entries.length) throw new Error(`unexpected answer from the quota script: ${String(answer).slice(0, 80)}`);
+      const outcomes: CountOutcome[] = [];
+      for (let e = 0; e < entries.length; e++) {
+        const { indices, limit } = entries[e]!;
         const word = words[e]!;
         if (word === 'm') {
-          for (const index of entry.indices) outcomes[index] = 'missing';
+          for (const index of indices) outcomes[index] = 'missing';
           continue;
         }
         const before = Number(word);
-        const taken = Math.max(0, Math.min(entry.indices.length, entry.limit - before));
-        for (const [i, index] of entry.indices.entries()) outcomes[index] = i < taken ? { allowed: true, used: before + i + 1 } : { allowed: false, used: before + taken };
+        const taken = Math.max(0, Math.min(indices.length, limit - before));
+        for (let i = 0; i < indices.length; i++) outcomes[indices[i]!] = i < taken ? { allowed: true, used: before + i + 1 } : { allowed: false, used: before + taken };
       }
       return outcomes;
     },
   };
 }
+
+/** The script's answer: a word per entry, a count or "m". */
+const ANSWER = /^(?:\d+|m)(?: (?:\d+|m))*$/;
 
 /** The script as a command of the client: ioredis sends EVALSHA and loads the script where it is missing. */
 interface ConsumeScript {

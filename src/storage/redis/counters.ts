@@ -36,20 +36,28 @@ export interface Counters extends Iterable<Counter> {
 }
 
 export function createCounters(names: { counter(keyId: string, day: Day): string; receipt(keyId: string): string }): Counters {
-  const byName = new Map<string, Counter>();
+  /** By day, then key id: a finished day's counters are forgotten together. */
+  const byDay = new Map<Day, Map<string, Counter>>();
   return {
     get(keyId, day) {
-      const name = names.counter(keyId, day);
-      let c = byName.get(name);
+      let byKey = byDay.get(day);
+      if (!byKey) byDay.set(day, (byKey = new Map()));
+      let c = byKey.get(keyId);
       if (!c) {
-        c = { keyId, day, name, receiptName: names.receipt(keyId), expiry: counterExpiry(day), unflushed: 0, offline: 0, uncertain: [], waiting: 0 };
-        byName.set(name, c);
+        c = { keyId, day, name: names.counter(keyId, day), receiptName: names.receipt(keyId), expiry: counterExpiry(day), unflushed: 0, offline: 0, uncertain: [], waiting: 0 };
+        byKey.set(keyId, c);
       }
       return c;
     },
     forgetSettledBefore(today) {
-      for (const [name, c] of byName) if (c.day < today && settled(c)) byName.delete(name);
+      for (const [day, byKey] of byDay) {
+        if (day >= today) continue;
+        for (const [keyId, c] of byKey) if (settled(c)) byKey.delete(keyId);
+        if (byKey.size === 0) byDay.delete(day);
+      }
     },
-    [Symbol.iterator]: () => byName.values(),
+    *[Symbol.iterator]() {
+      for (const byKey of byDay.values()) yield* byKey.values();
+    },
   };
 }

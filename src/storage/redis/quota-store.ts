@@ -172,7 +172,9 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
       sequence + 1,
     );
     sequence += requests.length;
-    const lifetime = secondsUntil(Math.max(...requests.map((r) => r.c.expiry)), clock);
+    let expiry = 0;
+    for (const r of requests) expiry = Math.max(expiry, r.c.expiry);
+    const lifetime = secondsUntil(expiry, clock);
     let outcomes;
     try {
       outcomes = call.read(await sendConsumeCall(redis, receipt, call, lifetime));
@@ -182,8 +184,9 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
       return [];
     }
     const missing: Pending[] = [];
-    for (const [i, outcome] of outcomes.entries()) {
+    for (let i = 0; i < requests.length; i++) {
       const request = requests[i]!;
+      const outcome = outcomes[i]!;
       if (outcome === 'missing') missing.push(request);
       else {
         if (outcome.allowed) request.c.unflushed += 1;
