@@ -1,5 +1,5 @@
 /**
- * `node --import tsx bench/quota-redis.ts [--clients 50] [--requests 40000] [--keys 1000]`: what
+ * `node --import tsx bench/quota-redis.ts [--clients 50] [--requests 40000] [--keys 1000] [--save]`: what
  * batching buys the Redis quota counter (src/storage/redis/quota-store.ts), against the simplest
  * correct design, one check-and-increment script call per request. Both count the same requests
  * (each of `clients` concurrent clients sends its next request when the last is answered, over
@@ -7,9 +7,12 @@
  * redis://127.0.0.1:6379), over a fresh SQLite store. Measured per request: Redis calls (the
  * commands ioredis sent), Redis's own time in them (INFO commandstats) and this process's CPU.
  * Redis is shared with whatever else runs on the machine; its keys here are under a prefix of
- * their own, deleted at the end.
+ * their own, deleted at the end. `--save` writes the results to bench/results/quota-redis-*.json.
  */
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import type { Clock, QuotaStore } from '../src/core/ports.js';
@@ -22,13 +25,13 @@ import { createRedisQuotaStore } from '../src/storage/redis/quota-store.js';
 import { tempDir } from '../test/support/stores.js';
 
 const { values } = parseArgs({
-  options: { clients: { type: 'string', default: '50' }, requests: { type: 'string', default: '40000' }, keys: { type: 'string', default: '1000' } },
+  options: { clients: { type: 'string', default: '50' }, requests: { type: 'string', default: '40000' }, keys: { type: 'string', default: '1000' }, save: { type: 'boolean', default: false } },
 });
 const CLIENTS = Number(values.clients);
 const REQUESTS = Number(values.requests);
 const KEYS = Number(values.keys);
 const LIMIT = 1_000_000_000;
-const URL = process.env.EXRATES_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = process.env.EXRATES_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DAY = '2026-02-12';
 const clock: Clock = { now: () => new Date('2026-02-12T12:00:00Z') };
 const quiet: Logger = { info() {}, warn() {}, error() {} };
@@ -94,14 +97,14 @@ async function measure(name: string, quotas: QuotaStore, keyIds: string[], admin
 const dir = tempDir('exrates-quota-redis-');
 const database = await openDatabase(`sqlite:${dir.path}/measure.db`);
 const prefix = `exrates-measure:${randomUUID()}:`;
-const admin = new Redis(URL);
+const admin = new Redis(REDIS_URL);
 const clients: RedisClient[] = [];
 try {
   await migrateToLatest(database.db);
   const store = createQuotaStore(database.db);
   const keyIds = Array.from({ length: KEYS }, (_, i) => `key-${i}`);
   const connect = async () => {
-    const redis = await openRedis(URL, quiet);
+    const redis = await openRedis(REDIS_URL, quiet);
     clients.push(redis);
     return redis;
   };
@@ -109,8 +112,15 @@ try {
   const batchedStore = createRedisQuotaStore({ redis: await connect(), store, log: quiet, clock, prefix: `${prefix}batched:`, flushIntervalMs: 3_600_000 });
   const batched = await measure('batched (src/storage/redis/quota-store.ts)', batchedStore, keyIds, admin);
   await batchedStore.close();
-  const results = { node: process.version, clients: CLIENTS, requests: REQUESTS, keys: KEYS, rows: [simple, batched] };
+  const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  const startedAt = new Date().toISOString();
+  const results = { startedAt, commit, node: process.version, cpus: cpus().length, clients: CLIENTS, requests: REQUESTS, keys: KEYS, rows: [simple, batched] };
   console.log(JSON.stringify(results, null, 2));
+  if (values.save) {
+    const file = new URL(`results/quota-redis-${startedAt.slice(0, 19).replace(/:/g, '-')}Z-${commit}.json`, import.meta.url);
+    writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+    console.log(`written to ${file.pathname}`);
+  }
   console.log(`\n${CLIENTS} clients, ${REQUESTS} requests over ${KEYS} keys, node ${process.version}`);
   console.log('design'.padEnd(46) + 'Redis calls/req  Redis µs/req  process CPU µs/req');
   for (const row of results.rows) {
