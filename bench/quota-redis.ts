@@ -7,7 +7,7 @@
  * redis://127.0.0.1:6379), over a fresh SQLite store. Measured per request: Redis calls (the
  * commands ioredis sent), Redis's own time in them (INFO commandstats) and this process's CPU.
  * Redis is shared with whatever else runs on the machine; its keys here are under a prefix of
- * their own, deleted at the end. `--save` writes the results to bench/results/quota-redis-*.json.
+ * their own, deleted at the end. `--save` writes the results to bench/results/quota-redis/ (not among the bench's runs, which docs/performance.md is generated from).
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -117,7 +117,7 @@ try {
   const results = { startedAt, commit, node: process.version, cpus: cpus().length, clients: CLIENTS, requests: REQUESTS, keys: KEYS, rows: [simple, batched] };
   console.log(JSON.stringify(results, null, 2));
   if (values.save) {
-    const file = new URL(`results/quota-redis-${startedAt.slice(0, 19).replace(/:/g, '-')}Z-${commit}.json`, import.meta.url);
+    const file = new URL(`results/quota-redis/${startedAt.slice(0, 19).replace(/:/g, '-')}Z-${commit}.json`, import.meta.url);
     writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
     console.log(`written to ${file.pathname}`);
   }
