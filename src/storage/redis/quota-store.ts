@@ -3,16 +3,12 @@ import type { Clock, QuotaStore } from '../../core/ports.js';
 import type { Logger } from '../../core/refresh.js';
 import type { Day } from '../../core/time.js';
 import type { DatabaseQuotaStore } from '../quota-store.js';
-import { createBatches } from './batches.js';
 import { DEFAULT_REDIS_PREFIX, type RedisClient } from './connection.js';
-import { consumeCall, sendConsumeCall } from './consume-script.js';
 import { behindRedis, createCounters, type Counter } from './counters.js';
 import { createRedisHealth } from './health.js';
-import { redisKeyspace, secondsUntil } from './keyspace.js';
+import { createRedisCounting, type Outcome, type Pending } from './in-redis.js';
+import { redisKeyspace } from './keyspace.js';
 import { reconcileCounters } from './reconcile.js';
-
-/** Requests per script call at most: a script blocks its Redis while it runs. */
-const MAX_CALL = 1_000;
 
 export interface RedisQuotaOptions {
   redis: RedisClient;
@@ -25,22 +21,11 @@ export interface RedisQuotaOptions {
   prefix?: string;
 }
 
-type Outcome = { allowed: boolean; used: number };
-
-/** A request waiting for a script call. */
-interface Pending {
-  c: Counter;
-  limit: number;
-  /** The counter was missing and has been seeded from the store for this request. */
-  seeded: boolean;
-  settle(outcome: Outcome | Promise<Outcome>): void;
-}
-
 /**
  * Quota counting in Redis, exact across instances. The rule:
  * - Redis holds the live count. A request is counted by a Lua script that checks and increments
  *   in one step; the requests that arrive while one call is on its way travel together in the
- *   next (./batches.ts), decided in order inside Redis: as exact as one call per request.
+ *   next (./in-redis.ts), decided in order inside Redis: as exact as one call per request.
  * - Each instance adds the requests it counted there to the store every second (counts are
  *   added, never overwritten, so instances cannot erase each other's).
  * - A counter missing from Redis (restart, eviction) is seeded from the store plus this
@@ -58,7 +43,6 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
   const keys = redisKeyspace(options.prefix ?? DEFAULT_REDIS_PREFIX, redis.isCluster, randomUUID());
   const counters = createCounters(keys);
   const health = createRedisHealth(redis);
-  let sequence = 0;
   /** Requests are counted in the store until a reconcile has brought Redis up to date. */
   let degraded = false;
   let countingInStore = 0;
@@ -144,13 +128,8 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
     }
   }
 
-  function answer(request: Pending, outcome: Outcome | Promise<Outcome>): void {
-    request.c.waiting -= 1;
-    request.settle(outcome);
-  }
-
   /** Requests that cannot be counted in Redis are counted in the store; `uncertain`: their call may have run (seq numbers given). */
-  function toStore(requests: readonly Pending[], error: unknown, uncertain?: readonly number[]): void {
+  function toStore(requests: readonly Pending[], error?: unknown, uncertain?: readonly number[]): void {
     if (error !== undefined) {
       health.failed(error);
       warn('redis quota counter unavailable; counting in the store')(error);
@@ -158,104 +137,23 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
     for (const [i, request] of requests.entries()) {
       // The call may have reached Redis and run; the reconcile will find out.
       if (uncertain) request.c.uncertain.push(uncertain[i]!);
-      answer(request, consumeInStore(request.c, request.limit));
+      request.settle(consumeInStore(request.c, request.limit));
     }
   }
 
-  /**
-   * Runs one script call and gives its answers, but for the requests whose counter is missing,
-   * which it returns. None if the call failed: then the store counted them.
-   */
-  async function runCall(receipt: string, requests: Pending[]): Promise<Pending[]> {
-    const call = consumeCall(
-      requests.map((r) => ({ counter: r.c.name, limit: r.limit })),
-      sequence + 1,
-    );
-    sequence += requests.length;
-    let expiry = 0;
-    for (const r of requests) expiry = Math.max(expiry, r.c.expiry);
-    const lifetime = secondsUntil(expiry, clock);
-    let outcomes;
-    try {
-      outcomes = call.read(await sendConsumeCall(redis, receipt, call, lifetime));
-      health.answered();
-    } catch (error) {
-      toStore(requests, error, call.seqs);
-      return [];
-    }
-    const missing: Pending[] = [];
-    for (let i = 0; i < requests.length; i++) {
-      const request = requests[i]!;
-      const outcome = outcomes[i]!;
-      if (outcome === 'missing') missing.push(request);
-      else {
-        if (outcome.allowed) request.c.unflushed += 1;
-        answer(request, outcome);
-      }
-    }
-    return missing;
-  }
-
-  /**
-   * Sends a batch: calls per receipt, of at most MAX_CALL requests each. Those of one receipt go
-   * one after the other, so that at most one of them can be lost between reconciles (after a
-   * failure the rest go to the store); those of different receipts go at once.
-   */
-  async function sendBatch(batch: Pending[]): Promise<void> {
-    const byReceipt = new Map<string, Pending[]>();
-    for (const request of batch) {
-      const name = request.c.receiptName;
-      let requests = byReceipt.get(name);
-      if (!requests) byReceipt.set(name, (requests = []));
-      requests.push(request);
-    }
-    const missing: Pending[] = [];
-    await Promise.all(
-      [...byReceipt].map(async ([receipt, requests]) => {
-        for (let i = 0; i < requests.length; i += MAX_CALL) {
-          const call = requests.slice(i, i + MAX_CALL);
-          if (degraded || !health.usable()) toStore(call, undefined);
-          else missing.push(...(await runCall(receipt, call)));
-        }
-      }),
-    );
-    if (missing.length > 0) await seed(missing);
-  }
-
-  const batches = createBatches(sendBatch);
-
-  /**
-   * Counters missing from Redis start from the store plus what this instance has not flushed yet
-   * (SET NX: of several instances seeding at once, the first wins and none undoes another's
-   * counting); their requests go in the next batch, ahead of those that came meanwhile.
-   */
-  async function seed(requests: Pending[]): Promise<void> {
-    const again = requests.filter((r) => r.seeded);
-    const first = requests.filter((r) => !r.seeded);
-    try {
-      for (const c of new Set(first.map((r) => r.c))) {
-        const floor = (await store.used(c.keyId, c.day)) + c.unflushed;
-        await redis.set(c.name, floor, 'EX', secondsUntil(c.expiry, clock), 'NX');
-      }
-    } catch (error) {
-      return toStore(requests, error);
-    }
-    for (const r of first) r.seeded = true;
-    batches.addFirst(first);
-    // Seeded and missing again at once (evicted at once): Redis cannot hold it; the store decides.
-    if (again.length > 0) toStore(again, new Error('quota counter vanished from redis right after it was seeded'));
-  }
-
-  /** Queues a request for the next batch. */
-  function inRedis(c: Counter, limit: number): Promise<Outcome> {
-    c.waiting += 1;
-    return new Promise<Outcome>((settle) => batches.add({ c, limit, seeded: false, settle }));
-  }
+  const inRedis = createRedisCounting({
+    redis,
+    health,
+    clock,
+    used: (keyId, day) => store.used(keyId, day),
+    mayAsk: () => !degraded && health.usable(),
+    toStore,
+  });
 
   /** While degraded: the store counts, until a reconcile has brought Redis up to date. */
   async function consumeWhileDegraded(c: Counter, limit: number): Promise<Outcome> {
     if (health.usable()) await startReconcile();
-    return degraded || !health.usable() ? consumeInStore(c, limit) : inRedis(c, limit);
+    return degraded || !health.usable() ? consumeInStore(c, limit) : inRedis.count(c, limit);
   }
 
   return {
@@ -263,7 +161,7 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
       const c = counters.get(keyId, day);
       if (degraded) return consumeWhileDegraded(c, limit);
       if (!health.usable()) return consumeInStore(c, limit);
-      return inRedis(c, limit);
+      return inRedis.count(c, limit);
     },
 
     async used(keyId, day) {
@@ -278,7 +176,7 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
 
     async close() {
       clearInterval(timer);
-      await batches.drain();
+      await inRedis.drain();
       await flushing;
       await reconciling;
       await flush();
