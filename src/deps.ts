@@ -166,7 +166,7 @@ async function openQuotas(config: Config, database: OpenDatabase, redis: RedisCl
       return guardDependency(createRedisQuotaStore({ redis: redis!, store, log, clock, prefix: config.redisPrefix }), 'the database');
     }
     case 'main-process':
-      // A worker counts through its main process; a command (keys, refresh…) run beside them counts nothing itself and keeps its own.
+      // A worker counts through its main process; a CLI command (keys, refresh…) has none, and keeps counters of its own.
       if (options.quotas) return guardDependency(options.quotas, 'the database');
       return openProcessQuotas(database, { replayJournal: options.replayQuotaJournal ?? true, log, clock });
     case 'process':
