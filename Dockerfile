@@ -66,7 +66,6 @@ EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 
-# node is PID 1 and receives SIGTERM itself: `serve` drains in-flight requests and exits. The
-# command runs as itself, so node gets the flags of its first line (docs/operations.md, Memory).
+# node is PID 1 and receives SIGTERM itself: `serve` drains in-flight requests and exits.
 ENTRYPOINT ["/app/dist/cli/main.js"]
 CMD ["serve"]

@@ -5,7 +5,6 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { DEMO_KEY } from './core/demo-key.js';
 import type { Deps } from './deps.js';
-import { deferringChildren } from './log.js';
 import { createHttpCaches } from './http/caching.js';
 import { answerConnect, createClientErrorAnswers } from './http/client-errors.js';
 import { ANSWER_HEADERS, CORS, SECURITY_HEADERS } from './http/headers.js';
@@ -60,7 +59,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     // Node's own Host check would answer an empty 400; the key step answers it as a problem.
     http: { requireHostHeader: false },
     genReqId: () => `req-${(requests += 1).toString(36)}`,
-    loggerInstance: deferringChildren(deps.log) as FastifyBaseLogger,
+    loggerInstance: deps.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: !logRequests }),
     exposeHeadRoutes: true,
     // request.ip: the connection's peer, or, from a trusted proxy, the client it reports.

@@ -1,15 +1,11 @@
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { Config } from './config.js';
-import { guardDependency } from './core/errors.js';
 import { createLocalLock } from './core/local-lock.js';
-import { openQuotaCounters } from './core/quota-counters.js';
 import type { Lock, QuotaStore } from './core/ports.js';
-import { createClock, QUOTA_JOURNAL_MS } from './deps.js';
+import { createClock, openProcessQuotas, quotaMode } from './deps.js';
 import type { Logger } from './log.js';
 import { migrateToLatest, openDatabase } from './storage/database.js';
-import { quotaJournals } from './storage/quota-journal.js';
-import { createQuotaStore } from './storage/quota-store.js';
 
 /**
  * EXRATES_WORKERS > 1: worker processes share one port (node:cluster), and the main process
@@ -77,22 +73,18 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
     await database.close();
     throw error;
   }
-  // Without Redis, the workers' quota counters and lock are this process's.
+  // Counting in the main process (docs/operations.md, "Quota counts"): the workers' counters and lock are this process's.
+  const counting = quotaMode(config) === 'main-process';
   let quotas: QuotaStore | undefined;
-  if (!config.redisUrl) {
+  if (counting) {
     try {
-      quotas = await openQuotaCounters(guardDependency(createQuotaStore(database.db), 'the database'), quotaJournals(database), {
-        flushMs: QUOTA_JOURNAL_MS,
-        replayJournal: true,
-        log,
-        clock: createClock(config.now),
-      });
+      quotas = await openProcessQuotas(database, { replayJournal: true, log, clock: createClock(config.now) });
     } catch (error) {
       await database.close();
       throw error;
     }
   }
-  const lock: Lock | undefined = config.redisUrl ? undefined : createLocalLock();
+  const lock: Lock | undefined = counting ? createLocalLock() : undefined;
   const releases = new Map<number, () => Promise<void>>();
   let nextRelease = 1;
 
@@ -182,7 +174,7 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
     }, RESTART_DELAY_MS).unref();
   });
   for (let i = 0; i < config.workers; i++) fork();
-  log.info({ workers: config.workers, port: config.port, quotas: config.redisUrl ? 'redis, from each worker' : 'main process' }, 'started workers');
+  log.info({ workers: config.workers, port: config.port, quotas: counting ? 'main process' : 'redis, from each worker' }, 'started workers');
 
   return {
     async stop(signal) {
@@ -261,7 +253,7 @@ export function workerPorts(config: Config): WorkerPorts {
   // Without the main process there are no quotas to count against and no one to restart us.
   process.on('disconnect', () => process.exit(1));
   return {
-    ...(config.redisUrl
+    ...(quotaMode(config) !== 'main-process'
       ? {}
       : {
           quotas: {

@@ -16,9 +16,11 @@ import { PROVIDER_FAMILIES, providerEntry, type ProviderLog } from './providers/
 import { migrateToLatest, openDatabase, type OpenDatabase } from './storage/database.js';
 import { createKeyStore } from './storage/key-store.js';
 import { quotaJournals } from './storage/quota-journal.js';
-import { createQuotaStore, type DatabaseQuotaStore } from './storage/quota-store.js';
+import { createQuotaStore } from './storage/quota-store.js';
 import { createRateStore } from './storage/rate-store.js';
-import { countRedisCommands, createRedisLock, createRedisQuotaStore, openRedis, type RedisClient } from './storage/redis.js';
+import { countRedisCommands, openRedis, type RedisClient } from './storage/redis/connection.js';
+import { createRedisLock } from './storage/redis/lock.js';
+import { createRedisQuotaStore } from './storage/redis/quota-store.js';
 
 export interface Deps {
   config: Config;
@@ -109,7 +111,7 @@ export interface DepsOptions {
   log?: Logger;
   /** Apply pending migrations on open (the server and most commands do). */
   migrate?: boolean;
-  /** Quota counters held elsewhere (the main process of a cluster) instead of this process's. */
+  /** A worker's in `main-process` quota mode (quotaMode): the main process's counters, reached over IPC. */
   quotas?: QuotaStore;
   /**
    * Fold in the quota journal a killed process left (default true). False for a command that
@@ -133,9 +135,43 @@ export async function connectRedis(url: string, log: Logger): Promise<RedisClien
   }
 }
 
-/** The quota counters in Redis, over the store's quota table (`stored`). */
-export function redisQuotas(redis: RedisClient, stored: DatabaseQuotaStore, config: Config, log: Logger, clock: Clock): QuotaStore {
-  return guardDependency(createRedisQuotaStore({ redis, store: stored, log, clock, prefix: config.redisPrefix }), 'the database');
+/**
+ * How a deployment counts quotas: the table in docs/operations.md ("Quota counts"), decided here
+ * alone, from the configuration.
+ * - `process`: one process counts in its memory, over the store and a journal (src/core/quota-counters.ts);
+ * - `main-process`: workers on one machine ask their main process, which counts as one process does (src/cluster.ts);
+ * - `redis`: every process (instance or worker) counts in Redis, over the store (src/storage/redis/quota-store.ts).
+ */
+export type QuotaMode = 'process' | 'main-process' | 'redis';
+
+export function quotaMode(config: Pick<Config, 'redisUrl' | 'workers'>): QuotaMode {
+  if (config.redisUrl) return 'redis';
+  return config.workers > 1 ? 'main-process' : 'process';
+}
+
+/**
+ * A process's own counters over the store (`process`, and the main process of `main-process`).
+ * `replayJournal`: fold in first what a killed process left in the journal.
+ */
+export function openProcessQuotas(database: OpenDatabase, options: { replayJournal: boolean; log: Logger; clock: Clock }): Promise<QuotaStore> {
+  const stored = guardDependency(createQuotaStore(database.db), 'the database');
+  return openQuotaCounters(stored, quotaJournals(database), { flushMs: QUOTA_JOURNAL_MS, ...options });
+}
+
+/** This process's quota counts, as quotaMode says; a worker's main-process counters come in `options.quotas`. */
+async function openQuotas(config: Config, database: OpenDatabase, redis: RedisClient | undefined, options: DepsOptions, log: Logger, clock: Clock): Promise<QuotaStore> {
+  switch (quotaMode(config)) {
+    case 'redis': {
+      const store = guardDependency(createQuotaStore(database.db), 'the database');
+      return guardDependency(createRedisQuotaStore({ redis: redis!, store, log, clock, prefix: config.redisPrefix }), 'the database');
+    }
+    case 'main-process':
+      // A worker counts through its main process; a CLI command (keys, refresh…) has none, and keeps counters of its own.
+      if (options.quotas) return guardDependency(options.quotas, 'the database');
+      return openProcessQuotas(database, { replayJournal: options.replayQuotaJournal ?? true, log, clock });
+    case 'process':
+      return openProcessQuotas(database, { replayJournal: options.replayQuotaJournal ?? true, log, clock });
+  }
 }
 
 /** The one place that wires the service: store, providers, clock, logger, metrics. Nothing is created at import time. */
@@ -183,24 +219,16 @@ async function wire(
       : undefined;
   if (cachedKeys) opened.push(() => cachedKeys.close());
   const keys = cachedKeys ?? storedKeys;
-  // The quota counts: one implementation per deployment (docs/operations.md, "Quota counts").
-  const storedQuotas = guardDependency(createQuotaStore(database.db), 'the database');
-  let quotas: QuotaStore = storedQuotas;
   let lock: Lock = createLocalLock();
   let redis: RedisClient | undefined;
   if (config.redisUrl) {
     const connected = (redis = await connectRedis(config.redisUrl, log));
     opened.push(() => connected.disconnect());
     opened.push(countRedisCommands((command) => metrics.redisCommand(command)));
-    quotas = redisQuotas(redis, storedQuotas, config, log, clock);
     lock = guardDependency(createRedisLock(redis, config.redisPrefix), 'redis');
-  } else if (options.quotas) {
-    quotas = guardDependency(options.quotas, 'the database');
-  } else {
-    quotas = await openQuotaCounters(storedQuotas, quotaJournals(database), { flushMs: QUOTA_JOURNAL_MS, replayJournal: options.replayQuotaJournal ?? true, log, clock });
   }
-  const counters = quotas;
-  opened.push(() => counters.close());
+  const quotas = await openQuotas(config, database, redis, options, log, clock);
+  opened.push(() => quotas.close());
   if (options.lock && !redis) lock = options.lock;
   const providers = createProviders(config, clock, log).map((p) => instrumentProvider(p, metrics));
   let backfill: Backfill | undefined;

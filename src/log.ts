@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import { createRequire } from 'node:module';
-import { pino, type Bindings, type ChildLoggerOptions, type Logger, type LoggerOptions, type DestinationStream } from 'pino';
+import { pino, type Logger, type LoggerOptions, type DestinationStream } from 'pino';
 
 /** Anything shaped like an API key, also with its '_' percent-encoded, wherever it is in a URL. */
 const KEY_SHAPED = /exr(?:_|%5f)[0-9a-z%]{8,}/gi;
@@ -72,83 +72,3 @@ export function createLogger(level: string, destination?: DestinationStream, for
 }
 
 export type { Logger };
-
-type LogMethod = (...args: unknown[]) => void;
-
-/**
- * A logger whose children are made when they first log. Fastify gives every request a child
- * logger carrying its id; pino's child (bindings serialised, redaction set up) costs about 3 % of
- * a rate answer's instructions, and with request logging off (the default) almost no request
- * logs. Given to Fastify as its logger, so that its default factory (which, unlike one of ours,
- * is not checked on every request) makes these children.
- */
-class DeferredLogger {
-  #made: Logger | undefined;
-  readonly #parent: Logger;
-  readonly #bindings: Bindings | undefined;
-  readonly #options: ChildLoggerOptions | undefined;
-
-  /** `parent` itself without bindings; else its child with them, made on first use. */
-  constructor(parent: Logger, bindings?: Bindings, options?: ChildLoggerOptions) {
-    this.#parent = parent;
-    this.#bindings = bindings;
-    this.#options = options;
-    if (bindings === undefined) this.#made = parent;
-  }
-
-  #logger(): Logger {
-    return (this.#made ??= this.#parent.child(this.#bindings!, this.#options));
-  }
-
-  /** pino's serializers, which Fastify reads off the logger it is given to add its own to. */
-  get [pino.symbols.serializersSym](): unknown {
-    return (this.#logger() as unknown as Record<symbol, unknown>)[pino.symbols.serializersSym];
-  }
-
-  get level(): string {
-    return this.#made?.level ?? this.#options?.level ?? this.#parent.level;
-  }
-
-  set level(level: string) {
-    this.#logger().level = level;
-  }
-
-  isLevelEnabled(level: string): boolean {
-    return this.#logger().isLevelEnabled(level);
-  }
-
-  child(bindings: Bindings, options?: ChildLoggerOptions): Logger {
-    return new DeferredLogger(this.#logger(), bindings, options) as unknown as Logger;
-  }
-
-  fatal(...args: unknown[]): void {
-    (this.#logger().fatal as LogMethod)(...args);
-  }
-
-  error(...args: unknown[]): void {
-    (this.#logger().error as LogMethod)(...args);
-  }
-
-  warn(...args: unknown[]): void {
-    (this.#logger().warn as LogMethod)(...args);
-  }
-
-  info(...args: unknown[]): void {
-    (this.#logger().info as LogMethod)(...args);
-  }
-
-  debug(...args: unknown[]): void {
-    (this.#logger().debug as LogMethod)(...args);
-  }
-
-  trace(...args: unknown[]): void {
-    (this.#logger().trace as LogMethod)(...args);
-  }
-
-  silent(): void {}
-}
-
-/** The app's logger for Fastify: `log` itself, with children made when they first log (DeferredLogger). */
-export function deferringChildren(log: Logger): Logger {
-  return new DeferredLogger(log) as unknown as Logger;
-}

@@ -3,7 +3,6 @@ import { announceListening, announceLoaded, checkFileSource } from './announce.j
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { createDeps, type Deps, type DepsOptions } from './deps.js';
-import { holdTickShape } from './tick-shape.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -18,8 +17,6 @@ export interface RunningServer {
  * refreshes on wall-clock multiples of the interval, and shuts down gracefully.
  */
 export async function startServer(config: Config, options: DepsOptions = {}): Promise<RunningServer> {
-  // Before the first full collection: loading the rates makes one (see tick-shape.ts).
-  await holdTickShape();
   await checkFileSource(config);
   let deps: Deps | undefined;
   let app: FastifyInstance;

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=4
+#!/usr/bin/env node
 /**
  * The `exrates` command. The running Node.js is checked first (./node-version.js imports
  * nothing): on an unsupported one, one line says which versions run it and how to get one.

@@ -1,7 +1,7 @@
 import { hash, randomBytes, randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { andThen, type MaybePromise } from './maybe.js';
 import type { ApiKeyRecord, Clock, KeyStore, Tier } from './ports.js';
-import { TextKeyedMap } from './text-key.js';
 
 export const KEY_PREFIX = 'exr_';
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -64,15 +64,13 @@ export async function issueApiKey(keys: KeyStore, input: { tier: string; owner: 
 /**
  * The hashes of the well-formed keys presented lately, so that a request costs one lookup instead
  * of a shape check and a SHA-256. The keys are held only in this process's memory, as they are in
- * the requests that bring them; never stored or logged. Made by createDeps, at most `max` keys
- * (past them, emptied). A map by the text's own number (src/core/text-key.ts), not lru-cache: the
- * lookup runs on every request with the key string the request brought, and lru-cache's cost
- * about 1 % of a rate answer's instructions, several times this one's.
+ * the requests that bring them; never stored or logged. Made by createDeps, at most `max` keys,
+ * the least recently presented dropped first.
  */
-export type PresentedKeyHashes = TextKeyedMap<string>;
+export type PresentedKeyHashes = LRUCache<string, string>;
 
 export function createPresentedKeyHashes(max: number): PresentedKeyHashes {
-  return new TextKeyedMap<string>(max);
+  return new LRUCache<string, string>({ max });
 }
 
 const LONGEST_KEY = KEY_PREFIX.length + 64;

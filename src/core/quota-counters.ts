@@ -86,18 +86,11 @@ export function createBufferedQuotaStore(store: StoredQuotaCounts, journal: Quot
   }
   /** What is written of a counter: its count as it is now. */
   const countOf = (c: Counter): QuotaCount => ({ keyId: c.keyId, day: c.day, used: c.used });
-  /**
-   * By day, then key: both are the same strings on every request (the day's and the cached key
-   * record's), which a map finds at once; a string joined from them per request V8 would intern
-   * on every lookup.
-   */
+  /** By day, then key: a finished day's counters are forgotten together. */
   const counters = new Map<Day, Map<string, Counter>>();
   /**
    * Changed since the last journal write, and since the last fold began. Each write and fold
-   * takes the set and starts a new one rather than clearing it: V8 allocates a set's new table
-   * (on clear, or as it grows) in the generation of its old one, so a long-lived set refilled
-   * every few milliseconds would fill the old generation with dead tables, and each full
-   * collection they bring on pauses every request.
+   * takes the set and starts a new one, which collects what changes while it is written.
    */
   let unjournaled = new Set<Counter>();
   let unfolded = new Set<Counter>();

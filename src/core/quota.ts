@@ -28,8 +28,8 @@ export interface QuotaCalendar {
 
 /**
  * A calendar that works the day out once a day rather than on every request (formatting the day
- * costs more than the rest of counting a request in memory), and hands out the same string all
- * day, which the counters' maps find at once. createDeps makes one (Deps.quotaCalendar).
+ * costs more than the rest of counting a request in memory). createDeps makes one
+ * (Deps.quotaCalendar).
  */
 export function createQuotaCalendar(): QuotaCalendar {
   let current: { start: number; end: number; day: Day; resetAt: number } | undefined;

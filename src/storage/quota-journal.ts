@@ -87,8 +87,6 @@ export function createFileJournal(databaseFile: string): QuotaJournal {
         const path = join(folder, `${own}${++fileNumber}`);
         current = { path, fd: openSync(path, 'a'), lastId: 0 };
       }
-      // Written as a string: Node encodes it for the call, where a Buffer of each line would be
-      // memory outside the heap that only a full collection gives back.
       const line = `${countsJson(entries)}\n`;
       const size = Buffer.byteLength(line);
       const written = writeSync(current.fd, line);

@@ -12,7 +12,10 @@ import type { MaybePromise } from '../../src/core/maybe.js';
 import type { Clock, QuotaStore } from '../../src/core/ports.js';
 import type { Logger } from '../../src/core/refresh.js';
 import { createQuotaStore } from '../../src/storage/quota-store.js';
-import { countedByReceipt, countRedisCommands, createRedisLock, createRedisQuotaStore, openRedis, type RedisClient } from '../../src/storage/redis.js';
+import { countRedisCommands, openRedis, type RedisClient } from '../../src/storage/redis/connection.js';
+import { createRedisLock } from '../../src/storage/redis/lock.js';
+import { createRedisQuotaStore } from '../../src/storage/redis/quota-store.js';
+import { consumeCall, countedByReceipt } from '../../src/storage/redis/consume-script.js';
 import { freePort } from '../support/ports.js';
 import { endpointOf, startTcpProxy, throughProxy, type TcpProxy } from '../support/proxy.js';
 import { REDIS_URL, redisAvailable, storeEngines, type TestStore } from '../support/stores.js';
@@ -574,6 +577,33 @@ describe('the receipt of a script call', () => {
   test('counts nothing for requests of another call, or with no receipt', () => {
     assert.equal(countedByReceipt(receipt, [9, 16, 40]), 0);
     assert.equal(countedByReceipt(null, [10, 11]), 0);
+  });
+
+  test('a planned call numbers its requests entry after entry, as the receipt reads them, and answers each request in the order given', () => {
+    // Counter A under limits 5 and 3, counter B under 5: three entries, A's two requests at limit 5 first.
+    const call = consumeCall(
+      [
+        { counter: 'A', limit: 5 },
+        { counter: 'B', limit: 5 },
+        { counter: 'A', limit: 5 },
+        { counter: 'A', limit: 3 },
+      ],
+      10,
+    );
+    assert.deepEqual(call.keys, ['A', 'B', 'A']);
+    assert.equal(call.entries, '2 5 1 5 1 3 ');
+    assert.deepEqual(call.seqs, [10, 12, 11, 13]);
+    // A at 3 before the call: room for both at limit 5, none at 3; B missing.
+    const answer = '3 m 5';
+    assert.deepEqual(call.read(answer), [{ allowed: true, used: 4 }, 'missing', { allowed: true, used: 5 }, { allowed: false, used: 5 }]);
+    const left = `${call.first}|${call.entries}|${answer}`;
+    assert.equal(countedByReceipt(left, call.seqs), 2);
+    assert.equal(countedByReceipt(left, [call.seqs[1]!, call.seqs[3]!]), 0, 'the missing and the refused one were not counted');
+  });
+
+  test('an answer of another shape is refused whole, before any request is answered', () => {
+    const call = consumeCall([{ counter: 'A', limit: 5 }, { counter: 'B', limit: 5 }], 1);
+    for (const answer of ['3', '3 m 4', '3 x', 3, null, ['3', 'm']]) assert.throws(() => call.read(answer), /unexpected answer from the quota script/, JSON.stringify(answer));
   });
 });
 
