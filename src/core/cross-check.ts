@@ -37,6 +37,8 @@ export interface CrossCheck {
   compared: ReadonlySet<string>;
   /** Whether a provider's number for a currency on a day is set aside. */
   setAside(provider: string, currency: string, day: Day): boolean;
+  /** The finding on a provider's number for a currency on a day, if it was flagged. */
+  findingOn(provider: string, currency: string, day: Day): CrossCheckFinding | undefined;
 }
 
 const HUNDRED: Rational = { num: 100n, den: 1n };
@@ -153,8 +155,14 @@ export function crossCheck(data: Iterable<ProviderRates>, percent: Rational): Cr
   const newest = all.map(newestDay).filter((d): d is Day => d !== undefined).sort().at(-1);
   const findings: CrossCheckFinding[] = [];
   const compared = new Set<string>();
-  const setAside = new Set<string>();
-  if (newest === undefined) return { findings, compared, setAside: () => false };
+  const flagged = new Map<string, CrossCheckFinding>();
+  const result: CrossCheck = {
+    findings,
+    compared,
+    setAside: (provider, currency, day) => flagged.get(keyOf(provider, currency, day))?.setAside ?? false,
+    findingOn: (provider, currency, day) => flagged.get(keyOf(provider, currency, day)),
+  };
+  if (newest === undefined) return result;
   const oldest = addDays(newest, -CURRENT_WITHIN_DAYS);
   const screenBelow = (Number(percent.num) / Number(percent.den) / 100) * (1 - SCREEN_MARGIN);
   const approx = new Map(all.map((data) => [data, approximateDays(data, addDays(oldest, -NEARBY_DAYS))]));
@@ -199,11 +207,11 @@ export function crossCheck(data: Iterable<ProviderRates>, percent: Rational): Cr
           setAside: agreeing >= AGREEING_OTHERS,
         };
         findings.push(finding);
-        if (finding.setAside) setAside.add(keyOf(own.provider, currency, day));
+        flagged.set(keyOf(own.provider, currency, day), finding);
       }
     }
   }
-  return { findings, compared, setAside: (provider, currency, day) => setAside.has(keyOf(provider, currency, day)) };
+  return result;
 }
 
 /** One log line's (and one /readyz warning's) words for a finding. */

@@ -68,9 +68,14 @@ export interface Provenance {
    * set them aside (src/core/cross-check.ts); present only then.
    */
   setAside?: SetAsideNumber[];
+  /**
+   * Numbers used here that the cross-check flagged without setting them aside (fewer than three
+   * other providers agree with each other): present only then.
+   */
+  flagged?: SetAsideNumber[];
 }
 
-/** A preferred provider's number that the cross-check set aside, and why. */
+/** A number the cross-check flagged (a preferred provider's set aside, or one used though flagged), and why. */
 export type SetAsideNumber = Omit<CrossCheckFinding, 'setAside'> & { reason: string };
 
 function published(data: ProviderRates, code: string, day: Day): PublishedNumber | undefined {
@@ -339,12 +344,20 @@ export function createRateBook(options: RateBookOptions): RateBook {
   const quoteCache = (slot: number) => (quoteCaches[slot] ??= new LRUCache({ max: CACHED_ANSWERS }));
   const percentText = options.crossCheckPercent ?? '2';
   const percent = parsePercent(percentText);
-  let checked: { generation: number; check: CrossCheck } | undefined;
+  let checked: CrossCheck | undefined;
 
-  /** The cross-check of what is held, once per generation (what it reads changes only with it). */
+  /**
+   * Cross-checks what is held, whenever it changes: after a document of this process is merged and
+   * after the store is read again, never while answering.
+   */
+  function recheck(): void {
+    checked = crossCheck(state?.data.values() ?? [], percent);
+  }
+
+  /** The cross-check of what is held now. */
   function checks(): CrossCheck {
-    if (checked?.generation !== generation) checked = { generation, check: crossCheck(state?.data.values() ?? [], percent) };
-    return checked.check;
+    if (!checked) recheck();
+    return checked!;
   }
 
   /**
@@ -367,7 +380,10 @@ export function createRateBook(options: RateBookOptions): RateBook {
     return used.some(([data, code]) => check.setAside(data.provider, code, day));
   }
 
-  /** The provenance, with the numbers of providers preferred for `from` or `to` that were set aside. */
+  /**
+   * The provenance, with the numbers of providers preferred for `from` or `to` that were set
+   * aside, and the numbers used that were flagged all the same.
+   */
   function explained(provenance: Provenance, pairs: Array<[string, ProviderRates]>, upTo: Day | undefined): Provenance {
     const check = checks();
     const setAside: SetAsideNumber[] = [];
@@ -377,12 +393,21 @@ export function createRateBook(options: RateBookOptions): RateBook {
         const data = state?.data.get(id);
         const day = data && dayUpTo(data, code, upTo);
         if (day === undefined || !check.setAside(id, code, day)) continue;
-        const finding = check.findings.find((f) => f.provider === id && f.currency === code && f.day === day)!;
-        const { setAside: _, ...number } = finding;
-        setAside.push({ ...number, reason: describeFinding(finding, percentText) });
+        setAside.push(flaggedNumber(check.findingOn(id, code, day)!));
       }
     }
-    return setAside.length > 0 ? { ...provenance, setAside } : provenance;
+    const flagged = provenance.numbers.flatMap((n) => {
+      const finding = check.findingOn(n.provider, n.currency, n.day);
+      return finding ? [flaggedNumber(finding)] : [];
+    });
+    return setAside.length === 0 && flagged.length === 0
+      ? provenance
+      : { ...provenance, ...(setAside.length > 0 ? { setAside } : {}), ...(flagged.length > 0 ? { flagged } : {}) };
+  }
+
+  function flaggedNumber(finding: CrossCheckFinding): SetAsideNumber {
+    const { setAside: _, ...number } = finding;
+    return { ...number, reason: describeFinding(finding, percentText) };
   }
 
   function parseSource(input: string): string {
@@ -413,9 +438,10 @@ export function createRateBook(options: RateBookOptions): RateBook {
       else data.delete(provider);
       known.set(provider, version);
     }
-    const changed =
-      !state || data.size !== state.data.size || [...data].some(([id, d]) => state!.data.get(id) !== d) || [...failing].some(([id, f]) => state!.failing.get(id) !== f);
+    const dataChanged = !state || data.size !== state.data.size || [...data].some(([id, d]) => state!.data.get(id) !== d);
+    const changed = dataChanged || [...failing].some(([id, f]) => state!.failing.get(id) !== f);
     state = { data, versions: known, failing, checkedAt: clock.now().getTime() };
+    if (dataChanged || !checked) recheck();
     if (changed) generation += 1;
   }
 
@@ -624,6 +650,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     applyDocument(data, document);
     pruneProviderRates(data, retentionStart(clock));
     state.data.set(document.provider, data);
+    recheck();
     generation += 1;
     // Our own write moved the version by one; any other change means someone else wrote too.
     const versions = await store.dataVersions();

@@ -4,7 +4,8 @@
  * or inverted); the ECB, the NBU and the CNB, which quote both the dollar and the zloty, agree.
  * The wrong number is flagged (log, metric, /readyz, /providers) and not served: EUR→USD is the
  * ECB's published number, and provenance says why. With only two others, it is flagged but still
- * served. Expectations are computed from the recorded bytes with decimal.js.
+ * served, and named in `provenance.flagged` of an answer that uses it. Expectations are computed
+ * from the recorded bytes with decimal.js.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -172,6 +173,16 @@ describe('cross-checks between providers', () => {
       const provenance = answer.body['provenance'] as Record<string, unknown>;
       assert.deepEqual(provenance['providers'], ['nbp']);
       assert.equal(provenance['setAside'], undefined);
+      // The number used is flagged all the same, in the answer that uses it.
+      const flagged = provenance['flagged'] as Array<Record<string, unknown>>;
+      assert.deepEqual(
+        flagged.map((f) => [f['provider'], f['currency'], f['day'], f['rate'], f['agreeing']]),
+        [['nbp', 'USD', DAY, `1/${published}`, 2]],
+      );
+      assert.match(String(flagged[0]!['reason']), /still served: fewer than 3 of them agree/);
+      // Its euro agrees: an answer that uses only that carries no flag.
+      const euro = await service.get('/api/v1/rate?from=PLN&to=EUR&expand=provenance');
+      assert.equal((euro.body['provenance'] as Record<string, unknown>)['flagged'], undefined);
     });
   });
 });
