@@ -243,9 +243,7 @@ async function computeHistory(book: RateBook, from: string, to: string, window: 
   const start = typeof window === 'string' ? rangeStart(window, todayDay) : window.start;
   const end = typeof window === 'string' ? todayDay : window.end;
 
-  let fromData = (await book.sourceFor(from, 'from', 'history', source)).data;
-  let toData = (await book.sourceFor(to, 'to', 'history', source)).data;
-  ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to, book.servable(source, undefined)));
+  const { fromData, toData } = await book.historyPair(from, to, source, undefined);
 
   if (from !== to && fromData === toData) {
     const { points, units, scales } = sameProviderPoints(fromData, from, to, start, end);

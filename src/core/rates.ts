@@ -11,6 +11,7 @@ import {
   daysOf,
   emptyProviderRates,
   hasCurrency,
+  historyReaches,
   lowerBound,
   newestDay,
   pruneProviderRates,
@@ -130,6 +131,12 @@ export interface RateBookOptions {
   metrics?: Metrics;
   /** EXRATES_CROSSCHECK_PERCENT: how far (in percent) a number may lie from the others' median. Default 2. */
   crossCheckPercent?: string;
+  /**
+   * Providers that keep whole days (Provider.keepsWholeDays): a currency they serve from their
+   * day documents alone has its history loaded (`backfill` with their id) on the first request
+   * that needs it, once per process when its history is younger than the retention.
+   */
+  historyOnRequest?: readonly string[];
 }
 
 /** The rates a request is served from: every provider's stored rates, and which providers are failing. */
@@ -162,6 +169,12 @@ export interface RateBook {
    * With `source`, that provider's data, or unsupported_source / unsupported_currency.
    */
   sourceFor(code: string, param: string, use: 'live' | 'history', source?: string): Promise<{ snapshot: RateSnapshot; data: ProviderRates }>;
+  /**
+   * The providers a history of the pair (or its point on `upTo`) is taken from: each currency's
+   * (sourceFor 'history'), one provider for both when it can (sameProviderWhenPossible), with the
+   * history of both currencies loaded in it when it holds one only from its day documents.
+   */
+  historyPair(from: string, to: string, source: string | undefined, upTo: Day | undefined): Promise<{ fromData: ProviderRates; toData: ProviderRates }>;
   /** A `source` parameter as a configured provider id (lower case), or unsupported_source. */
   parseSource(input: string): string;
   /** Whether a provider's number of a currency on `upTo` (undefined: its newest) may serve an answer: always with `source`, else unless the cross-check set it aside. */
@@ -493,10 +506,37 @@ export function createRateBook(options: RateBookOptions): RateBook {
     return providers.map((p) => s.data.get(p)).find((d) => d !== undefined && hasCurrency(d, code));
   }
 
+  const historyOnRequest = new Set(options.historyOnRequest ?? []);
+  /** Currencies whose history a provider that keeps whole days loaded in this process ("provider code"). */
+  const historyLoaded = new Set<string>();
+
+  /**
+   * Loads the history of a currency a provider holds only from its day documents; true when it did.
+   * A live answer (`live`) needs only the day's number, which is there: a failed load is then no
+   * reason to refuse it, and is tried again on the next request, as a first request would be.
+   */
+  async function loadHistory(data: ProviderRates, code: string, live = false): Promise<boolean> {
+    const key = `${data.provider} ${code}`;
+    if (!historyOnRequest.has(data.provider) || !options.backfill || code === data.base || historyLoaded.has(key)) return false;
+    if (historyReaches(data, code, retentionStart(clock))) return false;
+    try {
+      const loaded = await options.backfill(code, data.provider);
+      historyLoaded.add(key);
+      return loaded;
+    } catch (error) {
+      if (live) return false;
+      throw error;
+    }
+  }
+
   async function sourceFor(code: string, param: string, use: 'live' | 'history', sourceInput?: string, upTo?: Day) {
     const source = sourceInput === undefined ? undefined : parseSource(sourceInput);
     let s = await snapshot();
     let data = find(s, code, use, source, upTo);
+    if (data && (await loadHistory(data, code, use === 'live'))) {
+      s = await snapshot();
+      data = find(s, code, use, source, upTo);
+    }
     if (!data && options.backfill && (await options.backfill(code, source))) {
       s = await snapshot();
       data = find(s, code, use, source, upTo);
@@ -548,6 +588,19 @@ export function createRateBook(options: RateBookOptions): RateBook {
     const quote = await computeRate(from, to, providers[slot - 1]);
     quoteCache(slot).set(key, { generation, quote });
     return quote;
+  }
+
+  async function historyPair(from: string, to: string, source: string | undefined, upTo: Day | undefined) {
+    const choose = async () => {
+      const fromData = (await sourceFor(from, 'from', 'history', source, upTo)).data;
+      const toData = (await sourceFor(to, 'to', 'history', source, upTo)).data;
+      return sameProviderWhenPossible(fromData, from, toData, to, servable(source, upTo));
+    };
+    const pair = await choose();
+    // One provider for both may hold the other currency only from its day documents.
+    const loadedFrom = await loadHistory(pair.fromData, from);
+    const loadedTo = await loadHistory(pair.toData, to);
+    return loadedFrom || loadedTo ? choose() : pair;
   }
 
   async function computeRate(from: string, to: string, source: string | undefined): Promise<RateQuote> {
@@ -610,10 +663,8 @@ export function createRateBook(options: RateBookOptions): RateBook {
     const held = generation;
     const source = providers[slot - 1];
     // The providers a history of the pair is served from, so that the value is that day's point.
-    let fromData = (await sourceFor(from, 'from', 'history', source, date)).data;
-    let toData = (await sourceFor(to, 'to', 'history', source, date)).data;
+    const { fromData, toData } = await historyPair(from, to, source, date);
     const checked = source === undefined;
-    ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to, servable(source, date)));
     const bridge = from === to ? undefined : bridgeCurrency(fromData, toData);
     const days = daysOf(fromData, from);
     for (let i = lowerBound(days, addDays(date, 1)) - 1; i >= 0; i--) {
@@ -667,6 +718,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     current,
     snapshot,
     sourceFor,
+    historyPair,
     parseSource,
     servable,
     isStale,

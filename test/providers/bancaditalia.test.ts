@@ -137,8 +137,11 @@ describe("Banca d'Italia provider against a local stand-in", () => {
     const recordedUrl = new URL(bdiRecordings.find((r) => r.file === 'bdi/03.csv')!.url);
     const asked = banks.requests.bdi.slice(start).map((u) => `${u.pathname}${u.search}`);
     assert.deepEqual(asked, ['/terzevalute-wf-web/rest/v1.0/dailyRates?currencyIsoCode=EUR&lang=en&referenceDate=2026-02-12', `${recordedUrl.pathname}${recordedUrl.search}`]);
-    const filtered = await provider().latest({ currencies: ['AFN', 'ngn'] });
-    assert.deepEqual(filtered.days[0]!.rates, { AFN: document.days[0]!.rates['AFN'], NGN: document.days[0]!.rates['NGN'] });
+    // The day document is kept whole, whatever currencies are asked for: each is a comparator.
+    const asking = await provider().latest({ currencies: ['AFN', 'ngn'] });
+    assert.deepEqual(asking.days[0]!.rates, document.days[0]!.rates);
+    await assert.rejects(provider().latest({ currencies: ['AF'] }), RangeError);
+    assert.equal(createBancaDItaliaProvider({ baseUrl: banks.bdi.origin, timeoutMs: 5000, clock: clockAt('2026-02-12T12:00:00Z') }).keepsWholeDays, true);
   });
 
   it('lists the currencies of the newest day (N.A. ones left out)', async () => {
@@ -165,13 +168,22 @@ describe("Banca d'Italia provider against a local stand-in", () => {
     assert.deepEqual(document.days.map((d) => [d.day, d.rates]), expected);
   });
 
-  it('a short catch-up of many currencies reads the day documents instead (fewer requests)', async () => {
+  it('a short catch-up of many currencies reads the day documents instead (fewer requests), and keeps them whole', async () => {
     const start = since();
     const document = await provider().series({ from: '2026-02-07', to: '2026-02-12' }, { currencies: ['AFN', 'USD', 'XOF', 'RUB'] });
     const asked = banks.requests.bdi.slice(start).map((u) => u.searchParams.get('referenceDate'));
     assert.deepEqual(asked, ['2026-02-09', '2026-02-10', '2026-02-11', '2026-02-12']);
     assert.deepEqual(document.days.map((d) => d.day), ['2026-02-09', '2026-02-10', '2026-02-11']);
-    for (const d of document.days) assert.deepEqual(Object.keys(d.rates).sort(), ['AFN', 'USD', 'XOF']);
+    for (const d of document.days) {
+      assert.deepEqual(d.rates, parseBancaDItaliaDailyRates(recorded(BDI_DAYS[d.day]!).toString('utf8')).document.days[0]!.rates, d.day);
+    }
+    // Without currencies, a range is read from its day documents alone.
+    const all = await provider().series({ from: '2026-02-09', to: '2026-02-10' });
+    const whole = (day: string) => parseBancaDItaliaDailyRates(recorded(BDI_DAYS[day]!).toString('utf8')).document.days[0]!.rates;
+    assert.deepEqual(
+      all.days.map((d) => [d.day, d.rates]),
+      ['2026-02-09', '2026-02-10'].map((day) => [day, whole(day)]),
+    );
   });
 
   it('paces its requests and logs the progress of a long load', async () => {
