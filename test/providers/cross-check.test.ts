@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { closeFakeFeeds, createFeedsService, type FeedsService } from '../support/apps.js';
-import { nbpOn, startCentralBankStandIns, TIMES_1000, wrongNbpDollar, type CentralBankStandIns } from '../support/central-banks.js';
+import { nbpOn, nbuOn, startCentralBankStandIns, TIMES_1000, wrongNbpDollar, wrongNbuDollar, type CentralBankStandIns } from '../support/central-banks.js';
 import { ECB_CSV } from '../support/data.js';
 import { startFakeUpstreams, type FakeUpstreams } from '../support/upstreams.js';
 import { D, formatRate, parseEcbCsv, type Dec } from '../e2e/independent.js';
@@ -185,4 +185,89 @@ describe('cross-checks between providers', () => {
       assert.equal((euro.body['provenance'] as Record<string, unknown>)['flagged'], undefined);
     });
   });
+});
+
+/**
+ * The NBU (hryvnia base: of the others, only the NBP quotes the hryvnia) is preferred and publishes
+ * its dollar ×1000 or inverted. Its dollar is compared with the ECB's, the CNB's, the NBP's and
+ * the Bank of Israel's, each through a currency both quote, on each day, and on its newest day,
+ * dated after the ECB's and the NBP's newest, with their newest numbers: it is set aside every
+ * day, and EUR→USD is the ECB's number, live and on a date.
+ */
+describe('cross-checks of a provider whose base the others do not quote', () => {
+  let fake: FakeUpstreams;
+  before(async () => {
+    fake = await startFakeUpstreams();
+    fake.ecb.historyThrough = DAY;
+  });
+  after(() => closeFakeFeeds(fake));
+
+  for (const [name, rewrite] of [
+    ['×1000', TIMES_1000],
+    ['inverted', (rate: Dec) => new D(1).div(rate).toDecimalPlaces(6).toFixed()],
+  ] as const) {
+    describe(`the NBU, preferred, publishes its dollar ${name}`, () => {
+      let banks: CentralBankStandIns;
+      let service: FeedsService;
+      before(async () => {
+        banks = await startCentralBankStandIns('2026-03-06', { nbu: wrongNbuDollar(rewrite) });
+        service = await createFeedsService(fake, { env: { ...banks.env(), EXRATES_PROVIDERS: 'nbu,ecb,cnb,nbp,boi', EXRATES_NOW: '2026-03-06T12:00:00Z' } });
+        await service.deps.refresher.refreshAll();
+      });
+      after(async () => {
+        await service.close();
+        await banks.close();
+      });
+
+      it('is set aside on every day the others published, and on its newest day, dated after the ECB\'s and the NBP\'s', async () => {
+        const providers = (await service.get('/api/v1/providers')).body['providers'] as Array<ProviderView & { latestDay: string }>;
+        const nbu = providers.find((p) => p.id === 'nbu')!;
+        const usd = nbu.crossCheck.outliers.filter((o) => o.currency === 'USD');
+        const newest = nbu.latestDay;
+        assert.ok(newest > DAY, newest);
+        for (const day of ['2026-03-02', '2026-03-03', '2026-03-04', DAY, newest]) {
+          const outlier = usd.find((o) => o.day === day);
+          assert.ok(outlier, `${day}: ${JSON.stringify(usd)}`);
+          assert.equal(outlier.base, 'UAH');
+          assert.equal(outlier.setAside, true, day);
+          assert.ok(outlier.agreeing >= 3, day);
+          for (const other of ['ecb', 'cnb', 'nbp']) assert.ok(outlier.others.includes(other), `${day}: ${outlier.others.join(',')}`);
+        }
+        // Nothing else of anyone's is set aside but what the recorded numbers hold without any
+        // rewrite: on 2 March the shekel moved by more than 2 % between the NBU's fixing for that
+        // day (made on 27 February) and the others', so the NBU's shekel and the Bank of Israel's
+        // krona and rand of that day (each in shekels) differ from four others that agree.
+        assert.deepEqual(
+          providers.flatMap((p) => p.crossCheck.outliers.filter((o) => o.setAside && !(p.id === 'nbu' && o.currency === 'USD')).map((o) => `${p.id} ${o.currency} ${o.day}`)).sort(),
+          ['boi SEK 2026-03-02', 'boi ZAR 2026-03-02', 'nbu ILS 2026-03-02'],
+        );
+        // The NBU's and the Bank of Israel's Egyptian and Lebanese pounds differ by more than 2 %,
+        // and only the two quote them: flagged, still served.
+        for (const o of nbu.crossCheck.outliers.filter((x) => x.currency === 'EGP' || x.currency === 'LBP')) assert.deepEqual([o.others, o.setAside], [['boi'], false], o.currency);
+        assert.deepEqual([...new Set(nbu.crossCheck.outliers.map((o) => o.currency))].sort(), ['EGP', 'ILS', 'LBP', 'USD']);
+      });
+
+      it('is not served: EUR→USD is the ECB\'s number, live and on a date, and provenance says why', async () => {
+        const live = await service.get('/api/v1/rate?from=EUR&to=USD&expand=provenance');
+        assert.equal(live.status, 200, JSON.stringify(live.body));
+        assert.equal(live.body['rate'], formatRate(ecbOn(DAY, 'USD')));
+        const provenance = live.body['provenance'] as { providers: string[]; setAside: Array<Record<string, unknown>> };
+        assert.deepEqual(provenance.providers, ['ecb']);
+        assert.deepEqual(
+          provenance.setAside.map((s) => [s['provider'], s['currency']]),
+          [['nbu', 'USD']],
+        );
+        const dated = await service.get('/api/v1/rate?from=EUR&to=USD&date=2026-03-04');
+        assert.equal(dated.body['rate'], formatRate(ecbOn('2026-03-04', 'USD')));
+        // UAH→USD: the hryvnia is the NBU's alone, the dollar the ECB's, through the euro the NBU quotes.
+        const uah = await service.get('/api/v1/rate?from=UAH&to=USD&date=2026-03-04');
+        assert.equal(uah.body['rate'], formatRate(ecbOn('2026-03-04', 'USD').div(nbuOn('2026-03-04', 'EUR'))));
+      });
+
+      it('is still what source=nbu answers', async () => {
+        const answer = await service.get('/api/v1/rate?from=EUR&to=USD&date=2026-03-04&source=nbu');
+        assert.equal(answer.body['rate'], formatRate(nbuOn('2026-03-04', 'EUR').div(rewrite(nbuOn('2026-03-04', 'USD')))));
+      });
+    });
+  }
 });
