@@ -12,8 +12,8 @@
  *    (`startPeriod`/`endPeriod`), Riksbank SWEA (`ByGroup/130/{from}/{to}`), Bank of England
  *    database CSV (`Datefrom`/`Dateto`, `17/Mar/2026`), Bank of Israel SDMX CSV
  *    (`startperiod`/`endperiod`): the recorded observations or rows within the range.
- * A test may rewrite the NBP's or the NBU's recorded text (`wrong.nbp`, `wrong.nbu`) to publish a
- * wrong number on purpose.
+ * A test may rewrite the NBP's, the NBU's or Banca d'Italia's recorded text (`wrong.nbp`,
+ * `wrong.nbu`, `wrong.bdi`) to publish a wrong number on purpose.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -116,6 +116,7 @@ function csvWithin(text: string, column: string, from: string, to: string, day: 
 export interface WrongNumbers {
   nbp?: (recordedText: string) => string;
   nbu?: (recordedText: string) => string;
+  bdi?: (recordedText: string) => string;
 }
 
 /** Hryvnias per unit in the NBU's recorded entry of a day (`rate_per_unit`). */
@@ -163,7 +164,7 @@ export async function startCentralBankStandIns(today: string, wrong: WrongNumber
       const file = BDI_DAYS[day];
       if (file === undefined || day > today) return send(res, 404, 'text/plain', 'No data');
       if (!String(req.headers.accept).includes('text/csv')) return send(res, 406, 'text/plain', 'ask for text/csv');
-      return send(res, 200, 'text/csv', recorded(file));
+      return send(res, 200, 'text/csv', wrong.bdi ? wrong.bdi(recorded(file).toString('utf8')) : recorded(file));
     }
     if (url.pathname === `${bdiApi}/dailyTimeSeries` && q.get('currencyIsoCode') === 'EUR') {
       const code = q.get('baseCurrencyIsoCode') ?? '';
