@@ -111,7 +111,8 @@ interface Comparator {
 /**
  * Another provider's number for `currency` in `own`'s terms (units per one of own's base), as a
  * double: its number on `day`, or, when it has none that day (it has not published that day yet,
- * or it was a holiday there), on its latest day within NEARBY_DAYS before; through own's base
+ * or it was a holiday there), on its latest day within NEARBY_DAYS before (`nearby`: the day, then
+ * each day before it); through own's base
  * when the other quotes it, else through the other's base, else through the currency both quote
  * whose cross is the median of all such crosses. Where the bridge is not own's base, own's number
  * for it counts too, so own's base (1) is preferred.
@@ -123,9 +124,9 @@ function comparatorOf(
   numbers: Map<Day, Map<string, number>>,
   currency: string,
   day: Day,
+  nearby: readonly Day[],
 ): Comparator | undefined {
-  for (let back = 0; back <= NEARBY_DAYS; back++) {
-    const at = back === 0 ? day : addDays(day, -back);
+  for (const at of nearby) {
     const theirs = numbers.get(at);
     const x = theirs?.get(currency);
     if (x === undefined) continue;
@@ -166,6 +167,12 @@ export function crossCheck(data: Iterable<ProviderRates>, percent: Rational): Cr
   const oldest = addDays(newest, -CURRENT_WITHIN_DAYS);
   const screenBelow = (Number(percent.num) / Number(percent.den) / 100) * (1 - SCREEN_MARGIN);
   const approx = new Map(all.map((data) => [data, approximateDays(data, addDays(oldest, -NEARBY_DAYS))]));
+  const nearbyDays = new Map<Day, Day[]>();
+  const nearbyOf = (day: Day): Day[] => {
+    let days = nearbyDays.get(day);
+    if (!days) nearbyDays.set(day, (days = Array.from({ length: NEARBY_DAYS + 1 }, (_, back) => (back === 0 ? day : addDays(day, -back)))));
+    return days;
+  };
   for (const own of all) {
     const ownDays = approx.get(own)!;
     for (const currency of own.series.keys()) {
@@ -176,9 +183,10 @@ export function crossCheck(data: Iterable<ProviderRates>, percent: Rational): Cr
         const ownApproximate = ownNumbers.get(currency);
         if (ownApproximate === undefined) continue;
         const comparators: Comparator[] = [];
+        const nearby = nearbyOf(day);
         for (const other of all) {
           if (other === own) continue;
-          const found = comparatorOf(own, ownNumbers, other, approx.get(other)!, currency, day);
+          const found = comparatorOf(own, ownNumbers, other, approx.get(other)!, currency, day, nearby);
           if (found) comparators.push(found);
         }
         if (comparators.length === 0) continue;
