@@ -301,8 +301,10 @@ export interface components {
             numbers: components["schemas"]["PublishedNumber"][];
             /** @description Present only when a provider preferred for `from` or `to` was passed over because the cross-check set its number of that day aside (it differs from the median of at least three other providers that agree with each other): those numbers, and why. */
             setAside?: components["schemas"]["SetAsideNumber"][];
+            /** @description Present only when a number used here differs from the median of the other providers that quote its currency by more than EXRATES_CROSSCHECK_PERCENT, but fewer than three of them agree with each other, so it is still served: those numbers, and why. */
+            flagged?: components["schemas"]["SetAsideNumber"][];
         };
-        /** @description A preferred provider's number that the cross-check set aside: the next provider's was served instead. */
+        /** @description A number the cross-check flagged: in `setAside`, a preferred provider's, passed over for the next provider's; in `flagged`, one used all the same. */
         SetAsideNumber: {
             /** @example nbp */
             provider: string;
@@ -469,7 +471,7 @@ export interface components {
             schedule: string;
             /** @description How its numbers compare with the other providers' numbers for the same currencies and days. */
             crossCheck: {
-                /** @description agrees: each of its numbers of the latest days that another provider also quotes lies within EXRATES_CROSSCHECK_PERCENT of the others' median; disagrees: at least one does not (see outliers); unchecked: no other provider quotes any of its currencies on the same days. */
+                /** @description agrees: each of its numbers of the latest days that another provider also quotes lies within EXRATES_CROSSCHECK_PERCENT of the others' median; disagrees: at least one does not (see outliers); unchecked: no other provider quotes any of its currencies on the same days (or within four days before). */
                 state: "agrees" | "disagrees" | "unchecked";
                 /** @description Its numbers that differ from the others' median, newest day first. */
                 outliers: components["schemas"]["CrossCheckOutlier"][];
