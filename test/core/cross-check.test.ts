@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { crossCheck, differsByMore, median, NEARBY_DAYS, parsePercent, providerCrossCheck } from '../../src/core/cross-check.js';
 import { addDays } from '../../src/core/time.js';
-import { buildProviderRates, type ProviderRates } from '../../src/core/rate-index.js';
+import { buildProviderRates, rateTextOn, type ProviderRates } from '../../src/core/rate-index.js';
 import { D, formatRate } from '../e2e/independent.js';
 
 const DAY = '2026-03-05';
@@ -159,6 +159,29 @@ describe('crossCheck, for a provider whose base the others do not quote', () => 
         new D(1).div('3.7123').div('11.179'),
       ].sort((x, y) => x.cmp(y));
       assert.equal(f!.median, formatRate(crosses[1]!.add(crosses[2]!).div(2)));
+    });
+  }
+
+  // Whichever of the five publishes a wrong dollar, on whatever base, that number alone is set aside.
+  const timesThousand = (text: string) => (text.startsWith('1/') ? `1/${new D(text.slice(2)).div(1000).toFixed()}` : new D(text).mul(1000).toFixed());
+  const inverted = (text: string) => (text.startsWith('1/') ? text.slice(2) : `1/${text}`);
+  for (const [name, wrong] of [
+    ['×1000', timesThousand],
+    ['inverted', inverted],
+  ] as const) {
+    it(`sets aside the dollar published ${name} by any one of them, whatever its base, and nothing else`, () => {
+      const all = { ecb, cnb, boc, nbp, nbu: nbu() };
+      for (const [id, data] of Object.entries(all)) {
+        const others = Object.values(all).filter((d) => d !== data);
+        const usd = rateTextOn(data, 'USD', DAY)!;
+        const rates = Object.fromEntries([...data.series.keys()].map((code) => [code, code === 'USD' ? wrong(usd) : rateTextOn(data, code, DAY)!]));
+        const check = crossCheck([provider(id, data.base, rates), ...others], parsePercent('2'));
+        assert.deepEqual(
+          check.findings.filter((f) => f.setAside).map((f) => [f.provider, f.currency]),
+          [[id, 'USD']],
+          `${id}: ${JSON.stringify(check.findings)}`,
+        );
+      }
     });
   }
 
