@@ -243,7 +243,7 @@ async function computeHistory(book: RateBook, from: string, to: string, window: 
   const start = typeof window === 'string' ? rangeStart(window, todayDay) : window.start;
   const end = typeof window === 'string' ? todayDay : window.end;
 
-  const { fromData, toData } = await book.historyPair(from, to, source, undefined);
+  const { fromData, toData } = await book.historyPair(from, to, source, undefined, start);
 
   if (from !== to && fromData === toData) {
     const { points, units, scales } = sameProviderPoints(fromData, from, to, start, end);

@@ -158,8 +158,9 @@ export interface RateBook {
   /**
    * The rate on the latest day on or before `date` (already checked by parseDate) on which both
    * currencies have a published rate: that day's history point, its fixing time as asOf, never stale.
+   * `loadHistory` false: a currency whose history is not loaded yet is not loaded for it.
    */
-  rateOnDate(fromInput: string, toInput: string, date: Day, source?: string): MaybePromise<DatedQuote>;
+  rateOnDate(fromInput: string, toInput: string, date: Day, source?: string, loadHistory?: boolean): MaybePromise<DatedQuote>;
   /** True when what is held in memory may be served as is (it starts a due background check of the store). */
   current(): boolean;
   snapshot(): Promise<RateSnapshot>;
@@ -171,10 +172,18 @@ export interface RateBook {
   sourceFor(code: string, param: string, use: 'live' | 'history', source?: string): Promise<{ snapshot: RateSnapshot; data: ProviderRates }>;
   /**
    * The providers a history of the pair (or its point on `upTo`) is taken from: each currency's
-   * (sourceFor 'history'), one provider for both when it can (sameProviderWhenPossible), with the
-   * history of both currencies loaded in it when it holds one only from its day documents.
+   * (sourceFor 'history'), one provider for both when it can (sameProviderWhenPossible). A
+   * currency such a provider holds only from its day documents has its history loaded first when
+   * the answer needs a day before them (`need`, the earliest day it needs; undefined: all; false:
+   * never, for a currency nobody named).
    */
-  historyPair(from: string, to: string, source: string | undefined, upTo: Day | undefined): Promise<{ fromData: ProviderRates; toData: ProviderRates }>;
+  historyPair(
+    from: string,
+    to: string,
+    source: string | undefined,
+    upTo: Day | undefined,
+    need?: Day | false,
+  ): Promise<{ fromData: ProviderRates; toData: ProviderRates }>;
   /** A `source` parameter as a configured provider id (lower case), or unsupported_source. */
   parseSource(input: string): string;
   /** Whether a provider's number of a currency on `upTo` (undefined: its newest) may serve an answer: always with `source`, else unless the cross-check set it aside. */
@@ -511,32 +520,24 @@ export function createRateBook(options: RateBookOptions): RateBook {
   const historyLoaded = new Set<string>();
 
   /**
-   * Loads the history of a currency a provider holds only from its day documents; true when it did.
-   * A live answer (`live`) needs only the day's number, which is there: a failed load is then no
-   * reason to refuse it, and is tried again on the next request, as a first request would be.
+   * Loads the history of a currency a provider holds only from its day documents, when an answer
+   * needs a day before its first (`need`; undefined: all of it); true when it did. A live answer
+   * needs only the newest day, which is there.
    */
-  async function loadHistory(data: ProviderRates, code: string, live = false): Promise<boolean> {
+  async function loadHistory(data: ProviderRates, code: string, need: Day | undefined): Promise<boolean> {
     const key = `${data.provider} ${code}`;
     if (!historyOnRequest.has(data.provider) || !options.backfill || code === data.base || historyLoaded.has(key)) return false;
-    if (historyReaches(data, code, retentionStart(clock))) return false;
-    try {
-      const loaded = await options.backfill(code, data.provider);
-      historyLoaded.add(key);
-      return loaded;
-    } catch (error) {
-      if (live) return false;
-      throw error;
-    }
+    const first = daysOf(data, code)[0];
+    if (first === undefined || (need !== undefined && need >= first) || historyReaches(data, code, retentionStart(clock))) return false;
+    const loaded = await options.backfill(code, data.provider);
+    historyLoaded.add(key);
+    return loaded;
   }
 
   async function sourceFor(code: string, param: string, use: 'live' | 'history', sourceInput?: string, upTo?: Day) {
     const source = sourceInput === undefined ? undefined : parseSource(sourceInput);
     let s = await snapshot();
     let data = find(s, code, use, source, upTo);
-    if (data && (await loadHistory(data, code, use === 'live'))) {
-      s = await snapshot();
-      data = find(s, code, use, source, upTo);
-    }
     if (!data && options.backfill && (await options.backfill(code, source))) {
       s = await snapshot();
       data = find(s, code, use, source, upTo);
@@ -590,16 +591,16 @@ export function createRateBook(options: RateBookOptions): RateBook {
     return quote;
   }
 
-  async function historyPair(from: string, to: string, source: string | undefined, upTo: Day | undefined) {
+  async function historyPair(from: string, to: string, source: string | undefined, upTo: Day | undefined, need?: Day | false) {
     const choose = async () => {
       const fromData = (await sourceFor(from, 'from', 'history', source, upTo)).data;
       const toData = (await sourceFor(to, 'to', 'history', source, upTo)).data;
       return sameProviderWhenPossible(fromData, from, toData, to, servable(source, upTo));
     };
     const pair = await choose();
-    // One provider for both may hold the other currency only from its day documents.
-    const loadedFrom = await loadHistory(pair.fromData, from);
-    const loadedTo = await loadHistory(pair.toData, to);
+    if (need === false) return pair;
+    const loadedFrom = await loadHistory(pair.fromData, from, need);
+    const loadedTo = await loadHistory(pair.toData, to, need);
     return loadedFrom || loadedTo ? choose() : pair;
   }
 
@@ -644,7 +645,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
   /** A pair (pairKey) on a day (dayNumber) as one number, exact in a double (below 2⁵³). */
   const datedKey = (pair: number, day: number) => day * PAIR_KEYS + pair;
 
-  function rateOnDate(fromInput: string, toInput: string, date: Day, source?: string): MaybePromise<DatedQuote> {
+  function rateOnDate(fromInput: string, toInput: string, date: Day, source?: string, loadHistory = true): MaybePromise<DatedQuote> {
     // As liveRate: answered from what is held while it may be served; only valid codes are cached.
     const slot = slotOf(source);
     const pair = pairKey(fromInput, toInput);
@@ -653,17 +654,18 @@ export function createRateBook(options: RateBookOptions): RateBook {
       const cached = datedCache(slot).get(datedKey(pair, day));
       if (cached && cached.generation === generation && current()) return cached.dated;
     }
-    return computeOnDate(fromInput, toInput, date, slot);
+    return computeOnDate(fromInput, toInput, date, slot, loadHistory);
   }
 
-  async function computeOnDate(fromInput: string, toInput: string, date: Day, slot: number): Promise<DatedQuote> {
+  /** An answer computed without loading a history (`loadHistory` false) is the same when found: only its absence differs, and that is not cached. */
+  async function computeOnDate(fromInput: string, toInput: string, date: Day, slot: number, loadHistory: boolean): Promise<DatedQuote> {
     const from = parseCurrency(fromInput, 'from');
     const to = parseCurrency(toInput, 'to');
     await snapshot();
     const held = generation;
     const source = providers[slot - 1];
     // The providers a history of the pair is served from, so that the value is that day's point.
-    const { fromData, toData } = await historyPair(from, to, source, date);
+    const { fromData, toData } = await historyPair(from, to, source, date, loadHistory ? date : false);
     const checked = source === undefined;
     const bridge = from === to ? undefined : bridgeCurrency(fromData, toData);
     const days = daysOf(fromData, from);

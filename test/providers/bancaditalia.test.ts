@@ -265,15 +265,23 @@ describe("Banca d'Italia's whole day in the service", () => {
     for (const p of providers) assert.notEqual(p.crossCheck.state, 'unchecked', p.id);
   });
 
-  it('serves a currency the ECB and the CNB do not quote from its day document, and loads its history on the first request, once', async () => {
-    const series = () => banks.requests.bdi.filter((u) => u.pathname.endsWith('/dailyTimeSeries') && u.searchParams.get('baseCurrencyIsoCode') === 'AFN').length;
-    assert.equal(series(), 0);
+  it('serves a currency the ECB and the CNB do not quote from its day document, and loads its history on the first request that needs it, once', async () => {
+    const series = (code = 'AFN') => banks.requests.bdi.filter((u) => u.pathname.endsWith('/dailyTimeSeries') && u.searchParams.get('baseCurrencyIsoCode') === code).length;
     const live = await service.get('/api/v1/rate?from=EUR&to=AFN');
     assert.equal(live.status, 200, JSON.stringify(live.body));
     assert.equal(live.body['rate'], formatRate(bdiOn(DAY, 'AFN')));
+    // Its own day needs no history.
+    assert.equal((await service.get(`/api/v1/rate?from=EUR&to=AFN&date=${DAY}`)).body['rate'], formatRate(bdiOn(DAY, 'AFN')));
+    assert.equal(series(), 0);
+    // Every currency on an earlier date, none named: what has no history yet is left out, nothing is loaded.
+    const all = await service.get('/api/v1/rates?from=EUR&date=2026-02-10');
+    assert.equal(all.status, 200, JSON.stringify(all.body));
+    const listed = (all.body['rates'] as Array<{ to: string }>).map((r) => r.to);
+    assert.ok(listed.includes('USD') && !listed.includes('AFN'), listed.join(','));
+    assert.equal(banks.requests.bdi.filter((u) => u.pathname.endsWith('/dailyTimeSeries')).length, 0);
+    const dated = await service.get('/api/v1/rate?from=EUR&to=AFN&date=2026-02-09');
     const loads = series();
     assert.ok(loads > 0);
-    const dated = await service.get('/api/v1/rate?from=EUR&to=AFN&date=2026-02-09');
     assert.equal(dated.status, 200, JSON.stringify(dated.body));
     assert.equal(dated.body['rate'], formatRate(bdiOn('2026-02-09', 'AFN')));
     const history = await service.get('/api/v1/history?from=EUR&to=AFN&range=1m');
