@@ -97,7 +97,7 @@ export async function syncProvider(provider: Provider, store: RateStore, clock: 
     newest = await store.latestDay(provider.id);
     let document: RateDocument;
     if (newest === null && whole) {
-      // Its history loads currency by currency, on first request; a refresh starts from today's document.
+      // Its history loads currency by currency, when a request needs it; a refresh starts from today's document.
       document = await provider.latest();
     } else if (newest === null) {
       document = await whileLoadingHistory(provider.id, start, log, () => provider.series({ from: start, to: todayDay }, { currencies }));

@@ -8,8 +8,8 @@
  *
  * A wide-coverage provider whose day document holds every currency: refreshes read the day's
  * document (one request) and keep all of it, so every currency it publishes is there to compare
- * with the other providers' and to serve; a currency's history loads on its first request for it
- * (a few time-series calls).
+ * with the other providers' and to serve; a currency's history loads on the first request that
+ * needs it (a few time-series calls).
  */
 import { FeedError } from '../core/errors.js';
 import { compare, parseRate } from '../core/decimal.js';
@@ -298,6 +298,7 @@ export function createBancaDItaliaProvider(
     keepsWholeDays: true,
 
     async latest(fetchOptions) {
+      // The codes asked for are still checked, but the day's document is kept whole.
       requested(fetchOptions);
       return newestDay(fetchOptions?.signal);
     },
