@@ -318,6 +318,8 @@ export interface components {
             setAside?: components["schemas"]["SetAsideNumber"][];
             /** @description Present only when `from` or `to` had been replaced by then at a legal fixed ratio: the numbers are those of its successor, and the rate is theirs multiplied by to's ratio over from's (for example EUR→BGN from 2026-01-01 is exactly 1.95583), then rounded once. Before that day the replaced currency's market numbers are served, as published. */
             replaced?: components["schemas"]["ReplacedCurrency"][];
+            /** @description Present only when a number used here differs from the median of the other providers that quote its currency by more than EXRATES_CROSSCHECK_PERCENT, but fewer than three of them agree with each other, so it is still served: those numbers, and why. */
+            flagged?: components["schemas"]["SetAsideNumber"][];
         };
         /** @description A currency replaced by another at a ratio fixed by law (a euro changeover, a redenomination). */
         ReplacedCurrency: {
@@ -345,7 +347,7 @@ export interface components {
             /** @description The legal act or central bank notice that fixes the ratio. */
             reference: string;
         };
-        /** @description A preferred provider's number that the cross-check set aside: the next provider's was served instead. */
+        /** @description A number the cross-check flagged: in `setAside`, a preferred provider's, passed over for the next provider's; in `flagged`, one used all the same. */
         SetAsideNumber: {
             /** @example nbp */
             provider: string;
@@ -532,7 +534,7 @@ export interface components {
             schedule: string;
             /** @description How its numbers compare with the other providers' numbers for the same currencies and days. */
             crossCheck: {
-                /** @description agrees: each of its numbers of the latest days that another provider also quotes lies within EXRATES_CROSSCHECK_PERCENT of the others' median; disagrees: at least one does not (see outliers); unchecked: no other provider quotes any of its currencies on the same days. */
+                /** @description agrees: each of its numbers of the latest days that another provider also quotes lies within EXRATES_CROSSCHECK_PERCENT of the others' median; disagrees: at least one does not (see outliers); unchecked: no other provider quotes any of its currencies on the same days (or within four days before). */
                 state: "agrees" | "disagrees" | "unchecked";
                 /** @description Its numbers that differ from the others' median, newest day first. */
                 outliers: components["schemas"]["CrossCheckOutlier"][];

@@ -75,7 +75,7 @@ export const ConfigSchema = Type.Object({
     pattern: `^\\s*(${PROVIDER_NAMES.join('|')})\\s*(,\\s*(${PROVIDER_NAMES.join('|')})\\s*)*$`,
     expected: `a comma-separated list of ${PROVIDER_NAMES.join(', ')}`,
     default: DEFAULT_PROVIDERS.join(','),
-    description: `Comma-separated rate providers in order of preference: ${PROVIDER_IDS.map((p) => `\`${p}\``).join(', ')} (README, "Providers"); \`peg\` names every \`peg-*\` provider (the legal parities, one per anchor currency), in that order. A currency is served by the first provider that quotes it; \`bancaditalia\` and \`frankfurter\` load a currency the others do not quote on its first request. The default names first-hand sources only, the parities last.`,
+    description: `Comma-separated rate providers in order of preference: ${PROVIDER_IDS.map((p) => `\`${p}\``).join(', ')} (README, "Providers"); \`peg\` names every \`peg-*\` provider (the legal parities, one per anchor currency), in that order. Each currency is served by the first provider in this order that quotes it, with no exception (a pair one provider quotes whole, by that provider when it is the first for either currency); \`bancaditalia\` keeps every currency of its day document and loads a currency's history on its first request, \`frankfurter\` loads a currency the others do not quote on its first request. The default names first-hand sources only: the ECB, then the other central banks, then Banca d'Italia, the parities last (README, "Order of preference").`,
   }),
   ...providerUrlSettings(),
   EXRATES_ECB_URL: Type.String({

@@ -82,6 +82,7 @@ export function instrumentProvider(provider: Provider, metrics: Metrics): Provid
     latest: (options) => timed('latest', () => provider.latest(options)),
     series: (range, options) => timed('series', () => provider.series(range, options)),
     ...(listCurrencies ? { listCurrencies: (options?: { signal?: AbortSignal }) => timed('currencies', () => listCurrencies(options)) } : {}),
+    ...(provider.keepsWholeDays ? { keepsWholeDays: true } : {}),
   };
 }
 
@@ -240,6 +241,7 @@ async function wire(
     crossCheckPercent: config.crossCheckPercent,
     families: PROVIDER_FAMILIES,
     backfill: (code, source) => backfill!(code, source),
+    historyOnRequest: providers.filter((p) => p.keepsWholeDays).map((p) => p.id),
   });
   backfill = createBackfill({ providers, store: rates, book, clock, log, metrics, lock, negativeCacheMs: config.negativeCacheSeconds * 1000 });
   const refresher = createRefresher({ providers, store: rates, book, clock, log, metrics, lock, intervalSeconds: config.refreshSeconds });

@@ -14,7 +14,7 @@ function problems(env: Record<string, string>): string[] {
 }
 
 test('a bad provider list is described in words, with what was given', () => {
-  assert.deepEqual(PROVIDER_IDS.slice(0, 5), ['ecb', 'bancaditalia', 'nbu', 'nbp', 'cnb']);
+  assert.deepEqual(PROVIDER_IDS.slice(0, 5), ['ecb', 'nbu', 'nbp', 'cnb', 'boc']);
   // A provider, or a family of them (the parities).
   assert.deepEqual(PROVIDER_NAMES, [...PROVIDER_IDS, 'peg']);
   assert.deepEqual(problems({ EXRATES_PROVIDERS: 'nope' }), [

@@ -16,7 +16,7 @@ test('defaults give the documented configuration', () => {
   assert.equal(config.host, '0.0.0.0');
   assert.equal(config.databaseUrl, 'sqlite:./data/exrates.db');
   // First-hand sources only: no aggregator by default; the legal parities last.
-  assert.deepEqual(config.providers, ['ecb', 'bancaditalia', 'nbu', 'nbp', 'cnb', 'boc', 'norgesbank', 'riksbank', 'boe', 'boi', 'peg-eur', 'peg-usd', 'peg-zar', 'peg-inr', 'peg-gbp', 'peg-sgd']);
+  assert.deepEqual(config.providers, ['ecb', 'nbu', 'nbp', 'cnb', 'boc', 'norgesbank', 'riksbank', 'boe', 'boi', 'bancaditalia', 'peg-eur', 'peg-usd', 'peg-zar', 'peg-inr', 'peg-gbp', 'peg-sgd']);
   assert.equal(config.ecbUrl, 'https://www.ecb.europa.eu/stats/eurofxref');
   assert.equal(config.providerUrls['bancaditalia'], 'https://tassidicambio.bancaditalia.it');
   assert.equal(config.providerUrls['nbu'], 'https://bank.gov.ua');
@@ -47,7 +47,7 @@ test('each provider origin is EXRATES_<ID>_URL, and the older URL settings keep 
     assert.match(error.message, /EXRATES_NBP_URL: expected an http:\/\/ or https:\/\/ origin/);
     return true;
   });
-  assert.throws(() => loadConfig({ EXRATES_PROVIDERS: 'ecb,bdi' }), /EXRATES_PROVIDERS: expected a comma-separated list of ecb, bancaditalia/);
+  assert.throws(() => loadConfig({ EXRATES_PROVIDERS: 'ecb,bdi' }), /EXRATES_PROVIDERS: expected a comma-separated list of ecb, nbu, .*, bancaditalia, frankfurter/);
 });
 
 test('values are converted and checked', () => {

@@ -1,6 +1,7 @@
 import { DomainError, FeedError } from './errors.js';
 import type { Clock, Lock, Metrics, Provider, RateStore } from './ports.js';
 import { retentionStart, storeDocument, type Logger } from './refresh.js';
+import { historyReaches } from './rate-index.js';
 import type { RateBook } from './rates.js';
 import { utcDay } from './time.js';
 
@@ -37,6 +38,7 @@ export type Backfill = (code: string, source?: string) => Promise<boolean>;
  */
 export function createBackfill(options: BackfillOptions): Backfill {
   const wide = options.providers.filter((p) => p.listCurrencies !== undefined);
+  const wholeDays = new Set(wide.filter((p) => p.keepsWholeDays).map((p) => p.id));
   const inFlight = new Map<string, Promise<boolean>>();
   const unsupportedUntil = new Map<string, number>();
   const lists = new Map<string, { at: number; codes: Promise<Set<string>> }>();
@@ -50,10 +52,14 @@ export function createBackfill(options: BackfillOptions): Backfill {
     return codes;
   }
 
+  /** Stored: its history, for a provider that keeps whole days (whose day documents hold every currency); else any of it. */
   async function stored(code: string, source: string | undefined): Promise<boolean> {
     options.book.invalidate();
     const snapshot = await options.book.snapshot();
-    return [...snapshot.data.values()].some((d) => (source === undefined || d.provider === source) && (d.series.has(code) || d.base === code));
+    const from = retentionStart(options.clock);
+    return [...snapshot.data.values()].some(
+      (d) => (source === undefined || d.provider === source) && (d.base === code || (wholeDays.has(d.provider) ? historyReaches(d, code, from) : d.series.has(code))),
+    );
   }
 
   /** Runs the backfill under the shared lock, or waits for the instance that holds it. */
@@ -100,7 +106,8 @@ export function createBackfill(options: BackfillOptions): Backfill {
         const document = await provider.series({ from: retentionStart(options.clock), to: today }, { currencies: [code] });
         // The provider lists the currency but sent no rates: a feed failure, not an unsupported currency.
         if (document.days.length === 0) throw new FeedError(`${provider.id} lists ${code} but returned no rates for it`);
-        const outcome = await storeDocument(document, options.store, options.clock, options.log);
+        // A series of the one currency asked for, beside the provider's other currencies.
+        const outcome = await storeDocument(document, options.store, options.clock, options.log, { expectedCurrencies: [code] });
         await options.book.apply(outcome.stored);
         const seconds = (performance.now() - started) / 1000;
         options.metrics.backfill(provider.id, 'stored', seconds);

@@ -1,4 +1,4 @@
-import { add, compare, divideUnreduced, parseDecimal, roundSignificant, subtract, type Rational } from './decimal.js';
+import { add, compare, divideUnreduced, multiplyUnreduced, parseDecimal, roundSignificant, subtract, type Rational } from './decimal.js';
 import { CURRENT_WITHIN_DAYS, daysOf, newestDay, rateTextOn, valueOn, type ProviderRates } from './rate-index.js';
 import { addDays, type Day } from './time.js';
 
@@ -17,7 +17,10 @@ export interface CrossCheckFinding {
   base: string;
   /** The number as stored (a decimal, or `1/<x>` for one published the other way round). */
   rate: string;
-  /** The median of the others' numbers, each the exact cross through `base` on `day`, to 8 significant digits. */
+  /**
+   * The median of the others' numbers in the same terms, each the exact cross through a currency
+   * it shares with the provider (its base where it can), to 8 significant digits.
+   */
   median: string;
   /** The other providers compared with. */
   others: string[];
@@ -30,10 +33,12 @@ export interface CrossCheckFinding {
 /** Findings of one check, and which providers had anything to compare. */
 export interface CrossCheck {
   findings: CrossCheckFinding[];
-  /** Providers with at least one number compared with another provider's on the same day. */
+  /** Providers with at least one number of their own compared with another provider's. */
   compared: ReadonlySet<string>;
   /** Whether a provider's number for a currency on a day is set aside. */
   setAside(provider: string, currency: string, day: Day): boolean;
+  /** The finding on a provider's number for a currency on a day, if it was flagged. */
+  findingOn(provider: string, currency: string, day: Day): CrossCheckFinding | undefined;
 }
 
 const HUNDRED: Rational = { num: 100n, den: 1n };
@@ -65,6 +70,9 @@ export function differsByMore(value: Rational, reference: Rational, percent: Rat
 /** How far below the threshold the double screen stops: far wider than a double's rounding of a rate and of a median. */
 const SCREEN_MARGIN = 1e-6;
 
+/** How far back another provider's number is looked for when it has none on a number's own day: a weekend and a holiday. */
+export const NEARBY_DAYS = 4;
+
 /**
  * A provider's numbers from `oldest` on as doubles, by day and currency (its base 1), for the
  * screen; a number that is not positive and finite as a double is left out, and so compared with
@@ -91,50 +99,106 @@ function medianOfDoubles(values: number[]): number {
 
 const keyOf = (provider: string, currency: string, day: Day) => `${provider} ${currency} ${day}`;
 
+/** How another provider's number is brought into a provider's terms: its day, and the currency both quote. */
+interface Comparator {
+  other: ProviderRates;
+  /** The other's day: the same day, or its latest within NEARBY_DAYS before. */
+  day: Day;
+  bridge: string;
+  approximate: number;
+}
+
 /**
- * Compares every currency two or more providers quote on the same day, on each day within
- * CURRENT_WITHIN_DAYS of the newest day any of them published (the days a live answer is served
- * from). Each provider's number is compared in its own terms, units of the currency per one of its
- * base, with the other providers' exact crosses through that base: the provider's own base
- * counts 1, so an error in one published number shows at that number alone.
+ * Another provider's number for `currency` in `own`'s terms (units per one of own's base), as a
+ * double: its number on `day`, or, when it has none that day (it has not published that day yet,
+ * or it was a holiday there), on its latest day within NEARBY_DAYS before (`nearby`: the day, then
+ * each day before it); through own's base
+ * when the other quotes it, else through the other's base, else through the currency both quote
+ * whose cross is the median of all such crosses. Where the bridge is not own's base, own's number
+ * for it counts too, so own's base (1) is preferred.
+ */
+function comparatorOf(
+  own: ProviderRates,
+  ownNumbers: Map<string, number>,
+  other: ProviderRates,
+  numbers: Map<Day, Map<string, number>>,
+  currency: string,
+  day: Day,
+  nearby: readonly Day[],
+): Comparator | undefined {
+  for (const at of nearby) {
+    const theirs = numbers.get(at);
+    const x = theirs?.get(currency);
+    if (x === undefined) continue;
+    const through = (bridge: string): Comparator => ({ other, day: at, bridge, approximate: (x / theirs!.get(bridge)!) * ownNumbers.get(bridge)! });
+    if (theirs!.has(own.base)) return through(own.base);
+    if (other.base !== currency && ownNumbers.has(other.base)) return through(other.base);
+    // Through any currency both quote, the one whose cross is the median of all of them: one
+    // wrong number among the bridges moves nothing.
+    const crosses = [...ownNumbers.keys()].filter((code) => code !== currency && theirs!.has(code)).map(through);
+    return crosses.sort((a, b) => a.approximate - b.approximate)[(crosses.length - 1) >> 1];
+  }
+  return undefined;
+}
+
+/**
+ * Compares every number a provider published, on each day within CURRENT_WITHIN_DAYS of the newest
+ * day any of them published (the days a live answer is served from), with every other provider
+ * that quotes the same currency. Each is compared in the provider's own terms, units of the
+ * currency per one of its base: another provider's number becomes the exact cross through a
+ * currency both quote (the provider's base when the other quotes it, counting 1, so an error in
+ * one published number shows at that number alone; else the other's base; else any other). A
+ * number dated after another provider's newest day (the NBU fixes tomorrow's rate today), or on a
+ * day it did not publish, is compared with that provider's latest number within NEARBY_DAYS.
  */
 export function crossCheck(data: Iterable<ProviderRates>, percent: Rational): CrossCheck {
   const all = [...data];
   const newest = all.map(newestDay).filter((d): d is Day => d !== undefined).sort().at(-1);
   const findings: CrossCheckFinding[] = [];
   const compared = new Set<string>();
-  const setAside = new Set<string>();
-  if (newest === undefined) return { findings, compared, setAside: () => false };
+  const flagged = new Map<string, CrossCheckFinding>();
+  const result: CrossCheck = {
+    findings,
+    compared,
+    setAside: (provider, currency, day) => flagged.get(keyOf(provider, currency, day))?.setAside ?? false,
+    findingOn: (provider, currency, day) => flagged.get(keyOf(provider, currency, day)),
+  };
+  if (newest === undefined) return result;
   const oldest = addDays(newest, -CURRENT_WITHIN_DAYS);
   const screenBelow = (Number(percent.num) / Number(percent.den) / 100) * (1 - SCREEN_MARGIN);
-  const approx = new Map(all.map((data) => [data, approximateDays(data, oldest)]));
+  const approx = new Map(all.map((data) => [data, approximateDays(data, addDays(oldest, -NEARBY_DAYS))]));
+  const nearbyDays = new Map<Day, Day[]>();
+  const nearbyOf = (day: Day): Day[] => {
+    let days = nearbyDays.get(day);
+    if (!days) nearbyDays.set(day, (days = Array.from({ length: NEARBY_DAYS + 1 }, (_, back) => (back === 0 ? day : addDays(day, -back)))));
+    return days;
+  };
   for (const own of all) {
+    const ownDays = approx.get(own)!;
     for (const currency of own.series.keys()) {
       const days = daysOf(own, currency);
       for (let i = days.length - 1; i >= 0 && days[i]! >= oldest; i--) {
         const day = days[i]!;
-        const others: ProviderRates[] = [];
-        const approximate: number[] = [];
+        const ownNumbers = ownDays.get(day)!;
+        const ownApproximate = ownNumbers.get(currency);
+        if (ownApproximate === undefined) continue;
+        const comparators: Comparator[] = [];
+        const nearby = nearbyOf(day);
         for (const other of all) {
           if (other === own) continue;
-          const numbers = approx.get(other)!.get(day);
-          const x = numbers?.get(currency);
-          const b = other.base === own.base ? 1 : numbers?.get(own.base);
-          if (x === undefined || b === undefined) continue;
-          others.push(other);
-          approximate.push(x / b);
+          const found = comparatorOf(own, ownNumbers, other, approx.get(other)!, currency, day, nearby);
+          if (found) comparators.push(found);
         }
-        if (others.length === 0) continue;
+        if (comparators.length === 0) continue;
         compared.add(own.provider);
-        for (const other of others) compared.add(other.provider);
-        const value = valueOn(own, currency, day)!;
         // A screen in doubles (relative error far below SCREEN_MARGIN) passes the numbers that are
         // plainly within the threshold; only the others are decided in exact fractions.
-        const m0 = medianOfDoubles(approximate);
-        if (Math.abs(approx.get(own)!.get(day)!.get(currency)! - m0) < m0 * screenBelow) continue;
-        const values = others.map((other) => {
-          const x = valueOn(other, currency, day)!;
-          return other.base === own.base ? x : divideUnreduced(x, valueOn(other, own.base, day)!);
+        const m0 = medianOfDoubles(comparators.map((c) => c.approximate));
+        if (Math.abs(ownApproximate - m0) < m0 * screenBelow) continue;
+        const value = valueOn(own, currency, day)!;
+        const values = comparators.map(({ other, day: at, bridge }) => {
+          const cross = divideUnreduced(valueOn(other, currency, at)!, valueOn(other, bridge, at)!);
+          return bridge === own.base ? cross : multiplyUnreduced(cross, valueOn(own, bridge, day)!);
         });
         const m = median(values);
         if (m.num === 0n || !differsByMore(value, m, percent)) continue;
@@ -146,16 +210,16 @@ export function crossCheck(data: Iterable<ProviderRates>, percent: Rational): Cr
           base: own.base,
           rate: rateTextOn(own, currency, day)!,
           median: roundSignificant(m, 8),
-          others: others.map((o) => o.provider).sort(),
+          others: comparators.map((c) => c.other.provider).sort(),
           agreeing,
           setAside: agreeing >= AGREEING_OTHERS,
         };
         findings.push(finding);
-        if (finding.setAside) setAside.add(keyOf(own.provider, currency, day));
+        flagged.set(keyOf(own.provider, currency, day), finding);
       }
     }
   }
-  return { findings, compared, setAside: (provider, currency, day) => setAside.has(keyOf(provider, currency, day)) };
+  return result;
 }
 
 /** One log line's (and one /readyz warning's) words for a finding. */

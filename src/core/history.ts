@@ -246,10 +246,7 @@ async function computeHistory(book: RateBook, from: string, to: string, window: 
   const spans = pairSpans(from, to, start, end);
   if (spans.length > 1 || spans[0]!.through !== undefined) return replacedHistory(book, from, to, window, spans, source);
 
-  let fromData = (await book.sourceFor(from, 'from', 'history', source)).data;
-  let toData = (await book.sourceFor(to, 'to', 'history', source)).data;
-  if (source !== undefined && fromData !== toData) throw acrossFamily(source, from, to);
-  ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to, book.servable(source, undefined)));
+  const { fromData, toData } = await book.historyPair(from, to, source, undefined, start);
 
   if (from !== to && fromData === toData) {
     const { points, units, scales } = sameProviderPoints(fromData, from, to, start, end);

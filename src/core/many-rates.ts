@@ -78,7 +78,8 @@ export async function manyRates(
     if (request.date === undefined) quote = await book.liveRate(from, to, source);
     else {
       try {
-        const dated = await book.rateOnDate(from, to, request.date, source);
+        // A currency nobody named is not worth loading a history for: without one, it is left out.
+        const dated = await book.rateOnDate(from, to, request.date, source, named);
         quote = dated.quote;
         settled &&= dated.settled;
       } catch (error) {

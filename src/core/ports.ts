@@ -53,6 +53,13 @@ export interface Provider {
    * currency they can quote, so a currency nobody stores yet can be backfilled on first request.
    */
   listCurrencies?(options?: { signal?: AbortSignal }): Promise<string[]>;
+  /**
+   * On a wide-coverage provider whose one document of a day holds every currency it quotes
+   * (Banca d'Italia): its refreshes read and keep that whole document, so each of its currencies
+   * is there to compare and to serve from its first refresh on; a currency's earlier history
+   * still loads on its first request for it.
+   */
+  readonly keepsWholeDays?: boolean;
 }
 
 export interface StoredQuote {

@@ -162,6 +162,19 @@ export function quotesNow(data: ProviderRates, code: string): boolean {
   return last !== undefined && last >= addDays(newest, -CURRENT_WITHIN_DAYS);
 }
 
+/** Days after the retention start a history may begin and still count as reaching it: a weekend and the New Year holidays. */
+const HISTORY_MARGIN_DAYS = 7;
+
+/**
+ * True when a provider's history of a currency reaches back to `from` (the retention start): for
+ * a provider that keeps whole days, a currency whose history starts later came with its day
+ * documents alone, or is younger than the retention (its history then loads again once).
+ */
+export function historyReaches(data: ProviderRates, code: string, from: Day): boolean {
+  const first = daysOf(data, code)[0];
+  return first !== undefined && first <= addDays(from, HISTORY_MARGIN_DAYS);
+}
+
 export function hasCurrency(data: ProviderRates, code: string): boolean {
   return code === data.base ? data.days.length > 0 : data.series.has(code);
 }

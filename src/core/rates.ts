@@ -12,6 +12,7 @@ import {
   daysOf,
   emptyProviderRates,
   hasCurrency,
+  historyReaches,
   lowerBound,
   newestDay,
   pruneProviderRates,
@@ -78,6 +79,11 @@ export interface Provenance {
    * multiplied by to's ratio over from's before it is rounded.
    */
   replaced?: ReplacedCurrency[];
+  /**
+   * Numbers used here that the cross-check flagged without setting them aside (fewer than three
+   * other providers agree with each other): present only then.
+   */
+  flagged?: SetAsideNumber[];
 }
 
 /** A currency replaced by its successor at a fixed legal ratio, as provenance shows it. */
@@ -91,7 +97,7 @@ export interface ReplacedCurrency {
   reference: string;
 }
 
-/** A preferred provider's number that the cross-check set aside, and why. */
+/** A number the cross-check flagged (a preferred provider's set aside, or one used though flagged), and why. */
 export type SetAsideNumber = Omit<CrossCheckFinding, 'setAside'> & { reason: string };
 
 function published(data: ProviderRates, code: string, day: Day): PublishedNumber | undefined {
@@ -152,6 +158,12 @@ export interface RateBookOptions {
    * anchor), with their ids; a pair is then answered by the one of them that quotes both currencies.
    */
   families?: ReadonlyMap<string, readonly string[]>;
+  /**
+   * Providers that keep whole days (Provider.keepsWholeDays): a currency they serve from their
+   * day documents alone has its history loaded (`backfill` with their id) on the first request
+   * that needs it, once per process when its history is younger than the retention.
+   */
+  historyOnRequest?: readonly string[];
 }
 
 /** The rates a request is served from: every provider's stored rates, and which providers are failing. */
@@ -173,8 +185,9 @@ export interface RateBook {
   /**
    * The rate on the latest day on or before `date` (already checked by parseDate) on which both
    * currencies have a published rate: that day's history point, its fixing time as asOf, never stale.
+   * `loadHistory` false: a currency whose history is not loaded yet is not loaded for it.
    */
-  rateOnDate(fromInput: string, toInput: string, date: Day, source?: string): MaybePromise<DatedQuote>;
+  rateOnDate(fromInput: string, toInput: string, date: Day, source?: string, loadHistory?: boolean): MaybePromise<DatedQuote>;
   /** True when what is held in memory may be served as is (it starts a due background check of the store). */
   current(): boolean;
   snapshot(): Promise<RateSnapshot>;
@@ -184,6 +197,20 @@ export interface RateBook {
    * With `source`, that provider's data, or unsupported_source / unsupported_currency.
    */
   sourceFor(code: string, param: string, use: 'live' | 'history', source?: string): Promise<{ snapshot: RateSnapshot; data: ProviderRates }>;
+  /**
+   * The providers a history of the pair (or its point on `upTo`) is taken from: each currency's
+   * (sourceFor 'history'), one provider for both when it can (sameProviderWhenPossible). A
+   * currency such a provider holds only from its day documents has its history loaded first when
+   * the answer needs a day before them (`need`, the earliest day it needs; undefined: all; false:
+   * never, for a currency nobody named).
+   */
+  historyPair(
+    from: string,
+    to: string,
+    source: string | undefined,
+    upTo: Day | undefined,
+    need?: Day | false,
+  ): Promise<{ fromData: ProviderRates; toData: ProviderRates }>;
   /** A `source` parameter as a configured provider id (lower case), or unsupported_source. */
   parseSource(input: string): string;
   /** Whether a provider's number of a currency on `upTo` (undefined: its newest) may serve an answer: always with `source`, else unless the cross-check set it aside. */
@@ -386,7 +413,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
   const quoteCache = (slot: number) => (quoteCaches[slot] ??= new LRUCache({ max: CACHED_ANSWERS }));
   const percentText = options.crossCheckPercent ?? '2';
   const percent = parsePercent(percentText);
-  let checked: { generation: number; check: CrossCheck } | undefined;
+  let checked: CrossCheck | undefined;
   /** Revisions of stored numbers, by provider, currency and day (src/core/corrections.ts). */
   let revised = new Map<string, Revision[]>();
   let revisedMark = '';
@@ -404,10 +431,18 @@ export function createRateBook(options: RateBookOptions): RateBook {
     return changed ? { ...provenance, numbers } : provenance;
   }
 
-  /** The cross-check of what is held, once per generation (what it reads changes only with it). */
+  /**
+   * Cross-checks what is held, whenever it changes: after a document of this process is merged and
+   * after the store is read again, never while answering.
+   */
+  function recheck(): void {
+    checked = crossCheck(state?.data.values() ?? [], percent);
+  }
+
+  /** The cross-check of what is held now. */
   function checks(): CrossCheck {
-    if (checked?.generation !== generation) checked = { generation, check: crossCheck(state?.data.values() ?? [], percent) };
-    return checked.check;
+    if (!checked) recheck();
+    return checked!;
   }
 
   /**
@@ -430,7 +465,10 @@ export function createRateBook(options: RateBookOptions): RateBook {
     return used.some(([data, code]) => check.setAside(data.provider, code, day));
   }
 
-  /** The provenance, with the numbers of providers preferred for `from` or `to` that were set aside. */
+  /**
+   * The provenance, with the numbers of providers preferred for `from` or `to` that were set
+   * aside, and the numbers used that were flagged all the same.
+   */
   function explained(provenance: Provenance, pairs: Array<[string, ProviderRates]>, upTo: Day | undefined): Provenance {
     const check = checks();
     const setAside: SetAsideNumber[] = [];
@@ -440,12 +478,21 @@ export function createRateBook(options: RateBookOptions): RateBook {
         const data = state?.data.get(id);
         const day = data && dayUpTo(data, code, upTo);
         if (day === undefined || !check.setAside(id, code, day)) continue;
-        const finding = check.findings.find((f) => f.provider === id && f.currency === code && f.day === day)!;
-        const { setAside: _, ...number } = finding;
-        setAside.push({ ...number, reason: describeFinding(finding, percentText) });
+        setAside.push(flaggedNumber(check.findingOn(id, code, day)!));
       }
     }
-    return setAside.length > 0 ? { ...provenance, setAside } : provenance;
+    const flagged = provenance.numbers.flatMap((n) => {
+      const finding = check.findingOn(n.provider, n.currency, n.day);
+      return finding ? [flaggedNumber(finding)] : [];
+    });
+    return setAside.length === 0 && flagged.length === 0
+      ? provenance
+      : { ...provenance, ...(setAside.length > 0 ? { setAside } : {}), ...(flagged.length > 0 ? { flagged } : {}) };
+  }
+
+  function flaggedNumber(finding: CrossCheckFinding): SetAsideNumber {
+    const { setAside: _, ...number } = finding;
+    return { ...number, reason: describeFinding(finding, percentText) };
   }
 
   /** Configured families (a name and its configured providers), each one `source` slot after the providers'. */
@@ -502,9 +549,10 @@ export function createRateBook(options: RateBookOptions): RateBook {
       revisedMark = mark;
       generation += 1;
     }
-    const changed =
-      !state || data.size !== state.data.size || [...data].some(([id, d]) => state!.data.get(id) !== d) || [...failing].some(([id, f]) => state!.failing.get(id) !== f);
+    const dataChanged = !state || data.size !== state.data.size || [...data].some(([id, d]) => state!.data.get(id) !== d);
+    const changed = dataChanged || [...failing].some(([id, f]) => state!.failing.get(id) !== f);
     state = { data, versions: known, failing, checkedAt: clock.now().getTime() };
+    if (dataChanged || !checked) recheck();
     if (changed) generation += 1;
   }
 
@@ -557,6 +605,25 @@ export function createRateBook(options: RateBookOptions): RateBook {
     const current = currentProviderFor(s, providers, code, servable(undefined, upTo)) ?? currentProviderFor(s, providers, code);
     if (current || use === 'live') return current;
     return providers.map((p) => s.data.get(p)).find((d) => d !== undefined && hasCurrency(d, code));
+  }
+
+  const historyOnRequest = new Set(options.historyOnRequest ?? []);
+  /** Currencies whose history a provider that keeps whole days loaded in this process ("provider code"). */
+  const historyLoaded = new Set<string>();
+
+  /**
+   * Loads the history of a currency a provider holds only from its day documents, when an answer
+   * needs a day before its first (`need`; undefined: all of it); true when it did. A live answer
+   * needs only the newest day, which is there.
+   */
+  async function loadHistory(data: ProviderRates, code: string, need: Day | undefined): Promise<boolean> {
+    const key = `${data.provider} ${code}`;
+    if (!historyOnRequest.has(data.provider) || !options.backfill || code === data.base || historyLoaded.has(key)) return false;
+    const first = daysOf(data, code)[0];
+    if (first === undefined || (need !== undefined && need >= first) || historyReaches(data, code, retentionStart(clock))) return false;
+    const loaded = await options.backfill(code, data.provider);
+    historyLoaded.add(key);
+    return loaded;
   }
 
   async function sourceFor(code: string, param: string, use: 'live' | 'history', sourceInput?: string, upTo?: Day) {
@@ -616,6 +683,20 @@ export function createRateBook(options: RateBookOptions): RateBook {
     return quote;
   }
 
+  async function historyPair(from: string, to: string, source: string | undefined, upTo: Day | undefined, need?: Day | false) {
+    const choose = async () => {
+      const fromData = (await sourceFor(from, 'from', 'history', source, upTo)).data;
+      const toData = (await sourceFor(to, 'to', 'history', source, upTo)).data;
+      if (source !== undefined && fromData !== toData) throw acrossFamily(source, from, to);
+      return sameProviderWhenPossible(fromData, from, toData, to, servable(source, upTo));
+    };
+    const pair = await choose();
+    if (need === false) return pair;
+    const loadedFrom = await loadHistory(pair.fromData, from, need);
+    const loadedTo = await loadHistory(pair.toData, to, need);
+    return loadedFrom || loadedTo ? choose() : pair;
+  }
+
   /**
    * A pair with a currency replaced by today is answered through the successors at the fixed
    * ratio (never the old code's last market number); any other pair as published.
@@ -668,7 +749,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
   /** A pair (pairKey) on a day (dayNumber) as one number, exact in a double (below 2⁵³). */
   const datedKey = (pair: number, day: number) => day * PAIR_KEYS + pair;
 
-  function rateOnDate(fromInput: string, toInput: string, date: Day, source?: string): MaybePromise<DatedQuote> {
+  function rateOnDate(fromInput: string, toInput: string, date: Day, source?: string, loadHistory = true): MaybePromise<DatedQuote> {
     // As liveRate: answered from what is held while it may be served; only valid codes are cached.
     const slot = slotOf(source);
     const pair = pairKey(fromInput, toInput);
@@ -677,10 +758,11 @@ export function createRateBook(options: RateBookOptions): RateBook {
       const cached = datedCache(slot).get(datedKey(pair, day));
       if (cached && cached.generation === generation && current()) return cached.dated;
     }
-    return computeOnDate(fromInput, toInput, date, slot);
+    return computeOnDate(fromInput, toInput, date, slot, loadHistory);
   }
 
-  async function computeOnDate(fromInput: string, toInput: string, date: Day, slot: number): Promise<DatedQuote> {
+  /** An answer computed without loading a history (`loadHistory` false) is the same when found: only its absence differs, and that is not cached. */
+  async function computeOnDate(fromInput: string, toInput: string, date: Day, slot: number, loadHistory: boolean): Promise<DatedQuote> {
     const asked = { from: parseCurrency(fromInput, 'from'), to: parseCurrency(toInput, 'to') };
     // A currency replaced by `date` is answered through its successor at the fixed ratio.
     const through = throughSuccessors(asked.from, asked.to, date);
@@ -689,11 +771,8 @@ export function createRateBook(options: RateBookOptions): RateBook {
     const held = generation;
     const source = sourceAt(slot);
     // The providers a history of the pair is served from, so that the value is that day's point.
-    let fromData = (await sourceFor(from, 'from', 'history', source, date)).data;
-    let toData = (await sourceFor(to, 'to', 'history', source, date)).data;
-    if (source !== undefined && fromData !== toData) throw acrossFamily(source, from, to);
+    const { fromData, toData } = await historyPair(from, to, source, date, loadHistory ? date : false);
     const checked = source === undefined;
-    ({ fromData, toData } = sameProviderWhenPossible(fromData, from, toData, to, servable(source, date)));
     const bridge = from === to ? undefined : bridgeCurrency(fromData, toData);
     const days = daysOf(fromData, from);
     for (let i = lowerBound(days, addDays(date, 1)) - 1; i >= 0; i--) {
@@ -733,6 +812,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     applyDocument(data, document);
     pruneProviderRates(data, retentionStart(clock));
     state.data.set(document.provider, data);
+    recheck();
     generation += 1;
     // Our own write moved the version by one; any other change means someone else wrote too.
     const versions = await store.dataVersions();
@@ -749,6 +829,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     current,
     snapshot,
     sourceFor,
+    historyPair,
     parseSource,
     servable,
     isStale,

@@ -93,15 +93,19 @@ export async function syncProvider(provider: Provider, store: RateStore, clock: 
   const at = clock.now().toISOString();
   const todayDay = utcDay(clock.now());
   const start = retentionStart(clock);
-  const wide = provider.listCurrencies !== undefined;
-  const currencies = wide ? [...(options.currencies ?? [])].sort() : undefined;
-  // A wide-coverage provider fetches only the currencies backfilled so far; with none, it has nothing to do.
+  // A wide-coverage provider fetches only the currencies backfilled so far; with none, it has
+  // nothing to do. One that keeps whole days reads its day documents, each of every currency.
+  const whole = provider.keepsWholeDays === true;
+  const currencies = provider.listCurrencies !== undefined && !whole ? [...(options.currencies ?? [])].sort() : undefined;
   if (currencies && currencies.length === 0) return { provider: provider.id, ok: true, days: 0, quotes: 0, latestDay: null };
   let newest: Day | null = null;
   try {
     newest = await store.latestDay(provider.id);
     let document: RateDocument;
-    if (newest === null) {
+    if (newest === null && whole) {
+      // Its history loads currency by currency, when a request needs it; a refresh starts from today's document.
+      document = await provider.latest();
+    } else if (newest === null) {
       document = await whileLoadingHistory(provider.id, start, log, () => provider.series({ from: start, to: todayDay }, { currencies }));
     } else if (newest >= addDays(todayDay, -LATEST_ONLY_WITHIN_DAYS)) {
       document = await provider.latest({ currencies });

@@ -217,6 +217,12 @@ export const ProvenanceSchema = Type.Object(
           'Present only when `from` or `to` had been replaced by then at a legal fixed ratio: the numbers are those of its successor, and the rate is theirs multiplied by to\'s ratio over from\'s (for example EUR→BGN from 2026-01-01 is exactly 1.95583), then rounded once. Before that day the replaced currency\'s market numbers are served, as published.',
       }),
     ),
+    flagged: Type.Optional(
+      Type.Array(Type.Unsafe(ref('SetAsideNumber')), {
+        description:
+          'Present only when a number used here differs from the median of the other providers that quote its currency by more than EXRATES_CROSSCHECK_PERCENT, but fewer than three of them agree with each other, so it is still served: those numbers, and why.',
+      }),
+    ),
   },
   { $id: 'Provenance', description: 'Where a rate comes from: enough to recompute it by hand from the providers\' own pages.' },
 );
@@ -381,7 +387,7 @@ export const SetAsideNumber = Type.Object(
     ...outlierFields,
     reason: Type.String({ description: 'Why, in one sentence.' }),
   },
-  { $id: 'SetAsideNumber', description: "A preferred provider's number that the cross-check set aside: the next provider's was served instead." },
+  { $id: 'SetAsideNumber', description: "A number the cross-check flagged: in `setAside`, a preferred provider's, passed over for the next provider's; in `flagged`, one used all the same." },
 );
 
 export const CheckedNumber = Type.Object(
@@ -428,7 +434,7 @@ export const ProviderEntry = Type.Object(
       {
         state: Type.Union([Type.Literal('agrees'), Type.Literal('disagrees'), Type.Literal('unchecked')], {
           description:
-            'agrees: each of its numbers of the latest days that another provider also quotes lies within EXRATES_CROSSCHECK_PERCENT of the others\' median; disagrees: at least one does not (see outliers); unchecked: no other provider quotes any of its currencies on the same days.',
+            'agrees: each of its numbers of the latest days that another provider also quotes lies within EXRATES_CROSSCHECK_PERCENT of the others\' median; disagrees: at least one does not (see outliers); unchecked: no other provider quotes any of its currencies on the same days (or within four days before).',
         }),
         outliers: Type.Array(Type.Unsafe(ref('CrossCheckOutlier')), { description: 'Its numbers that differ from the others\' median, newest day first.' }),
       },

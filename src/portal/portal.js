@@ -694,25 +694,27 @@ function publishedNumber(n) {
 }
 
 /**
- * The numbers of preferred providers that the cross-check set aside (provenance.setAside): said
- * beside the source, and, opened, each with the API's reason.
+ * The numbers of preferred providers that the cross-check set aside (provenance.setAside), and the
+ * numbers used that it flagged all the same (provenance.flagged): said beside the source, and,
+ * opened, each with the API's reason.
  */
-function showSetAside(setAside) {
+function showSetAside(setAside, flagged) {
   const flag = $('provenance-flag');
   const list = $('provenance-set-aside');
-  flag.textContent = setAside.length === 0 ? '' : ` · ${setAside.length === 1 ? 'a number' : `${setAside.length} numbers`} set aside`;
-  flag.hidden = setAside.length === 0;
-  list.replaceChildren(
-    ...setAside.map((n) => {
-      const item = document.createElement('li');
-      const day = document.createElement('time');
-      day.dateTime = n.day;
-      day.textContent = formatDay(n.day);
-      item.append(`Not used: ${providerName(n.provider)}’s ${publishedNumber(n)} on `, day, ` — ${n.reason}`);
-      return item;
-    }),
-  );
-  list.hidden = setAside.length === 0;
+  const count = (n, what) => (n === 0 ? [] : [`${n === 1 ? 'a number' : `${n} numbers`} ${what}`]);
+  const said = [...count(setAside.length, 'set aside'), ...count(flagged.length, 'flagged')];
+  flag.textContent = said.length === 0 ? '' : ` · ${said.join(', ')}`;
+  flag.hidden = said.length === 0;
+  const itemOf = (lead) => (n) => {
+    const item = document.createElement('li');
+    const day = document.createElement('time');
+    day.dateTime = n.day;
+    day.textContent = formatDay(n.day);
+    item.append(`${lead}: ${providerName(n.provider)}’s ${publishedNumber(n)} on `, day, ` — ${n.reason}`);
+    return item;
+  };
+  list.replaceChildren(...setAside.map(itemOf('Not used')), ...flagged.map(itemOf('Used, though flagged')));
+  list.hidden = said.length === 0;
 }
 
 /**
@@ -752,7 +754,7 @@ function showProvenance(body) {
       return item;
     }),
   );
-  showSetAside(p.setAside ?? []);
+  showSetAside(p.setAside ?? [], p.flagged ?? []);
   box.hidden = false;
 }
 

@@ -6,8 +6,10 @@
  * API (Version 1.0)"): `dailyRates` (every currency on one reference date; CSV by the Accept
  * header) and `dailyTimeSeries` (one currency over at most 366 days; JSON).
  *
- * A wide-coverage provider: it fetches only the currencies it is asked for, so a currency is
- * loaded on its first request (a few time-series calls), and refreshes read the day's document.
+ * A wide-coverage provider whose day document holds every currency: refreshes read the day's
+ * document (one request) and keep all of it, so every currency it publishes is there to compare
+ * with the other providers' and to serve; a currency's history loads on the first request that
+ * needs it (a few time-series calls).
  */
 import { FeedError } from '../core/errors.js';
 import { compare, parseRate } from '../core/decimal.js';
@@ -227,7 +229,9 @@ function weekdays(range: DayRange): Day[] {
   return days;
 }
 
-export function createBancaDItaliaProvider(options: BancaDItaliaProviderOptions): Provider & { listCurrencies(o?: { signal?: AbortSignal }): Promise<string[]> } {
+export function createBancaDItaliaProvider(
+  options: BancaDItaliaProviderOptions,
+): Provider & { listCurrencies(o?: { signal?: AbortSignal }): Promise<string[]>; keepsWholeDays: true } {
   const origin = options.baseUrl.replace(/\/+$/, '');
   const paceMs = options.paceMs ?? DEFAULT_PACE_MS;
   const gate = createGate(MAX_IN_FLIGHT);
@@ -291,8 +295,12 @@ export function createBancaDItaliaProvider(options: BancaDItaliaProviderOptions)
     id: PROVIDER,
     base: BASE,
 
+    keepsWholeDays: true,
+
     async latest(fetchOptions) {
-      return only(await newestDay(fetchOptions?.signal), requested(fetchOptions));
+      // The codes asked for are still checked, but the day's document is kept whole.
+      requested(fetchOptions);
+      return newestDay(fetchOptions?.signal);
     },
 
     async series(range, fetchOptions) {
@@ -312,8 +320,9 @@ export function createBancaDItaliaProvider(options: BancaDItaliaProviderOptions)
       const describe = byDay ? (i: number) => days[i]! : (i: number) => `${[...codes!].sort()[Math.floor(i / spans.length)]} ${spans[i % spans.length]!.from}..${spans[i % spans.length]!.to}`;
       const parts = await inTurn(requests, { provider: PROVIDER, paceMs, gate, log: options.log, signal: fetchOptions?.signal, describe });
       const merged = new Map<Day, Record<string, DecimalString>>();
+      // A day document is kept whole; a series call holds its one currency.
       for (const part of parts) {
-        for (const d of only(part, codes, clipped).days) merged.set(d.day, { ...merged.get(d.day), ...d.rates });
+        for (const d of only(part, byDay ? undefined : codes, clipped).days) merged.set(d.day, { ...merged.get(d.day), ...d.rates });
       }
       return {
         provider: PROVIDER,

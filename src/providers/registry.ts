@@ -85,7 +85,13 @@ function required(value: string | undefined, what: string): string {
   return value;
 }
 
-/** In order of default preference: first-hand sources first. */
+/**
+ * In order of default preference (EXRATES_PROVIDERS, README "Order of preference"): first-hand
+ * sources only. The ECB first, for the currencies it quotes (the reference most contracts name);
+ * then the central banks of other bases, each adding its own currency and those the ones before it
+ * do not quote; Banca d'Italia last, whose indicative rates of nearly every currency fill in the
+ * rest, and whose whole day is there to compare every other provider's numbers with.
+ */
 export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
   {
     id: 'ecb',
@@ -103,24 +109,6 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     byDefault: true,
     loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock }) => createEcbProvider({ baseUrl, timeoutMs, clock }),
-  },
-  {
-    id: 'bancaditalia',
-    metadata: {
-      name: "Banca d'Italia",
-      label: "Banca d'Italia",
-      kind: 'central bank',
-      base: 'EUR',
-      quotes: 'indicative euro rates of about 150 currencies (nearly every currency in use)',
-      // Its terms are the disclaimer every document carries and the portal shows.
-      termsUrl: 'https://tassidicambio.bancaditalia.it/',
-      schedule: 'Italian business days, in the late afternoon (about 16:00–18:30 UTC)',
-    },
-    defaultUrl: 'https://tassidicambio.bancaditalia.it',
-    urlVariable: 'EXRATES_BANCADITALIA_URL',
-    byDefault: true,
-    loadsOnRequest: true,
-    create: ({ baseUrl, timeoutMs, clock, log }) => createBancaDItaliaProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'nbu',
@@ -217,6 +205,24 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     byDefault: true,
     loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createBoiProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'bancaditalia',
+    metadata: {
+      name: "Banca d'Italia",
+      label: "Banca d'Italia",
+      kind: 'central bank',
+      base: 'EUR',
+      quotes: 'indicative euro rates of about 150 currencies (nearly every currency in use)',
+      // Its terms are the disclaimer every document carries and the portal shows.
+      termsUrl: 'https://tassidicambio.bancaditalia.it/',
+      schedule: 'Italian business days, in the late afternoon (about 16:00–18:30 UTC)',
+    },
+    defaultUrl: 'https://tassidicambio.bancaditalia.it',
+    urlVariable: 'EXRATES_BANCADITALIA_URL',
+    byDefault: true,
+    loadsOnRequest: true,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createBancaDItaliaProvider({ baseUrl, timeoutMs, clock, log }),
   },
   // Last among the defaults: a parity is the legal number, but a bank's fixing is what the market
   // paid that day, and a parity can be changed overnight by decision (a devaluation) while the

@@ -190,6 +190,42 @@ describe('rate book over a stored document', () => {
     dir.remove();
   });
 
+  it('runs the cross-check when what it holds changes, never while answering; a flagged number used is named in provenance', async () => {
+    const b = createRateBook({ store, providers: ['ecb', 'cnb'], clock });
+    await b.liveRate('EUR', 'USD');
+    const first = (await b.crossCheck()).findings;
+    assert.deepEqual(first, []);
+    for (let i = 0; i < 200; i++) {
+      await b.liveRate(['EUR', 'USD', 'GBP'][i % 3]!, ['JPY', 'CHF', 'KWD'][i % 3]!);
+      await b.rateOnDate('GBP', 'USD', '2026-03-05');
+    }
+    assert.equal((await b.crossCheck()).findings, first, 'answering ran the check again');
+    // The CNB's dollar ×1000 arrives: the check runs as it is merged, and flags both dollars (only
+    // two quote it). Its euro is compared through the pound, the yen and the dollar the ECB
+    // quotes too, by the median of those crosses: its wrong dollar moves nothing.
+    const cnb: RateDocument = {
+      provider: 'cnb',
+      base: 'CZK',
+      days: [{ day: '2026-03-05', asOf: '2026-03-05T12:30:00Z', rates: { EUR: '1/24.36', USD: '1/20470', GBP: '1/28.003', JPY: '1/0.13348' } }],
+    };
+    await store.saveDocument(cnb);
+    await b.apply(cnb);
+    const findings = (await b.crossCheck()).findings;
+    assert.notEqual(findings, first);
+    assert.deepEqual(findings.map((f) => [f.provider, f.currency, f.agreeing, f.setAside]).sort(), [
+      ['cnb', 'USD', 1, false],
+      ['ecb', 'USD', 1, false],
+    ]);
+    const quote = await b.liveRate('EUR', 'USD');
+    assert.deepEqual(quote.provenance!.providers, ['ecb']);
+    assert.deepEqual(
+      quote.provenance!.flagged!.map((f) => [f.provider, f.currency, f.day, f.rate]),
+      [['ecb', 'USD', '2026-03-05', '1.1900']],
+    );
+    assert.match(quote.provenance!.flagged![0]!.reason, /still served: fewer than 3 of them agree/);
+    assert.equal((await b.liveRate('EUR', 'JPY')).provenance!.flagged, undefined);
+  });
+
   /** A number as the stored document published it, as a quote's provenance names it. */
   const ecbNumber = (currency: string, rate: string) => ({ provider: 'ecb', day: '2026-03-05', base: 'EUR', currency, rate });
 

@@ -36,7 +36,7 @@ describe('source=<provider id> answers from that provider alone', () => {
     fake.ecb.historyThrough = DAY;
     banks = await startCentralBankStandIns(TODAY);
     service = await createFeedsService(fake, {
-      env: { ...banks.env(), EXRATES_PROVIDERS: 'ecb,bancaditalia,cnb', EXRATES_NOW: '2026-02-12T12:00:00Z' },
+      env: { ...banks.env(), EXRATES_PROVIDERS: 'ecb,cnb,bancaditalia', EXRATES_NOW: '2026-02-12T12:00:00Z' },
       tier: 'pro',
     });
     const outcomes = await service.deps.refresher.refreshAll();
@@ -44,8 +44,8 @@ describe('source=<provider id> answers from that provider alone', () => {
       outcomes.map((o) => [o.provider, o.ok]),
       [
         ['ecb', true],
-        ['bancaditalia', true],
         ['cnb', true],
+        ['bancaditalia', true],
       ],
     );
   });
@@ -156,7 +156,7 @@ describe('source=<provider id> answers from that provider alone', () => {
     }
     const detail = (await service.get('/api/v1/rate?from=USD&to=GBP&source=frankfurter')).body.detail as string;
     assert.match(detail, /frankfurter/);
-    assert.match(detail, /ecb, bancaditalia, cnb/);
+    assert.match(detail, /ecb, cnb, bancaditalia/);
   });
 
   it('a currency the provider does not quote: 400 unsupported_currency naming the source and the parameter', async () => {
@@ -211,30 +211,26 @@ describe('source=<provider id> answers from that provider alone', () => {
     assert.ok(new D(hufNumber.reciprocalOf).eq(new D(published!).div(100)), hufNumber.reciprocalOf);
   });
 
-  it('expand=provenance on a cross between two providers names the bridge and the numbers of both', async () => {
+  it("expand=provenance on a pair whose currencies the CNB and Banca d'Italia serve: the provider that quotes both, its two numbers", async () => {
+    // XDR is the CNB's (preferred), AFN Banca d'Italia's, whose day document holds the SDR too: the
+    // pair is one provider's, not a cross of two.
     const answer = await service.get('/api/v1/rate?from=XDR&to=AFN&expand=provenance');
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
-    const provenance = answer.body.provenance as { providers: string[]; day: string; bridge: string; numbers: Array<{ provider: string; currency: string; base: string; rate: string; reciprocalOf?: string }> };
-    assert.deepEqual(provenance.providers, ['cnb', 'bancaditalia']);
-    assert.equal(provenance.bridge, 'EUR');
+    const provenance = answer.body.provenance as { providers: string[]; day: string; bridge: string | null; numbers: Array<{ provider: string; currency: string; base: string; rate: string; reciprocalOf?: string }> };
+    assert.deepEqual(provenance.providers, ['bancaditalia']);
+    assert.equal(provenance.bridge, null);
     const day = provenance.day;
-    // XDR and EUR from the CNB (koruna per unit, stored reciprocal); the euro is Banca d'Italia's base (1, not listed); AFN per euro as published.
     assert.deepEqual(
       provenance.numbers.map((n) => [n.provider, n.currency, n.base]),
       [
-        ['cnb', 'XDR', 'CZK'],
-        ['cnb', 'EUR', 'CZK'],
+        ['bancaditalia', 'XDR', 'EUR'],
         ['bancaditalia', 'AFN', 'EUR'],
       ],
     );
-    assert.equal(provenance.numbers[0]!.reciprocalOf, cnbText(day, 'XDR')[2]);
-    assert.equal(provenance.numbers[1]!.reciprocalOf, cnbText(day, 'EUR')[2]);
-    assert.ok(new D(provenance.numbers[2]!.rate).eq(bdiOn(day, 'AFN')));
-    assert.equal(provenance.numbers[2]!.reciprocalOf, undefined);
-    // rate = (bridge_from / from) × (to / bridge_to), bridge_to = 1.
-    const [f, bf, t] = provenance.numbers.map(valueOf);
-    assert.equal(answer.body.rate, formatRate(bf!.div(f!).mul(t!)));
-    assert.equal(answer.body.rate, formatRate(bdiOn(day, 'AFN').mul(cnbOn(day, 'XDR')!).div(cnbOn(day, 'EUR')!)));
+    assert.ok(new D(provenance.numbers[0]!.rate).eq(bdiOn(day, 'XDR')));
+    assert.ok(new D(provenance.numbers[1]!.rate).eq(bdiOn(day, 'AFN')));
+    const [f, t] = provenance.numbers.map(valueOf);
+    assert.equal(answer.body.rate, formatRate(t!.div(f!)));
   });
 
   it('expand=provenance on /convert, /rates and a past date', async () => {
@@ -265,11 +261,11 @@ describe('source=<provider id> answers from that provider alone', () => {
   it('/currencies names the provider that serves each currency, and every provider that quotes it', async () => {
     const listed = (await service.get('/api/v1/currencies')).body.currencies as Array<{ code: string; servedBy: string | null; providers: string[]; onRequest: boolean }>;
     const entry = (code: string) => listed.find((c) => c.code === code)!;
-    // The ECB is preferred: it serves what it quotes; the CNB serves what only it quotes; Banca d'Italia what was loaded from it.
+    // The ECB is preferred: it serves what it quotes; the CNB what the ECB does not; Banca d'Italia the rest of its day document.
     assert.equal(entry('USD').servedBy, 'ecb');
     assert.ok(entry('USD').providers.includes('cnb'));
     assert.equal(entry('CZK').servedBy, 'ecb');
-    assert.deepEqual(entry('XDR'), { ...entry('XDR'), servedBy: 'cnb', providers: ['cnb'], onRequest: false });
+    assert.deepEqual(entry('XDR'), { ...entry('XDR'), servedBy: 'cnb', providers: ['cnb', 'bancaditalia'], onRequest: false });
     assert.equal(entry('AFN').servedBy, 'bancaditalia');
     const onRequest = listed.filter((c) => c.onRequest);
     assert.ok(onRequest.length > 0);
@@ -297,8 +293,8 @@ describe('source=<provider id> answers from that provider alone', () => {
     for (const path of ['/api/v1/rate', '/api/v1/convert', '/api/v1/rates']) {
       assert.ok(doc.paths[path].get.parameters.some((p: { name: string }) => p.name === 'expand'), path);
     }
-    assert.deepEqual(Object.keys(doc.components.schemas.Provenance.properties), ['providers', 'day', 'bridge', 'numbers', 'setAside', 'replaced']);
-    // Present only when the cross-check passed over a provider's number.
+    assert.deepEqual(Object.keys(doc.components.schemas.Provenance.properties), ['providers', 'day', 'bridge', 'numbers', 'setAside', 'replaced', 'flagged']);
+    // Present only when the cross-check passed over a provider's number, or flagged one used.
     assert.deepEqual(doc.components.schemas.Provenance.required, ['providers', 'day', 'bridge', 'numbers']);
     assert.equal(doc.components.schemas.Rate.properties.provenance.$ref, '#/components/schemas/Provenance');
   });

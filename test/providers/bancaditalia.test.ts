@@ -12,6 +12,9 @@ import {
   parseBancaDItaliaTimeSeries,
 } from '../../src/providers/bancaditalia.js';
 import { BDI_DAYS, bdiRows, CENTRAL_BANKS_DIR, recorded, startCentralBankStandIns, type CentralBankStandIns } from '../support/central-banks.js';
+import { closeFakeFeeds, createFeedsService, type FeedsService } from '../support/apps.js';
+import { startFakeUpstreams, type FakeUpstreams } from '../support/upstreams.js';
+import { D, formatRate } from '../e2e/independent.js';
 
 const clockAt = (iso: string): Clock => ({ now: () => new Date(iso) });
 const feedError = (pattern: RegExp) => (error: unknown) => {
@@ -137,8 +140,11 @@ describe("Banca d'Italia provider against a local stand-in", () => {
     const recordedUrl = new URL(bdiRecordings.find((r) => r.file === 'bdi/03.csv')!.url);
     const asked = banks.requests.bdi.slice(start).map((u) => `${u.pathname}${u.search}`);
     assert.deepEqual(asked, ['/terzevalute-wf-web/rest/v1.0/dailyRates?currencyIsoCode=EUR&lang=en&referenceDate=2026-02-12', `${recordedUrl.pathname}${recordedUrl.search}`]);
-    const filtered = await provider().latest({ currencies: ['AFN', 'ngn'] });
-    assert.deepEqual(filtered.days[0]!.rates, { AFN: document.days[0]!.rates['AFN'], NGN: document.days[0]!.rates['NGN'] });
+    // The day document is kept whole, whatever currencies are asked for: each is a comparator.
+    const asking = await provider().latest({ currencies: ['AFN', 'ngn'] });
+    assert.deepEqual(asking.days[0]!.rates, document.days[0]!.rates);
+    await assert.rejects(provider().latest({ currencies: ['AF'] }), RangeError);
+    assert.equal(createBancaDItaliaProvider({ baseUrl: banks.bdi.origin, timeoutMs: 5000, clock: clockAt('2026-02-12T12:00:00Z') }).keepsWholeDays, true);
   });
 
   it('lists the currencies of the newest day (N.A. ones left out)', async () => {
@@ -165,13 +171,22 @@ describe("Banca d'Italia provider against a local stand-in", () => {
     assert.deepEqual(document.days.map((d) => [d.day, d.rates]), expected);
   });
 
-  it('a short catch-up of many currencies reads the day documents instead (fewer requests)', async () => {
+  it('a short catch-up of many currencies reads the day documents instead (fewer requests), and keeps them whole', async () => {
     const start = since();
     const document = await provider().series({ from: '2026-02-07', to: '2026-02-12' }, { currencies: ['AFN', 'USD', 'XOF', 'RUB'] });
     const asked = banks.requests.bdi.slice(start).map((u) => u.searchParams.get('referenceDate'));
     assert.deepEqual(asked, ['2026-02-09', '2026-02-10', '2026-02-11', '2026-02-12']);
     assert.deepEqual(document.days.map((d) => d.day), ['2026-02-09', '2026-02-10', '2026-02-11']);
-    for (const d of document.days) assert.deepEqual(Object.keys(d.rates).sort(), ['AFN', 'USD', 'XOF']);
+    for (const d of document.days) {
+      assert.deepEqual(d.rates, parseBancaDItaliaDailyRates(recorded(BDI_DAYS[d.day]!).toString('utf8')).document.days[0]!.rates, d.day);
+    }
+    // Without currencies, a range is read from its day documents alone.
+    const all = await provider().series({ from: '2026-02-09', to: '2026-02-10' });
+    const whole = (day: string) => parseBancaDItaliaDailyRates(recorded(BDI_DAYS[day]!).toString('utf8')).document.days[0]!.rates;
+    assert.deepEqual(
+      all.days.map((d) => [d.day, d.rates]),
+      ['2026-02-09', '2026-02-10'].map((day) => [day, whole(day)]),
+    );
   });
 
   it('paces its requests and logs the progress of a long load', async () => {
@@ -195,5 +210,90 @@ describe("Banca d'Italia provider against a local stand-in", () => {
   it('no publication within a week is a feed failure', async () => {
     const late = createBancaDItaliaProvider({ baseUrl: banks.bdi.origin, timeoutMs: 5000, clock: clockAt('2026-03-06T12:00:00Z'), paceMs: 0 });
     await assert.rejects(late.latest(), feedError(/no rates published in the 7 days to 2026-03-06/));
+  });
+});
+
+/**
+ * Banca d'Italia in the service, after the ECB and the CNB (the default order's), on local
+ * stand-ins in February 2026: each refresh reads the day's document (one request) and keeps every
+ * currency of it; a currency it serves has its history loaded on its first request, once.
+ */
+describe("Banca d'Italia's whole day in the service", () => {
+  let fake: FakeUpstreams;
+  let banks: CentralBankStandIns;
+  let service: FeedsService;
+  const DAY = '2026-02-11';
+  const bdiOn = (day: string, code: string) => new D(bdiRows(recorded(BDI_DAYS[day]!).toString('utf8')).find((r) => r.code === code)!.rate);
+  // Its SDR ×1000: a currency only it and the CNB quote.
+  const wrongSdr = (text: string) => text.replace(/,XDR,188,([0-9.]+),/g, (_, rate: string) => `,XDR,188,${new D(rate).mul(1000).toFixed()},`);
+  before(async () => {
+    fake = await startFakeUpstreams();
+    fake.ecb.historyThrough = DAY;
+    banks = await startCentralBankStandIns('2026-02-12', { bdi: wrongSdr });
+    service = await createFeedsService(fake, { env: { ...banks.env(), EXRATES_PROVIDERS: 'ecb,cnb,bancaditalia', EXRATES_NOW: '2026-02-12T12:00:00Z' } });
+    const outcomes = await service.deps.refresher.refreshAll();
+    assert.deepEqual(outcomes.map((o) => [o.provider, o.ok]), [['ecb', true], ['cnb', true], ['bancaditalia', true]]);
+  });
+  after(async () => {
+    await service.close();
+    await banks.close();
+    await closeFakeFeeds(fake);
+  });
+
+  it('its first refresh reads the newest day document alone and keeps every currency of it', async () => {
+    assert.deepEqual(
+      banks.requests.bdi.map((u) => [u.pathname.split('/').at(-1), u.searchParams.get('referenceDate')]),
+      [
+        ['dailyRates', '2026-02-12'],
+        ['dailyRates', DAY],
+      ],
+    );
+    const stored = await service.deps.rates.quotesOn('bancaditalia', DAY);
+    const published = parseBancaDItaliaDailyRates(wrongSdr(recorded(BDI_DAYS[DAY]!).toString('utf8'))).document.days[0]!.rates;
+    const iso = validateDocument({ provider: 'bancaditalia', base: 'EUR', days: [{ day: DAY, asOf: `${DAY}T15:00:00Z`, rates: published }] }, clockAt('2026-02-12T12:00:00Z'));
+    assert.deepEqual(Object.fromEntries(stored.map((q) => [q.quote, q.rate])), iso.document.days[0]!.rates);
+  });
+
+  it('is a comparator for every currency it publishes: a currency only it and the CNB quote is flagged when they disagree', async () => {
+    const providers = (await service.get('/api/v1/providers')).body['providers'] as Array<{ id: string; crossCheck: { state: string; outliers: Array<Record<string, unknown>> } }>;
+    const bdi = providers.find((p) => p.id === 'bancaditalia')!;
+    const sdr = bdi.crossCheck.outliers.find((o) => o['currency'] === 'XDR' && o['day'] === DAY)!;
+    assert.deepEqual([sdr['others'], sdr['agreeing'], sdr['setAside']], [['cnb'], 1, false]);
+    const cnb = providers.find((p) => p.id === 'cnb')!;
+    assert.ok(cnb.crossCheck.outliers.some((o) => o['currency'] === 'XDR' && o['day'] === DAY && (o['others'] as string[]).includes('bancaditalia')));
+    // Each of the three compared its numbers with the others'.
+    for (const p of providers) assert.notEqual(p.crossCheck.state, 'unchecked', p.id);
+  });
+
+  it('serves a currency the ECB and the CNB do not quote from its day document, and loads its history on the first request that needs it, once', async () => {
+    const series = (code = 'AFN') => banks.requests.bdi.filter((u) => u.pathname.endsWith('/dailyTimeSeries') && u.searchParams.get('baseCurrencyIsoCode') === code).length;
+    const live = await service.get('/api/v1/rate?from=EUR&to=AFN');
+    assert.equal(live.status, 200, JSON.stringify(live.body));
+    assert.equal(live.body['rate'], formatRate(bdiOn(DAY, 'AFN')));
+    // Its own day needs no history.
+    assert.equal((await service.get(`/api/v1/rate?from=EUR&to=AFN&date=${DAY}`)).body['rate'], formatRate(bdiOn(DAY, 'AFN')));
+    assert.equal(series(), 0);
+    // Every currency on an earlier date, none named: what has no history yet is left out, nothing is loaded.
+    const all = await service.get('/api/v1/rates?from=EUR&date=2026-02-10');
+    assert.equal(all.status, 200, JSON.stringify(all.body));
+    const listed = (all.body['rates'] as Array<{ to: string }>).map((r) => r.to);
+    assert.ok(listed.includes('USD') && !listed.includes('AFN'), listed.join(','));
+    assert.equal(banks.requests.bdi.filter((u) => u.pathname.endsWith('/dailyTimeSeries')).length, 0);
+    const dated = await service.get('/api/v1/rate?from=EUR&to=AFN&date=2026-02-09');
+    const loads = series();
+    assert.ok(loads > 0);
+    assert.equal(dated.status, 200, JSON.stringify(dated.body));
+    assert.equal(dated.body['rate'], formatRate(bdiOn('2026-02-09', 'AFN')));
+    const history = await service.get('/api/v1/history?from=EUR&to=AFN&range=1m');
+    assert.deepEqual((history.body['points'] as Array<{ date: string }>).map((p) => p.date), Object.keys(BDI_DAYS));
+    assert.equal(series(), loads);
+  });
+
+  it('a pair of a currency it serves and one of its currencies another provider serves first is its own two numbers', async () => {
+    // USD is the ECB's; Banca d'Italia, which serves AFN, quotes USD too, and its history of it
+    // loads for a date before its first refreshed day.
+    const dated = await service.get('/api/v1/rate?from=USD&to=AFN&date=2026-02-10');
+    assert.equal(dated.status, 200, JSON.stringify(dated.body));
+    assert.equal(dated.body['rate'], formatRate(bdiOn('2026-02-10', 'AFN').div(bdiOn('2026-02-10', 'USD'))));
   });
 });

@@ -20,7 +20,8 @@ import { ECB_CSV } from '../support/data.js';
 import { startFakeUpstreams, type FakeUpstreams } from '../support/upstreams.js';
 import { D, formatRate, parseEcbCsv, type Dec } from '../e2e/independent.js';
 
-const PROVIDERS = 'ecb,bancaditalia,nbu,nbp,cnb,boc,norgesbank,riksbank,boe,boi';
+/** The default order: Banca d'Italia last, so each other bank serves what it quotes first. */
+const PROVIDERS = 'ecb,nbu,nbp,cnb,boc,norgesbank,riksbank,boe,boi,bancaditalia';
 const ecb = parseEcbCsv(ECB_CSV);
 const ecbOn = (day: string, code: string): Dec => ecb.days.find((d) => d.date === day)!.values.get(code)!;
 const bdiOn = (day: string, code: string): Dec => new D(bdiRows(recorded(BDI_DAYS[day]!).toString('utf8')).find((r) => r.code === code)!.rate);
@@ -93,27 +94,28 @@ describe('a cross between providers is the exact cross of their published number
       const outcomes = await service.deps.refresher.refreshAll();
       const ok = Object.fromEntries(outcomes.map((o) => [o.provider, o.ok]));
       // Nothing the other banks' stand-ins hold is dated yet: their loads fail, which blocks nothing else.
-      assert.deepEqual(ok, { ecb: true, bancaditalia: true, nbu: false, nbp: false, cnb: true, boc: false, norgesbank: false, riksbank: false, boe: false, boi: false });
+      assert.deepEqual(ok, { ecb: true, nbu: false, nbp: false, cnb: true, boc: false, norgesbank: false, riksbank: false, boe: false, boi: false, bancaditalia: true });
     });
     after(async () => {
       await service.close();
       await banks.close();
     });
 
-    it("USD→AFN: USD from the ECB, AFN loaded from Banca d'Italia on first request, through the euro on 2026-02-11", async () => {
+    it("USD→AFN: USD from the ECB, AFN from Banca d'Italia's day document, through the euro on 2026-02-11", async () => {
       const answer = await rate(service, 'USD', 'AFN');
       assert.equal(answer.rate, formatRate(bdiOn('2026-02-11', 'AFN').div(ecbOn('2026-02-11', 'USD'))));
       assert.equal(answer.asOf, '2026-02-11T15:00:00Z');
       assert.equal(answer.stale, false);
-      assert.ok(banks.requests.bdi.some((u) => u.pathname.endsWith('/dailyTimeSeries') && u.searchParams.get('baseCurrencyIsoCode') === 'AFN'));
+      // A live answer needs the day document alone: no history is loaded for it.
+      assert.ok(!banks.requests.bdi.some((u) => u.pathname.endsWith('/dailyTimeSeries')));
     });
 
-    it("XDR→AFN: XDR from the CNB (koruna per SDR), AFN from Banca d'Italia, through the euro the CNB also fixes", async () => {
+    it("XDR→AFN: Banca d'Italia, which serves AFN, quotes the SDR too: its two numbers, not a cross with the CNB's", async () => {
       const answer = await rate(service, 'XDR', 'AFN');
       const day = '2026-02-11';
-      // 1 XDR = k CZK = k / e EUR = a × k / e AFN.
-      assert.equal(answer.rate, formatRate(bdiOn(day, 'AFN').mul(cnbOn(day, 'XDR')).div(cnbOn(day, 'EUR'))));
-      assert.equal(answer.asOf, `${day}T00:00:00Z`);
+      // 1 XDR = 1 / s EUR = a / s AFN, s its SDRs per euro.
+      assert.equal(answer.rate, formatRate(bdiOn(day, 'AFN').div(bdiOn(day, 'XDR'))));
+      assert.equal(answer.asOf, `${day}T15:00:00Z`);
     });
 
     it('EUR→CZK stays the ECB\'s published number (the first provider quoting both)', async () => {
@@ -132,7 +134,8 @@ describe('a cross between providers is the exact cross of their published number
       const outcomes = await service.deps.refresher.refreshAll();
       assert.deepEqual(
         outcomes.filter((o) => !o.ok).map((o) => o.provider),
-        ['boc', 'norgesbank', 'riksbank', 'boe'],
+        // Banca d'Italia's recordings are of February: no document in the week to today.
+        ['boc', 'norgesbank', 'riksbank', 'boe', 'bancaditalia'],
         JSON.stringify(outcomes.map((o) => [o.provider, o.error])),
       );
     });
@@ -186,13 +189,13 @@ describe('a cross between providers is the exact cross of their published number
     before(async () => {
       fake.ecb.historyThrough = '2026-03-05';
       banks = await startCentralBankStandIns(day);
-      const providers = 'boe,ecb,bancaditalia,nbu,nbp,cnb,boc,norgesbank,riksbank,boi';
+      const providers = 'boe,ecb,nbu,nbp,cnb,boc,norgesbank,riksbank,boi,bancaditalia';
       service = await createFeedsService(fake, { env: { ...banks.env(), EXRATES_PROVIDERS: providers, EXRATES_NOW: '2026-03-18T22:00:00Z' } });
       const outcomes = await service.deps.refresher.refreshAll();
-      // The Riksbank recording starts on 24 March: nothing to load yet.
+      // The Riksbank recording starts on 24 March: nothing to load yet; Banca d'Italia's are of February.
       assert.deepEqual(
         outcomes.filter((o) => !o.ok).map((o) => o.provider),
-        ['riksbank'],
+        ['riksbank', 'bancaditalia'],
         JSON.stringify(outcomes.map((o) => [o.provider, o.error])),
       );
     });
@@ -240,12 +243,13 @@ describe('a cross between providers is the exact cross of their published number
     before(async () => {
       fake.ecb.historyThrough = '2026-03-05';
       banks = await startCentralBankStandIns(day);
-      const providers = 'riksbank,norgesbank,cnb,ecb,bancaditalia,nbu,nbp,boc,boe,boi';
+      const providers = 'riksbank,norgesbank,cnb,ecb,nbu,nbp,boc,boe,boi,bancaditalia';
       service = await createFeedsService(fake, { env: { ...banks.env(), EXRATES_PROVIDERS: providers, EXRATES_NOW: '2026-03-25T22:00:00Z' } });
       const outcomes = await service.deps.refresher.refreshAll();
+      // Banca d'Italia's recordings are of February: no document in the week to today.
       assert.deepEqual(
         outcomes.filter((o) => !o.ok).map((o) => o.provider),
-        [],
+        ['bancaditalia'],
         JSON.stringify(outcomes.map((o) => [o.provider, o.error])),
       );
     });

@@ -4,12 +4,13 @@
  * or inverted); the ECB, the NBU and the CNB, which quote both the dollar and the zloty, agree.
  * The wrong number is flagged (log, metric, /readyz, /providers) and not served: EUR→USD is the
  * ECB's published number, and provenance says why. With only two others, it is flagged but still
- * served. Expectations are computed from the recorded bytes with decimal.js.
+ * served, and named in `provenance.flagged` of an answer that uses it. Expectations are computed
+ * from the recorded bytes with decimal.js.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { closeFakeFeeds, createFeedsService, type FeedsService } from '../support/apps.js';
-import { nbpOn, startCentralBankStandIns, TIMES_1000, wrongNbpDollar, type CentralBankStandIns } from '../support/central-banks.js';
+import { nbpOn, nbuOn, startCentralBankStandIns, TIMES_1000, wrongNbpDollar, wrongNbuDollar, type CentralBankStandIns } from '../support/central-banks.js';
 import { ECB_CSV } from '../support/data.js';
 import { startFakeUpstreams, type FakeUpstreams } from '../support/upstreams.js';
 import { D, formatRate, parseEcbCsv, type Dec } from '../e2e/independent.js';
@@ -65,13 +66,17 @@ describe('cross-checks between providers', () => {
       });
 
       it('is flagged in a warning log line naming the provider, the currency, the day and both numbers', () => {
-        // Checks after earlier refreshes, with fewer others loaded, may have flagged it as still served first.
-        const line = service.log.lines.find((l) => l['provider'] === 'nbp' && l['currency'] === 'USD' && l['day'] === DAY && l['served'] === false);
+        // Checks after earlier refreshes, with fewer others loaded, may have flagged it first; the last saw them all.
+        const line = service.log.lines.findLast((l) => l['provider'] === 'nbp' && l['currency'] === 'USD' && l['day'] === DAY && l['served'] === false);
         assert.ok(line, JSON.stringify(service.log.lines.filter((l) => String(l['msg']).startsWith('cross-check'))));
         assert.equal(line['level'], 40);
         assert.equal(line['rate'], `1/${published}`);
         assert.match(String(line['msg']), new RegExp(`nbp's USD of ${DAY} \\(1/${published.replace('.', '\\.')} USD per PLN\\).*${String(line['median']).replace('.', '\\.')}`));
-        assert.deepEqual(line['others'], ['cnb', 'ecb', 'nbu']);
+        // Logged once, by the first check that saw three others agree (the last one, with all four,
+        // is asserted below in /providers): the Bank of Israel quotes no zloty, but the NBP quotes
+        // its shekel, and it is compared through that.
+        const others = line['others'] as string[];
+        assert.ok(others.length >= 3 && others.every((o) => ['boi', 'cnb', 'ecb', 'nbu'].includes(o)), JSON.stringify(others));
       });
 
       it('is counted in exrates_cross_check_outliers', async () => {
@@ -91,7 +96,7 @@ describe('cross-checks between providers', () => {
           const nbp = view.find((p) => p.id === 'nbp')!;
           assert.equal(nbp.crossCheck.state, 'disagrees');
           const outlier = nbp.crossCheck.outliers.find((o) => o.currency === 'USD' && o.day === DAY)!;
-          assert.deepEqual({ ...outlier, median: undefined }, { currency: 'USD', day: DAY, base: 'PLN', rate: `1/${published}`, median: undefined, others: ['cnb', 'ecb', 'nbu'], agreeing: 3, setAside: true });
+          assert.deepEqual({ ...outlier, median: undefined }, { currency: 'USD', day: DAY, base: 'PLN', rate: `1/${published}`, median: undefined, others: ['boi', 'cnb', 'ecb', 'nbu'], agreeing: 4, setAside: true });
           assert.ok(new D(outlier.median).sub(new D(1).div(nbpOn(DAY, 'USD'))).abs().lt(new D(1).div(nbpOn(DAY, 'USD')).mul('0.02')));
         }
         assert.ok(body.warnings.some((w) => w.startsWith(`cross-check: nbp's USD of ${DAY}`)), JSON.stringify(body.warnings));
@@ -109,7 +114,7 @@ describe('cross-checks between providers', () => {
         assert.equal(provenance.setAside[0]!['provider'], 'nbp');
         assert.equal(provenance.setAside[0]!['currency'], 'USD');
         assert.equal(provenance.setAside[0]!['rate'], `1/${published}`);
-        assert.match(String(provenance.setAside[0]!['reason']), /3 of them agree, so it is not served/);
+        assert.match(String(provenance.setAside[0]!['reason']), /4 of them agree, so it is not served/);
         // Without expand, the answer has no provenance, as before.
         assert.equal((await service.get('/api/v1/rate?from=EUR&to=USD')).body['provenance'], undefined);
       });
@@ -168,6 +173,101 @@ describe('cross-checks between providers', () => {
       const provenance = answer.body['provenance'] as Record<string, unknown>;
       assert.deepEqual(provenance['providers'], ['nbp']);
       assert.equal(provenance['setAside'], undefined);
+      // The number used is flagged all the same, in the answer that uses it.
+      const flagged = provenance['flagged'] as Array<Record<string, unknown>>;
+      assert.deepEqual(
+        flagged.map((f) => [f['provider'], f['currency'], f['day'], f['rate'], f['agreeing']]),
+        [['nbp', 'USD', DAY, `1/${published}`, 2]],
+      );
+      assert.match(String(flagged[0]!['reason']), /still served: fewer than 3 of them agree/);
+      // Its euro agrees: an answer that uses only that carries no flag.
+      const euro = await service.get('/api/v1/rate?from=PLN&to=EUR&expand=provenance');
+      assert.equal((euro.body['provenance'] as Record<string, unknown>)['flagged'], undefined);
     });
   });
+});
+
+/**
+ * The NBU (hryvnia base: of the others, only the NBP quotes the hryvnia) is preferred and publishes
+ * its dollar ×1000 or inverted. Its dollar is compared with the ECB's, the CNB's, the NBP's and
+ * the Bank of Israel's, each through a currency both quote, on each day, and on its newest day,
+ * dated after the ECB's and the NBP's newest, with their newest numbers: it is set aside every
+ * day, and EUR→USD is the ECB's number, live and on a date.
+ */
+describe('cross-checks of a provider whose base the others do not quote', () => {
+  let fake: FakeUpstreams;
+  before(async () => {
+    fake = await startFakeUpstreams();
+    fake.ecb.historyThrough = DAY;
+  });
+  after(() => closeFakeFeeds(fake));
+
+  for (const [name, rewrite] of [
+    ['×1000', TIMES_1000],
+    ['inverted', (rate: Dec) => new D(1).div(rate).toDecimalPlaces(6).toFixed()],
+  ] as const) {
+    describe(`the NBU, preferred, publishes its dollar ${name}`, () => {
+      let banks: CentralBankStandIns;
+      let service: FeedsService;
+      before(async () => {
+        banks = await startCentralBankStandIns('2026-03-06', { nbu: wrongNbuDollar(rewrite) });
+        service = await createFeedsService(fake, { env: { ...banks.env(), EXRATES_PROVIDERS: 'nbu,ecb,cnb,nbp,boi', EXRATES_NOW: '2026-03-06T12:00:00Z' } });
+        await service.deps.refresher.refreshAll();
+      });
+      after(async () => {
+        await service.close();
+        await banks.close();
+      });
+
+      it('is set aside on every day the others published, and on its newest day, dated after the ECB\'s and the NBP\'s', async () => {
+        const providers = (await service.get('/api/v1/providers')).body['providers'] as Array<ProviderView & { latestDay: string }>;
+        const nbu = providers.find((p) => p.id === 'nbu')!;
+        const usd = nbu.crossCheck.outliers.filter((o) => o.currency === 'USD');
+        const newest = nbu.latestDay;
+        assert.ok(newest > DAY, newest);
+        for (const day of ['2026-03-02', '2026-03-03', '2026-03-04', DAY, newest]) {
+          const outlier = usd.find((o) => o.day === day);
+          assert.ok(outlier, `${day}: ${JSON.stringify(usd)}`);
+          assert.equal(outlier.base, 'UAH');
+          assert.equal(outlier.setAside, true, day);
+          assert.ok(outlier.agreeing >= 3, day);
+          for (const other of ['ecb', 'cnb', 'nbp']) assert.ok(outlier.others.includes(other), `${day}: ${outlier.others.join(',')}`);
+        }
+        // Nothing else of anyone's is set aside but what the recorded numbers hold without any
+        // rewrite: on 2 March the shekel moved by more than 2 % between the NBU's fixing for that
+        // day (made on 27 February) and the others', so the NBU's shekel and the Bank of Israel's
+        // krona and rand of that day (each in shekels) differ from four others that agree.
+        assert.deepEqual(
+          providers.flatMap((p) => p.crossCheck.outliers.filter((o) => o.setAside && !(p.id === 'nbu' && o.currency === 'USD')).map((o) => `${p.id} ${o.currency} ${o.day}`)).sort(),
+          ['boi SEK 2026-03-02', 'boi ZAR 2026-03-02', 'nbu ILS 2026-03-02'],
+        );
+        // The NBU's and the Bank of Israel's Egyptian and Lebanese pounds differ by more than 2 %,
+        // and only the two quote them: flagged, still served.
+        for (const o of nbu.crossCheck.outliers.filter((x) => x.currency === 'EGP' || x.currency === 'LBP')) assert.deepEqual([o.others, o.setAside], [['boi'], false], o.currency);
+        assert.deepEqual([...new Set(nbu.crossCheck.outliers.map((o) => o.currency))].sort(), ['EGP', 'ILS', 'LBP', 'USD']);
+      });
+
+      it('is not served: EUR→USD is the ECB\'s number, live and on a date, and provenance says why', async () => {
+        const live = await service.get('/api/v1/rate?from=EUR&to=USD&expand=provenance');
+        assert.equal(live.status, 200, JSON.stringify(live.body));
+        assert.equal(live.body['rate'], formatRate(ecbOn(DAY, 'USD')));
+        const provenance = live.body['provenance'] as { providers: string[]; setAside: Array<Record<string, unknown>> };
+        assert.deepEqual(provenance.providers, ['ecb']);
+        assert.deepEqual(
+          provenance.setAside.map((s) => [s['provider'], s['currency']]),
+          [['nbu', 'USD']],
+        );
+        const dated = await service.get('/api/v1/rate?from=EUR&to=USD&date=2026-03-04');
+        assert.equal(dated.body['rate'], formatRate(ecbOn('2026-03-04', 'USD')));
+        // UAH→USD: the hryvnia is the NBU's alone, the dollar the ECB's, through the euro the NBU quotes.
+        const uah = await service.get('/api/v1/rate?from=UAH&to=USD&date=2026-03-04');
+        assert.equal(uah.body['rate'], formatRate(ecbOn('2026-03-04', 'USD').div(nbuOn('2026-03-04', 'EUR'))));
+      });
+
+      it('is still what source=nbu answers', async () => {
+        const answer = await service.get('/api/v1/rate?from=EUR&to=USD&date=2026-03-04&source=nbu');
+        assert.equal(answer.body['rate'], formatRate(nbuOn('2026-03-04', 'EUR').div(rewrite(nbuOn('2026-03-04', 'USD')))));
+      });
+    });
+  }
 });

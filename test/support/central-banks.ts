@@ -12,7 +12,8 @@
  *    (`startPeriod`/`endPeriod`), Riksbank SWEA (`ByGroup/130/{from}/{to}`), Bank of England
  *    database CSV (`Datefrom`/`Dateto`, `17/Mar/2026`), Bank of Israel SDMX CSV
  *    (`startperiod`/`endperiod`): the recorded observations or rows within the range.
- * A test may rewrite the NBP's recorded text (`wrong.nbp`) to publish a wrong number on purpose.
+ * A test may rewrite the NBP's, the NBU's or Banca d'Italia's recorded text (`wrong.nbp`,
+ * `wrong.nbu`, `wrong.bdi`) to publish a wrong number on purpose.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -114,7 +115,23 @@ function csvWithin(text: string, column: string, from: string, to: string, day: 
 /** Wrong numbers a test has a stand-in publish: a rewrite of its recorded text. */
 export interface WrongNumbers {
   nbp?: (recordedText: string) => string;
+  nbu?: (recordedText: string) => string;
+  bdi?: (recordedText: string) => string;
 }
+
+/** Hryvnias per unit in the NBU's recorded entry of a day (`rate_per_unit`). */
+export function nbuOn(day: string, code: string): Dec {
+  const dotted = `${day.slice(8, 10)}.${day.slice(5, 7)}.${day.slice(0, 4)}`;
+  const m = new RegExp(`"exchangedate":"${dotted.replace(/\./g, '\\.')}","r030":\\d+,"cc":"${code}".*?"rate_per_unit":([0-9.]+)`).exec(recorded('nbu/01.json').toString('utf8'))!;
+  return new D(m[1]!);
+}
+
+/** A `wrong.nbu` rewrite: the NBU's dollar on every recorded day (`rate` and `rate_per_unit`, one unit), as `rewrite` makes it. */
+export const wrongNbuDollar = (rewrite: (rate: Dec) => string) => (text: string) =>
+  text.replace(/("cc":"USD",[^}]*?"rate":)([0-9.]+)(,"units":1,"rate_per_unit":)([0-9.]+)/g, (_, a: string, rate: string, b: string) => {
+    const wrong = rewrite(new D(rate));
+    return `${a}${wrong}${b}${wrong}`;
+  });
 
 /** Zlotys per unit in that day's recorded NBP table A. */
 export function nbpOn(day: string, code: string): Dec {
@@ -147,7 +164,7 @@ export async function startCentralBankStandIns(today: string, wrong: WrongNumber
       const file = BDI_DAYS[day];
       if (file === undefined || day > today) return send(res, 404, 'text/plain', 'No data');
       if (!String(req.headers.accept).includes('text/csv')) return send(res, 406, 'text/plain', 'ask for text/csv');
-      return send(res, 200, 'text/csv', recorded(file));
+      return send(res, 200, 'text/csv', wrong.bdi ? wrong.bdi(recorded(file).toString('utf8')) : recorded(file));
     }
     if (url.pathname === `${bdiApi}/dailyTimeSeries` && q.get('currencyIsoCode') === 'EUR') {
       const code = q.get('baseCurrencyIsoCode') ?? '';
@@ -165,7 +182,7 @@ export async function startCentralBankStandIns(today: string, wrong: WrongNumber
     send(res, 404, 'text/html', '<html><body>Not found</body></html>');
   });
 
-  const nbuText = recorded('nbu/01.json').toString('utf8');
+  const nbuText = wrong.nbu ? wrong.nbu(recorded('nbu/01.json').toString('utf8')) : recorded('nbu/01.json').toString('utf8');
   const nbuEntries = rawObjects(nbuText);
   const nbu = await listen('nbu', (url, res) => {
     const q = url.searchParams;
