@@ -4,7 +4,7 @@ import cluster from 'node:cluster';
 import { Command, CommanderError } from 'commander';
 import { noRatesAdvice } from '../announce.js';
 import { ConfigError, environmentWithDotenv, loadConfig, PLACEHOLDER_CONTACT_EMAIL, unknownVariables, type Config, type ProviderId } from '../config.js';
-import { issueApiKey, revokeApiKeys } from '../core/api-keys.js';
+import { issueApiKey, revokeApiKeys, shownKey } from '../core/api-keys.js';
 import { outdatedRates } from '../core/freshness.js';
 import type { ApiKeyRecord, RateStore } from '../core/ports.js';
 import { retentionStart, storeDocument } from '../core/refresh.js';
@@ -284,12 +284,15 @@ export function buildCli(): Command {
     });
   keys
     .command('revoke')
-    .description('revoke every active key whose prefix starts with PREFIX')
-    .argument('<prefix>', 'the key prefix shown by keys list, e.g. exr_AbC12345 (required)')
-    .action(async (prefix: string) => {
+    .description('revoke a key: the whole key, or every active key that starts with a prefix as keys list shows it')
+    .argument('<key-or-prefix>', 'the whole key, or its prefix as shown by keys list, e.g. exr_AbC12345 (required)')
+    .action(async (given: string) => {
       await withDeps(async (deps) => {
-        const revoked = await revokeApiKeys(deps.keys, prefix, deps.clock);
-        if (revoked.length === 0) throw new Error(`no active key starts with '${prefix}'`);
+        const revoked = await revokeApiKeys(deps.keys, given, deps.clock);
+        if (revoked.length === 0) {
+          // A whole key is named by its listed prefix only.
+          throw new Error(shownKey(given) !== given ? `no active key is ${shownKey(given)} (unknown, or revoked already)` : `no active key starts with '${given}'`);
+        }
         for (const r of revoked) console.log(`revoked ${r.prefix} (${r.tier}, ${r.owner})`);
       });
     });
