@@ -13,7 +13,7 @@ import { counted, grouped } from '../core/text.js';
 import { utcDay } from '../core/time.js';
 import { createDeps, type Deps } from '../deps.js';
 import { createLogger } from '../log.js';
-import { parseEcbDocument } from '../providers/ecb-format.js';
+import { ECB_HISTORY_MAX_BYTES, parseEcbDocument } from '../providers/ecb-format.js';
 import { readSource } from '../providers/fetch-bytes.js';
 import { migrateToLatest, openDatabase, sqliteFile } from '../storage/database.js';
 import { startServer } from '../server.js';
@@ -200,7 +200,7 @@ export function buildCli(): Command {
       }
       await withDeps(async (deps) => {
         console.error(`reading ${file}…`);
-        const bytes = await readSource(file, { timeoutMs: deps.config.upstreamTimeoutMs });
+        const bytes = await readSource(file, { timeoutMs: deps.config.upstreamTimeoutMs, maxBytes: ECB_HISTORY_MAX_BYTES });
         const document = { ...parseEcbDocument(bytes), provider };
         const first = document.days[0]?.day;
         const last = document.days.at(-1)?.day;

@@ -18,6 +18,9 @@ import { fetchBytes } from './fetch-bytes.js';
 import { decodeUtf8, describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, plainDecimalFromNumberText } from './json-number.js';
 import type { ProviderMetadata, ProviderLog } from './registry.js';
 
+/** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of the FX_RATES_DAILY group is under a megabyte of JSON: the limit leaves a wide margin (docs/operations.md lists every feed's). */
+const MAX_BYTES = 8 * 1024 * 1024;
+
 const FEED = 'Bank of Canada feed';
 const BASE = 'CAD';
 
@@ -124,7 +127,7 @@ export function createBocProvider(options: BocProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
 
   const get = async (query: string, fetchOptions?: FetchOptions): Promise<RateDocument> => {
-    const bytes = await fetchBytes(`${origin}${GROUP_PATH}?${query}`, { timeoutMs: options.timeoutMs, signal: fetchOptions?.signal });
+    const bytes = await fetchBytes(`${origin}${GROUP_PATH}?${query}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
     return parseBocObservations(decodeUtf8(bytes, FEED));
   };
 

@@ -19,6 +19,9 @@ import { fetchBytes } from './fetch-bytes.js';
 import { decodeUtf8 } from './json-number.js';
 import type { ProviderMetadata, ProviderLog } from './registry.js';
 
+/** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of the series asked for is well under a megabyte of CSV: the limit leaves a wide margin (docs/operations.md lists every feed's). */
+const MAX_BYTES = 4 * 1024 * 1024;
+
 const FEED = 'Bank of England feed';
 const BASE = 'GBP';
 
@@ -144,7 +147,7 @@ export function createBoeProvider(options: BoeProviderOptions): Provider {
     async fetchRange(range, fetchOptions) {
       // The query as the database's own CSV download link writes it: dates and the code list unencoded.
       const query = `CSVF=TN&Datefrom=${boeQueryDate(range.from)}&Dateto=${boeQueryDate(range.to)}&SeriesCodes=${seriesCodes}&UsingCodes=Y&csv.x=yes`;
-      const bytes = await fetchBytes(`${origin}${DATA_PATH}?${query}`, { timeoutMs: options.timeoutMs, signal: fetchOptions?.signal });
+      const bytes = await fetchBytes(`${origin}${DATA_PATH}?${query}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
       return parseBoeCsv(decodeUtf8(bytes, FEED));
     },
   });

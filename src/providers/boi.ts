@@ -20,6 +20,9 @@ import { decodeUtf8 } from './json-number.js';
 import { perUnit } from './paced.js';
 import type { ProviderMetadata, ProviderLog } from './registry.js';
 
+/** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of the exchange-rate series is under a megabyte of CSV: the limit leaves a wide margin (docs/operations.md lists every feed's). */
+const MAX_BYTES = 4 * 1024 * 1024;
+
 const FEED = 'Bank of Israel feed';
 const BASE = 'ILS';
 
@@ -108,7 +111,7 @@ export function createBoiProvider(options: BoiProviderOptions): Provider {
     async fetchRange(range, fetchOptions) {
       // The query as the bank's own series database writes it, `c[DATA_TYPE]` percent-encoded.
       const url = `${origin}${DATA_PATH}?c%5BDATA_TYPE%5D=${REPRESENTATIVE_RATE}&endperiod=${range.to}&format=csv&startperiod=${range.from}`;
-      const bytes = await fetchBytes(url, { timeoutMs: options.timeoutMs, signal: fetchOptions?.signal });
+      const bytes = await fetchBytes(url, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
       return parseBoiCsv(decodeUtf8(bytes, FEED));
     },
   });

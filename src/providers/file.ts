@@ -1,6 +1,6 @@
 import { FeedError } from '../core/errors.js';
 import type { Provider, RateDocument } from '../core/ports.js';
-import { parseEcbDocument, withinRange } from './ecb-format.js';
+import { ECB_HISTORY_MAX_BYTES, parseEcbDocument, withinRange } from './ecb-format.js';
 import { readSource } from './fetch-bytes.js';
 
 export interface FileProviderOptions {
@@ -15,7 +15,7 @@ export interface FileProviderOptions {
  */
 export function createFileProvider(options: FileProviderOptions): Provider {
   const load = async (signal: AbortSignal | undefined): Promise<RateDocument> => {
-    const bytes = await readSource(options.location, { timeoutMs: options.timeoutMs, signal });
+    const bytes = await readSource(options.location, { timeoutMs: options.timeoutMs, maxBytes: ECB_HISTORY_MAX_BYTES, signal });
     return { ...parseEcbDocument(bytes), provider: 'file' };
   };
 

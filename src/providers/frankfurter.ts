@@ -15,6 +15,9 @@ import { addDays, isDay, utcDay, type Day } from '../core/time.js';
 import { fetchBytes } from './fetch-bytes.js';
 import { decodeUtf8, describeJsonValue, isJsonObject, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
 
+/** The most bytes one answer may hold (sent and inflated; fetchBytes). Five years of a few currencies, or a year of many, is a few megabytes of JSON: the limit leaves a wide margin (docs/operations.md lists every feed's). */
+const MAX_BYTES = 16 * 1024 * 1024;
+
 const PROVIDER = 'frankfurter';
 const FEED = 'Frankfurter feed';
 const CURRENCY_CODE = /^[A-Z]{3}$/;
@@ -124,7 +127,7 @@ export function createFrankfurterProvider(options: FrankfurterProviderOptions): 
   const empty = (): RateDocument => ({ provider: PROVIDER, base, days: [] });
 
   const get = async (pathAndQuery: string, signal: AbortSignal | undefined): Promise<string> => {
-    const bytes = await fetchBytes(`${baseUrl}${pathAndQuery}`, { timeoutMs: options.timeoutMs, signal });
+    const bytes = await fetchBytes(`${baseUrl}${pathAndQuery}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal });
     return decodeUtf8(bytes, FEED);
   };
 

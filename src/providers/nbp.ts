@@ -13,6 +13,9 @@ import { decodeUtf8, describeJsonValue, isJsonObject, parseJsonKeepingNumbers, p
 import { checkRange, createGate, MAX_IN_FLIGHT, DEFAULT_PACE_MS, inTurn, spansOf } from './paced.js';
 import type { ProviderLog } from './registry.js';
 
+/** The most bytes one answer may hold (sent and inflated; fetchBytes). A quarter's tables (the longest span asked for) are a few hundred KB: the limit leaves a wide margin (docs/operations.md lists every feed's). */
+const MAX_BYTES = 4 * 1024 * 1024;
+
 const PROVIDER = 'nbp';
 const FEED = 'NBP feed';
 const BASE = 'PLN';
@@ -71,7 +74,7 @@ export function createNbpProvider(options: NbpProviderOptions): Provider {
 
   const get = async (path: string, signal: AbortSignal | undefined): Promise<RateDocument | null> => {
     try {
-      return parseNbpTables(decodeUtf8(await fetchBytes(`${origin}${path}`, { timeoutMs: options.timeoutMs, signal }), FEED));
+      return parseNbpTables(decodeUtf8(await fetchBytes(`${origin}${path}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal }), FEED));
     } catch (error) {
       // "404 NotFound - Brak danych": no table in the range (weekends, holidays).
       if (error instanceof FeedHttpError && error.status === 404) return null;

@@ -19,6 +19,9 @@ import { decodeUtf8 } from './json-number.js';
 import { perUnit } from './paced.js';
 import type { ProviderMetadata, ProviderLog } from './registry.js';
 
+/** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of every currency is under a megabyte of CSV: the limit leaves a wide margin (docs/operations.md lists every feed's). */
+const MAX_BYTES = 8 * 1024 * 1024;
+
 const FEED = 'Norges Bank feed';
 const BASE = 'NOK';
 
@@ -98,7 +101,7 @@ export function createNorgesBankProvider(options: NorgesBankProviderOptions): Pr
     async fetchRange(range, fetchOptions) {
       // The query as Norges Bank documents and its own query builder writes it.
       const url = `${origin}${DATA_PATH}?endPeriod=${range.to}&format=csvdata&startPeriod=${range.from}`;
-      const bytes = await fetchBytes(url, { timeoutMs: options.timeoutMs, signal: fetchOptions?.signal });
+      const bytes = await fetchBytes(url, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
       return parseNorgesBankCsv(decodeUtf8(bytes, FEED));
     },
   });
