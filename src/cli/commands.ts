@@ -11,7 +11,7 @@ import { retentionStart, storeDocument } from '../core/refresh.js';
 import { createRefresher } from '../core/refresher.js';
 import { counted, grouped } from '../core/text.js';
 import { utcDay } from '../core/time.js';
-import { createDeps, type Deps } from '../deps.js';
+import { createDeps, STORE_WATCH_MS, type Deps } from '../deps.js';
 import { createLogger } from '../log.js';
 import { ECB_HISTORY_MAX_BYTES, parseEcbDocument } from '../providers/ecb-format.js';
 import { readSource } from '../providers/fetch-bytes.js';
@@ -132,33 +132,38 @@ export function buildCli(): Command {
     .action(async () => {
       const cfg = config(process.stdout);
       let stopping = false;
-      const onSignals = (stop: (signal: string) => Promise<void>, log: { info(o: object, m: string): void }) => {
-        const handle = (signal: string) => {
+      // A signal stops the process with 0; a store that can no longer be written, with 1.
+      const onSignals = (stop: (signal: string) => Promise<void>, log: { info(o: object, m: string): void }, storeFault?: Promise<string>) => {
+        const handle = (signal: string, code: number) => {
           // A second signal (a worker gets the terminal's and its main process's) changes nothing.
           if (stopping) return;
           stopping = true;
           log.info({ signal }, 'shutting down: draining in-flight requests');
           stop(signal)
-            .then(() => process.exit(0))
+            .then(() => process.exit(code))
             .catch((error: unknown) => {
               console.error(`exrates: shutdown failed: ${String(error)}`);
               process.exit(1);
             });
         };
-        process.on('SIGTERM', () => handle('SIGTERM'));
-        process.on('SIGINT', () => handle('SIGINT'));
+        process.on('SIGTERM', () => handle('SIGTERM', 0));
+        process.on('SIGINT', () => handle('SIGINT', 0));
+        void storeFault?.then(() => handle('store fault', 1));
       };
       if (cfg.workers > 1 && !isClusterWorker()) {
         const log = createLogger(cfg.logLevel, undefined, cfg.logFormat);
         warnOfPlaceholderContact(cfg, log);
         const primary = await runPrimary(cfg, log);
-        onSignals((signal) => primary.stop(signal), log);
+        onSignals((signal) => primary.stop(signal), log, primary.storeFault);
         return;
       }
       const ports = isClusterWorker() ? workerPorts(cfg) : undefined;
+      // The only process holds the store's writer lock; workers work under their main process's.
       const server = await startServer(
         cfg,
-        ports ? { migrate: false, ...(ports.quotas ? { quotas: ports.quotas } : {}), ...(ports.lock ? { lock: ports.lock } : {}), metricsText: ports.clusterMetrics } : {},
+        ports
+          ? { migrate: false, ...(ports.quotas ? { quotas: ports.quotas } : {}), ...(ports.lock ? { lock: ports.lock } : {}), metricsText: ports.clusterMetrics, storeWatchMs: STORE_WATCH_MS }
+          : { holdWriterLock: true, storeWatchMs: STORE_WATCH_MS },
       );
       ports?.reportMetrics(server.deps.metrics.registry);
       if (!isClusterWorker()) warnOfPlaceholderContact(cfg, server.deps.log);
@@ -168,7 +173,7 @@ export function buildCli(): Command {
           .then(() => warnOfOldRates(server.deps))
           .catch((error: unknown) => server.deps.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not check the age of the stored rates'));
       }
-      onSignals(() => server.close(), server.deps.log);
+      onSignals(() => server.close(), server.deps.log, server.storeFault);
     });
 
   program
