@@ -56,6 +56,12 @@ const PRESENTED_KEYS = 10_000;
 export const QUOTA_JOURNAL_MS = 10;
 /** How often a serving process checks its SQLite file (openDatabase's fault()). */
 export const STORE_WATCH_MS = 1_000;
+/**
+ * How long a process whose store can no longer be written answers /readyz 503 before it stops:
+ * long enough for a balancer that probes often to move traffic away, short enough that little is
+ * counted into a store that will not keep it.
+ */
+export const STORE_FAULT_DRAIN_MS = 1_000;
 
 /** The service's clock: the machine's, or one starting at EXRATES_NOW and advancing from there. */
 export function createClock(start: Date | undefined): Clock {

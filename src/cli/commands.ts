@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import cluster from 'node:cluster';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, CommanderError } from 'commander';
 import { noRatesAdvice } from '../announce.js';
 import { ConfigError, environmentWithDotenv, loadConfig, PLACEHOLDER_CONTACT_EMAIL, unknownVariables, type Config, type ProviderId } from '../config.js';
@@ -11,7 +12,7 @@ import { retentionStart, storeDocument } from '../core/refresh.js';
 import { createRefresher } from '../core/refresher.js';
 import { counted, grouped } from '../core/text.js';
 import { utcDay } from '../core/time.js';
-import { createDeps, STORE_WATCH_MS, type Deps } from '../deps.js';
+import { createDeps, STORE_FAULT_DRAIN_MS, STORE_WATCH_MS, type Deps } from '../deps.js';
 import { createLogger } from '../log.js';
 import { ECB_HISTORY_MAX_BYTES, parseEcbDocument } from '../providers/ecb-format.js';
 import { readSource } from '../providers/fetch-bytes.js';
@@ -148,7 +149,7 @@ export function buildCli(): Command {
         };
         process.on('SIGTERM', () => handle('SIGTERM', 0));
         process.on('SIGINT', () => handle('SIGINT', 0));
-        void storeFault?.then(() => handle('store fault', 1));
+        void storeFault?.then(() => sleep(STORE_FAULT_DRAIN_MS)).then(() => handle('store fault', 1));
       };
       if (cfg.workers > 1 && !isClusterWorker()) {
         const log = createLogger(cfg.logLevel, undefined, cfg.logFormat);

@@ -213,6 +213,7 @@ function watchFile(file: string, intervalMs: number, report: (reason: string) =>
           () => undefined,
           (error: NodeJS.ErrnoException) => error.code ?? error.message,
         );
+        if (denied === 'ENOENT') return report(`${file} was deleted`);
         if (denied !== undefined) return report(`${path} is no longer writable (${denied})`);
       }
       const space = await statfs(dirname(file));

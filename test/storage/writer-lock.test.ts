@@ -3,11 +3,12 @@
  * when that process is killed; and the watch that reports a file deleted or replaced under it.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, renameSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { tempDir } from '../helper.js';
 import { openDatabase } from '../../src/storage/database.js';
 import { sleep, waitFor } from '../support/wait.js';
@@ -105,6 +106,36 @@ describe('the watch of an SQLite file', () => {
       assert.deepEqual(told, [database.fault()], 'told once');
     } finally {
       await database.close();
+      dir.remove();
+    }
+  });
+
+  test('a write SQLite refuses for the file itself (its disk full) is reported, and thrown all the same', async (t) => {
+    const dir = tempDir();
+    const at = join(dir.path, 'small');
+    mkdirSync(at);
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', at], { stdio: 'pipe' });
+    } catch {
+      dir.remove();
+      return t.skip('cannot mount a tmpfs here: needs root with CAP_SYS_ADMIN');
+    }
+    // No watch: the write's own failure is what is reported.
+    const database = await openDatabase(`sqlite:${join(at, 'full.db')}`);
+    try {
+      await sql`create table filler (data blob not null)`.execute(database.db);
+      const { bavail, bsize } = statfsSync(at);
+      writeFileSync(join(at, 'filler'), Buffer.alloc(Math.max(0, bavail * bsize - 8 * 1024)));
+      const blob = Buffer.alloc(256 * 1024, 1);
+      const error = await sql`insert into filler (data) values (${blob})`.execute(database.db).then(
+        () => assert.fail('wrote to a full disk'),
+        (caught: Error & { code?: string }) => caught,
+      );
+      assert.match(String(error.code), /^SQLITE_(FULL|IOERR)/);
+      assert.match(database.fault()!, /^a write failed: SQLITE_(FULL|IOERR)/);
+    } finally {
+      await database.close().catch(() => undefined);
+      execFileSync('umount', [at]);
       dir.remove();
     }
   });
