@@ -132,6 +132,10 @@ describe('hostile upstreams and a store taken away', () => {
       key = await createKey(setup, 'pro');
       recordKeys(SUITE, [key]);
       server = await startInstance('hostile-upstream', setup);
+      // The five-year history came whole, through the worker thread that parses large documents.
+      const history = await get(`${server.base}/api/v1/history?from=EUR&to=USD&range=5y`, { headers: { 'X-Api-Key': key } });
+      assert.equal(history.status, 200, history.body);
+      assert.ok((JSON.parse(history.body) as { points: unknown[] }).points.length > 1_000, 'five years of ECB history loaded');
     });
 
     after(async () => {
