@@ -15,6 +15,7 @@ import { addDays, isDay, utcDay, type Day } from '../core/time.js';
 import { torontoTime } from './bank-time.js';
 import { publishedRate, spannedSeries } from './central-bank.js';
 import { fetchBytes } from './fetch-bytes.js';
+import { parseOffThread } from './off-thread.js';
 import { decodeUtf8, describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, plainDecimalFromNumberText } from './json-number.js';
 import type { ProviderMetadata, ProviderLog } from './registry.js';
 
@@ -128,7 +129,7 @@ export function createBocProvider(options: BocProviderOptions): Provider {
 
   const get = async (query: string, fetchOptions?: FetchOptions): Promise<RateDocument> => {
     const bytes = await fetchBytes(`${origin}${GROUP_PATH}?${query}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
-    return parseBocObservations(decodeUtf8(bytes, FEED));
+    return parseOffThread('boc', [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
   };
 
   // The group is one fixed set of currencies, so `currencies` is not applied.

@@ -16,6 +16,7 @@ import { isDay, type Day } from '../core/time.js';
 import { londonTime } from './bank-time.js';
 import { publishedRate, rangeQueryProvider, readCsv } from './central-bank.js';
 import { fetchBytes } from './fetch-bytes.js';
+import { parseOffThread } from './off-thread.js';
 import { decodeUtf8 } from './json-number.js';
 import type { ProviderMetadata, ProviderLog } from './registry.js';
 
@@ -148,7 +149,7 @@ export function createBoeProvider(options: BoeProviderOptions): Provider {
       // The query as the database's own CSV download link writes it: dates and the code list unencoded.
       const query = `CSVF=TN&Datefrom=${boeQueryDate(range.from)}&Dateto=${boeQueryDate(range.to)}&SeriesCodes=${seriesCodes}&UsingCodes=Y&csv.x=yes`;
       const bytes = await fetchBytes(`${origin}${DATA_PATH}?${query}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
-      return parseBoeCsv(decodeUtf8(bytes, FEED));
+      return parseOffThread('boe', [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
     },
   });
 }

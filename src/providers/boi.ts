@@ -16,6 +16,7 @@ import { isDay, type Day } from '../core/time.js';
 import { jerusalemTime } from './bank-time.js';
 import { columns, CURRENCY_CODE, publishedRate, rangeQueryProvider, RatesByDay, readCsv } from './central-bank.js';
 import { fetchBytes } from './fetch-bytes.js';
+import { parseOffThread } from './off-thread.js';
 import { decodeUtf8 } from './json-number.js';
 import { perUnit } from './paced.js';
 import type { ProviderMetadata, ProviderLog } from './registry.js';
@@ -112,7 +113,7 @@ export function createBoiProvider(options: BoiProviderOptions): Provider {
       // The query as the bank's own series database writes it, `c[DATA_TYPE]` percent-encoded.
       const url = `${origin}${DATA_PATH}?c%5BDATA_TYPE%5D=${REPRESENTATIVE_RATE}&endperiod=${range.to}&format=csv&startperiod=${range.from}`;
       const bytes = await fetchBytes(url, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
-      return parseBoiCsv(decodeUtf8(bytes, FEED));
+      return parseOffThread('boi', [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
     },
   });
 }

@@ -42,7 +42,7 @@ export function createEcbProvider(options: EcbProviderOptions): Provider {
   const get = async (file: keyof typeof ECB_MAX_BYTES, fetchOptions?: FetchOptions): Promise<RateDocument> => {
     const maxBytes = ECB_MAX_BYTES[file];
     const bytes = await fetchBytes(`${baseUrl}/${file}`, { timeoutMs: options.timeoutMs, maxBytes, signal: fetchOptions?.signal });
-    return parseOffThread('ecb', bytes, maxBytes, fetchOptions?.signal);
+    return parseOffThread('ecb', [bytes, maxBytes], fetchOptions?.signal);
   };
 
   // ECB publishes one fixed set of currencies, so `currencies` is not applied: there is nothing to save.

@@ -17,7 +17,7 @@ export interface FileProviderOptions {
 export function createFileProvider(options: FileProviderOptions): Provider {
   const load = async (signal: AbortSignal | undefined): Promise<RateDocument> => {
     const bytes = await readSource(options.location, { timeoutMs: options.timeoutMs, maxBytes: ECB_HISTORY_MAX_BYTES, signal });
-    return { ...(await parseOffThread('ecb', bytes, ECB_HISTORY_MAX_BYTES, signal)), provider: 'file' };
+    return { ...(await parseOffThread('ecb', [bytes, ECB_HISTORY_MAX_BYTES], signal)), provider: 'file' };
   };
 
   return {

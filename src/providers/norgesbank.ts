@@ -15,6 +15,7 @@ import { isDay } from '../core/time.js';
 import { centralEuropeanTime } from './bank-time.js';
 import { columns, CURRENCY_CODE, publishedRate, rangeQueryProvider, RatesByDay, readCsv } from './central-bank.js';
 import { fetchBytes } from './fetch-bytes.js';
+import { parseOffThread } from './off-thread.js';
 import { decodeUtf8 } from './json-number.js';
 import { perUnit } from './paced.js';
 import type { ProviderMetadata, ProviderLog } from './registry.js';
@@ -102,7 +103,7 @@ export function createNorgesBankProvider(options: NorgesBankProviderOptions): Pr
       // The query as Norges Bank documents and its own query builder writes it.
       const url = `${origin}${DATA_PATH}?endPeriod=${range.to}&format=csvdata&startPeriod=${range.from}`;
       const bytes = await fetchBytes(url, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
-      return parseNorgesBankCsv(decodeUtf8(bytes, FEED));
+      return parseOffThread('norgesbank', [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
     },
   });
 }

@@ -16,6 +16,7 @@ import { isDay, type Day } from '../core/time.js';
 import { centralEuropeanTime } from './bank-time.js';
 import { publishedRate, rangeQueryProvider } from './central-bank.js';
 import { fetchBytes } from './fetch-bytes.js';
+import { parseOffThread } from './off-thread.js';
 import { decodeUtf8, describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, plainDecimalFromNumberText } from './json-number.js';
 import type { ProviderMetadata, ProviderLog } from './registry.js';
 
@@ -111,7 +112,7 @@ export function createRiksbankProvider(options: RiksbankProviderOptions): Provid
     ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }),
     async fetchRange(range, fetchOptions) {
       const bytes = await fetchBytes(`${origin}${GROUP_PATH}/${range.from}/${range.to}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
-      return parseRiksbankObservations(decodeUtf8(bytes, FEED));
+      return parseOffThread('riksbank', [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
     },
   });
 }
