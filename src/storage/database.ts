@@ -1,4 +1,4 @@
-import { constants, mkdirSync } from 'node:fs';
+import { constants, mkdirSync, statSync } from 'node:fs';
 import { access, stat, statfs } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
@@ -75,7 +75,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     sqlite.pragma('wal_autocheckpoint = 100');
     const faults = storeFaults();
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: keepingStatements(sqlite, faults.report) }) });
-    const stopWatching = options.watchMs && path !== ':memory:' ? watchFile(resolve(path), options.watchMs, faults.report) : undefined;
+    const stopWatching = options.watchMs && path !== ':memory:' ? watchFile(resolve(path), statSync(path), options.watchMs, faults.report) : undefined;
     return {
       db,
       engine: 'sqlite',
@@ -132,7 +132,13 @@ function keepingStatements(sqlite: { prepare(source: string): SqliteStatement; c
       if (statement) {
         kept.delete(source);
       } else {
-        statement = reportingFaults(sqlite.prepare(source), report);
+        const prepared = reportingFaults(() => sqlite.prepare(source), report);
+        statement = {
+          reader: prepared.reader,
+          all: (parameters) => reportingFaults(() => prepared.all(parameters), report),
+          run: (parameters) => reportingFaults(() => prepared.run(parameters), report),
+          iterate: (parameters) => reportingFaults(() => prepared.iterate(parameters), report),
+        };
         if (kept.size >= STATEMENTS_KEPT) kept.delete(kept.keys().next().value!);
       }
       kept.set(source, statement);
@@ -147,23 +153,15 @@ function keepingStatements(sqlite: { prepare(source: string): SqliteStatement; c
  */
 const STORE_FAULT = /^SQLITE_(READONLY|FULL|IOERR|CANTOPEN|CORRUPT|NOTADB)/;
 
-/** A statement whose failures of the file itself are reported (they are thrown all the same). */
-function reportingFaults(statement: SqliteStatement, report: (reason: string) => void): SqliteStatement {
-  const watched = <T>(run: () => T): T => {
-    try {
-      return run();
-    } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      if (typeof code === 'string' && STORE_FAULT.test(code)) report(`a write failed: ${code}: ${(error as Error).message}`);
-      throw error;
-    }
-  };
-  return {
-    reader: statement.reader,
-    all: (parameters) => watched(() => statement.all(parameters)),
-    run: (parameters) => watched(() => statement.run(parameters)),
-    iterate: (parameters) => watched(() => statement.iterate(parameters)),
-  };
+/** Runs a call into SQLite; a failure of the file itself is reported, and thrown all the same. */
+function reportingFaults<T>(call: () => T, report: (reason: string) => void): T {
+  try {
+    return call();
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && STORE_FAULT.test(code)) report(`SQLite refused a statement: ${code}: ${(error as Error).message}`);
+    throw error;
+  }
 }
 
 /** The first fault of a store, kept, and told once to whoever listens. */
@@ -196,8 +194,7 @@ const MIN_FREE_BYTES = 4 * 1024 * 1024;
  * file, lost at exit), still the file opened (not replaced), still writable, its filesystem not
  * full. Reports the first thing wrong.
  */
-function watchFile(file: string, intervalMs: number, report: (reason: string) => void): () => void {
-  let opened: { dev: number; ino: number } | undefined;
+function watchFile(file: string, opened: { dev: number; ino: number }, intervalMs: number, report: (reason: string) => void): () => void {
   let checking = false;
   const check = async (): Promise<void> => {
     if (checking) return;
@@ -205,7 +202,6 @@ function watchFile(file: string, intervalMs: number, report: (reason: string) =>
     try {
       const now = await stat(file).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : Promise.reject(error)));
       if (now === undefined) return report(`${file} was deleted`);
-      opened ??= { dev: now.dev, ino: now.ino };
       if (now.dev !== opened.dev || now.ino !== opened.ino) return report(`${file} was replaced by another file`);
       // Permissions a process running as root ignores, but a read-only filesystem it does not.
       for (const path of [file, dirname(file)]) {
@@ -254,7 +250,12 @@ const LOCK_WAIT_MS = 1_000;
  * Returns the release.
  */
 function holdWriterLock(SQLite: typeof import('better-sqlite3'), file: string): () => void {
-  const lock = new SQLite(writerLockFile(file), { timeout: LOCK_WAIT_MS });
+  let lock: import('better-sqlite3').Database;
+  try {
+    lock = new SQLite(writerLockFile(file), { timeout: LOCK_WAIT_MS });
+  } catch (error) {
+    throw new Error(`cannot open the store's writer lock ${writerLockFile(file)}: ${(error as Error).message}`, { cause: error });
+  }
   const me: Holder = { pid: process.pid, host: hostname(), since: new Date().toISOString() };
   const release = () => lock.close();
   try {

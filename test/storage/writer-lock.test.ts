@@ -132,7 +132,7 @@ describe('the watch of an SQLite file', () => {
         (caught: Error & { code?: string }) => caught,
       );
       assert.match(String(error.code), /^SQLITE_(FULL|IOERR)/);
-      assert.match(database.fault()!, /^a write failed: SQLITE_(FULL|IOERR)/);
+      assert.match(database.fault()!, /^SQLite refused a statement: SQLITE_(FULL|IOERR)/);
     } finally {
       await database.close().catch(() => undefined);
       execFileSync('umount', [at]);
