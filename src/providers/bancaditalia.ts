@@ -20,7 +20,7 @@ import { CURRENCY_CODE, publishedRate } from './central-bank.js';
 import type { ProviderLog } from './registry.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of one currency, or a day of every one, is well under a megabyte: the limit leaves a wide margin (docs/operations.md lists every feed's). */
-const MAX_BYTES = 8 * 1024 * 1024;
+const MAX_BYTES = 2 * 1024 * 1024;
 
 const PROVIDER = 'bancaditalia';
 const FEED = "Banca d'Italia feed";

@@ -17,6 +17,7 @@ import { parseBoeCsv } from './boe.js';
 import { parseBoiCsv } from './boi.js';
 import { parseCnbRates } from './cnb.js';
 import { parseEcbDocument } from './ecb-format.js';
+import { parseFrankfurterRates } from './frankfurter.js';
 import { parseNbpTables } from './nbp.js';
 import { parseNbuRates } from './nbu.js';
 import { parseNorgesBankCsv } from './norgesbank.js';
@@ -24,7 +25,8 @@ import { parseRiksbankObservations } from './riksbank.js';
 
 /**
  * The parsers a worker may run, by name: the ECB's takes the bytes and the limit they were read
- * under (a ZIP is inflated no further), the others the decoded text. (The adapters import this
+ * under (a ZIP is inflated no further), the others the decoded text (Frankfurter's, and the base
+ * it was asked for). (The adapters import this
  * module and it imports their parsers: function declarations, bound before any module runs.)
  */
 export const PARSERS = {
@@ -33,6 +35,7 @@ export const PARSERS = {
   boe: parseBoeCsv,
   boi: parseBoiCsv,
   cnb: parseCnbRates,
+  frankfurter: parseFrankfurterRates,
   nbp: parseNbpTables,
   nbu: parseNbuRates,
   norgesbank: parseNorgesBankCsv,
