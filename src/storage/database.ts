@@ -200,8 +200,7 @@ function watchFile(file: string, opened: { dev: number; ino: number }, intervalM
     if (checking) return;
     checking = true;
     try {
-      const now = await stat(file).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : Promise.reject(error)));
-      if (now === undefined) return report(`${file} was deleted`);
+      const now = await stat(file);
       if (now.dev !== opened.dev || now.ino !== opened.ino) return report(`${file} was replaced by another file`);
       // Permissions a process running as root ignores, but a read-only filesystem it does not.
       for (const path of [file, dirname(file)]) {
@@ -216,6 +215,8 @@ function watchFile(file: string, opened: { dev: number; ino: number }, intervalM
       const free = space.bavail * space.bsize;
       if (free < MIN_FREE_BYTES) return report(`the filesystem holding ${file} is full (${free} bytes free)`);
     } catch (error) {
+      // The file or its folder gone, before or between the checks above.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return report(`${file} was deleted`);
       report(`${file} cannot be checked: ${error instanceof Error ? error.message : String(error)}`);
     } finally {
       checking = false;
