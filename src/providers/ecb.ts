@@ -29,7 +29,7 @@ const RECENT_WINDOW_DAYS = 85;
  * file (docs/operations.md). The daily file's is small enough that a hostile one is refused long
  * before it costs the event loop anything to parse.
  */
-export const ECB_MAX_BYTES = {
+const ECB_MAX_BYTES = {
   'eurofxref-daily.xml': 1024 * 1024,
   'eurofxref-hist-90d.xml': 4 * 1024 * 1024,
   'eurofxref-hist.zip': ECB_HISTORY_MAX_BYTES,

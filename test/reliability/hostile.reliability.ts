@@ -77,7 +77,7 @@ function writeSpaces(res: ServerResponse, head: Buffer, spaces: number): void {
   more();
 }
 
-/** The milliseconds a server took to exit after `since`, and how. */
+/** How a server exited, or undefined when it still runs after `withinMs`. */
 async function exitOf(instance: ServeProcess, withinMs: number): Promise<{ code: number | null; signal: string | null } | undefined> {
   return Promise.race([instance.exit, sleep(withinMs).then(() => undefined)]);
 }
