@@ -2584,7 +2584,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Not ready: no rates loaded (`next` says what to do), or the store cannot be reached. */
+            /** @description Not ready: no rates loaded (`next` says what to do), the store cannot be reached, or its SQLite file can no longer be written (the process is stopping). */
             503: {
                 headers: {
                     /** @description no-store. */
@@ -2632,7 +2632,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Not ready: no rates loaded (`next` says what to do), or the store cannot be reached. */
+            /** @description Not ready: no rates loaded (`next` says what to do), the store cannot be reached, or its SQLite file can no longer be written (the process is stopping). */
             503: {
                 headers: {
                     /** @description no-store. */

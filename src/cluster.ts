@@ -3,7 +3,7 @@ import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } fro
 import type { Config } from './config.js';
 import { createLocalLock } from './core/local-lock.js';
 import type { Lock, QuotaStore } from './core/ports.js';
-import { createClock, openProcessQuotas, quotaMode } from './deps.js';
+import { createClock, openProcessQuotas, quotaMode, STORE_WATCH_MS } from './deps.js';
 import type { Logger } from './log.js';
 import { migrateToLatest, openDatabase } from './storage/database.js';
 
@@ -65,8 +65,15 @@ export function isClusterWorker(): boolean {
 }
 
 /** The main process: migrates, starts the workers, answers their calls, restarts the ones that die. */
-export async function runPrimary(config: Config, log: Logger): Promise<{ stop(signal: string): Promise<void> }> {
-  const database = await openDatabase(config.databaseUrl);
+export async function runPrimary(config: Config, log: Logger): Promise<{ stop(signal: string): Promise<void>; storeFault: Promise<string> }> {
+  // The main process holds the store's writer lock for its workers, and watches the file as each of them does.
+  const database = await openDatabase(config.databaseUrl, { holdWriterLock: true, watchMs: STORE_WATCH_MS });
+  const storeFault = new Promise<string>((resolve) => {
+    database.onFault((reason) => {
+      log.error({ store: database.file, reason }, 'the store can no longer be written: stopping');
+      resolve(reason);
+    });
+  });
   try {
     await migrateToLatest(database.db);
   } catch (error) {
@@ -177,6 +184,7 @@ export async function runPrimary(config: Config, log: Logger): Promise<{ stop(si
   log.info({ workers: config.workers, port: config.port, quotas: counting ? 'main process' : 'redis, from each worker' }, 'started workers');
 
   return {
+    storeFault,
     async stop(signal) {
       stopping = true;
       const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);

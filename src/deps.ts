@@ -56,6 +56,14 @@ const PRESENTED_KEYS = 10_000;
  * the rest of a rate request costs on SQLite.
  */
 export const QUOTA_JOURNAL_MS = 10;
+/** How often a serving process checks its SQLite file (openDatabase's fault()). */
+export const STORE_WATCH_MS = 1_000;
+/**
+ * How long a process whose store can no longer be written answers /readyz 503 before it stops:
+ * long enough for a balancer that probes often to move traffic away, short enough that little is
+ * counted into a store that will not keep it.
+ */
+export const STORE_FAULT_DRAIN_MS = 1_000;
 
 /** The service's clock: the machine's, or one starting at EXRATES_NOW and advancing from there. */
 export function createClock(start: Date | undefined): Clock {
@@ -125,6 +133,10 @@ export interface DepsOptions {
   clock?: Clock;
   /** The metrics text when it is gathered elsewhere (every worker's, summed by the main process). */
   metricsText?: () => Promise<string>;
+  /** Hold the SQLite file's writer lock (openDatabase): for the one process that serves it. */
+  holdWriterLock?: boolean;
+  /** Check the SQLite file this often (openDatabase's fault()): for processes that serve. */
+  storeWatchMs?: number;
 }
 
 /** Redis at `url`, connected; a failure says where, without the password. */
@@ -209,7 +221,10 @@ async function wire(
   options: DepsOptions,
   { log, clock, metrics, opened }: { log: Logger; clock: Clock; metrics: ServiceMetrics; opened: Array<() => unknown> },
 ): Promise<Deps> {
-  const database = await openDatabase(config.databaseUrl);
+  const database = await openDatabase(config.databaseUrl, {
+    ...(options.holdWriterLock ? { holdWriterLock: true } : {}),
+    ...(options.storeWatchMs ? { watchMs: options.storeWatchMs } : {}),
+  });
   opened.push(() => database.close());
   if (options.migrate ?? true) await migrateToLatest(database.db);
   const rates = guardDependency(createRateStore(database.db), 'the database');

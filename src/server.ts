@@ -9,6 +9,12 @@ export interface RunningServer {
   deps: Deps;
   /** Resolves when the first refresh of every provider has finished (successfully or not). */
   initialLoad: Promise<void>;
+  /**
+   * Resolves, with the reason, once the store can no longer be written (deleted, replaced,
+   * read-only, its disk full); logged as an error, and /readyz says not ready from then on. The
+   * caller stops the process: serving on would only lose what it counts.
+   */
+  storeFault: Promise<string>;
   close(): Promise<void>;
 }
 
@@ -39,6 +45,12 @@ export async function startServer(config: Config, options: DepsOptions = {}): Pr
     throw error;
   }
   const ready = deps;
+  const storeFault = new Promise<string>((resolve) => {
+    ready.database.onFault((reason) => {
+      ready.log.error({ store: ready.database.file, reason }, 'the store can no longer be written: stopping');
+      resolve(reason);
+    });
+  });
   announceListening(ready, app.server.address());
   // The stored rates are read before the first refresh, so that the first requests are answered
   // from them at once instead of waiting behind the providers (a refresh parses its document on
@@ -55,7 +67,7 @@ export async function startServer(config: Config, options: DepsOptions = {}): Pr
     await initialLoad.catch(() => undefined);
     await ready.close();
   }
-  return { app, deps: ready, initialLoad, close };
+  return { app, deps: ready, initialLoad, storeFault, close };
 }
 
 /** Node's listen errors name neither the setting nor the way out: these do. */

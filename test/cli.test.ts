@@ -179,6 +179,35 @@ describe('exrates CLI', () => {
     assert.match(result.stdout, /revoked exr_/);
   });
 
+  test('keys revoke takes the whole key, revokes exactly that key, and never prints it', async () => {
+    const created = await cli(['keys', 'create', '--tier', 'pro', '--owner', 'whole@example.org'], env);
+    assert.equal(created.code, 0, created.stderr);
+    const whole = created.stdout.trim();
+    const other = (await cli(['keys', 'create', '--tier', 'free', '--owner', 'other@example.org'], env)).stdout.trim();
+    const result = await cli(['keys', 'revoke', whole], env);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, `revoked ${whole.slice(0, 12)} (pro, whole@example.org)\n`);
+    assert.ok(!`${result.stdout}${result.stderr}`.includes(whole.slice(12)), 'the secret part is not printed');
+    const listed = JSON.parse((await cli(['keys', 'list', '--json'], env)).stdout) as Array<{ prefix: string; revokedAt: string | null }>;
+    assert.notEqual(listed.find((k) => k.prefix === whole.slice(0, 12))?.revokedAt, null);
+    assert.equal(listed.find((k) => k.prefix === other.slice(0, 12))?.revokedAt, null);
+
+    // Again: revoked already; a mistyped whole key and something that is no key: each refused, named by its first 12 characters only.
+    const mistyped = `${whole.slice(0, -1)}${whole.endsWith('A') ? 'B' : 'A'}`;
+    for (const [given, why] of [
+      [whole, /^exrates: no active key is exr_\w{8}… \(unknown, or revoked already\)$/m],
+      [mistyped, /^exrates: no active key is exr_\w{8}… \(unknown, or revoked already\)$/m],
+      [`${other}!`, /^exrates: 'exr_\w{8}…' is neither a whole key nor the start of one as shown by 'keys list'/m],
+    ] as const) {
+      const refused = await cli(['keys', 'revoke', given], env);
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, why);
+      assert.ok(!`${refused.stdout}${refused.stderr}`.includes(given.slice(12)), `the secret part of ${given.slice(0, 12)}… is not printed`);
+    }
+    const after = JSON.parse((await cli(['keys', 'list', '--json'], env)).stdout) as Array<{ prefix: string; revokedAt: string | null }>;
+    assert.equal(after.find((k) => k.prefix === other.slice(0, 12))?.revokedAt, null, 'the other key is still active');
+  });
+
   test('an invalid configuration stops every command with one line per problem', async () => {
     const result = await cli(['migrate'], { ...env, PORT: 'x', EXRATES_QUOTA_FREE: '-1' });
     assert.equal(result.code, 1);

@@ -1,19 +1,20 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import cluster from 'node:cluster';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, CommanderError } from 'commander';
 import { noRatesAdvice } from '../announce.js';
 import { ConfigError, environmentWithDotenv, loadConfig, PLACEHOLDER_CONTACT_EMAIL, unknownVariables, type Config, type ProviderId } from '../config.js';
-import { issueApiKey, revokeApiKeys } from '../core/api-keys.js';
+import { issueApiKey, revokeApiKeys, shownKey } from '../core/api-keys.js';
 import { outdatedRates } from '../core/freshness.js';
 import type { ApiKeyRecord, RateStore } from '../core/ports.js';
 import { retentionStart, storeDocument } from '../core/refresh.js';
 import { createRefresher } from '../core/refresher.js';
 import { counted, grouped } from '../core/text.js';
 import { utcDay } from '../core/time.js';
-import { createDeps, type Deps } from '../deps.js';
+import { createDeps, STORE_FAULT_DRAIN_MS, STORE_WATCH_MS, type Deps } from '../deps.js';
 import { createLogger } from '../log.js';
-import { parseEcbDocument } from '../providers/ecb-format.js';
+import { ECB_HISTORY_MAX_BYTES, parseEcbDocument } from '../providers/ecb-format.js';
 import { readSource } from '../providers/fetch-bytes.js';
 import { migrateToLatest, openDatabase, sqliteFile } from '../storage/database.js';
 import { startServer } from '../server.js';
@@ -132,33 +133,38 @@ export function buildCli(): Command {
     .action(async () => {
       const cfg = config(process.stdout);
       let stopping = false;
-      const onSignals = (stop: (signal: string) => Promise<void>, log: { info(o: object, m: string): void }) => {
-        const handle = (signal: string) => {
+      // A signal stops the process with 0; a store that can no longer be written, with 1.
+      const onSignals = (stop: (signal: string) => Promise<void>, log: { info(o: object, m: string): void }, storeFault?: Promise<string>) => {
+        const handle = (signal: string, code: number) => {
           // A second signal (a worker gets the terminal's and its main process's) changes nothing.
           if (stopping) return;
           stopping = true;
           log.info({ signal }, 'shutting down: draining in-flight requests');
           stop(signal)
-            .then(() => process.exit(0))
+            .then(() => process.exit(code))
             .catch((error: unknown) => {
               console.error(`exrates: shutdown failed: ${String(error)}`);
               process.exit(1);
             });
         };
-        process.on('SIGTERM', () => handle('SIGTERM'));
-        process.on('SIGINT', () => handle('SIGINT'));
+        process.on('SIGTERM', () => handle('SIGTERM', 0));
+        process.on('SIGINT', () => handle('SIGINT', 0));
+        void storeFault?.then(() => sleep(STORE_FAULT_DRAIN_MS)).then(() => handle('store fault', 1));
       };
       if (cfg.workers > 1 && !isClusterWorker()) {
         const log = createLogger(cfg.logLevel, undefined, cfg.logFormat);
         warnOfPlaceholderContact(cfg, log);
         const primary = await runPrimary(cfg, log);
-        onSignals((signal) => primary.stop(signal), log);
+        onSignals((signal) => primary.stop(signal), log, primary.storeFault);
         return;
       }
       const ports = isClusterWorker() ? workerPorts(cfg) : undefined;
+      // The only process holds the store's writer lock; workers work under their main process's.
       const server = await startServer(
         cfg,
-        ports ? { migrate: false, ...(ports.quotas ? { quotas: ports.quotas } : {}), ...(ports.lock ? { lock: ports.lock } : {}), metricsText: ports.clusterMetrics } : {},
+        ports
+          ? { migrate: false, ...(ports.quotas ? { quotas: ports.quotas } : {}), ...(ports.lock ? { lock: ports.lock } : {}), metricsText: ports.clusterMetrics, storeWatchMs: STORE_WATCH_MS }
+          : { holdWriterLock: true, storeWatchMs: STORE_WATCH_MS },
       );
       ports?.reportMetrics(server.deps.metrics.registry);
       if (!isClusterWorker()) warnOfPlaceholderContact(cfg, server.deps.log);
@@ -168,7 +174,7 @@ export function buildCli(): Command {
           .then(() => warnOfOldRates(server.deps))
           .catch((error: unknown) => server.deps.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not check the age of the stored rates'));
       }
-      onSignals(() => server.close(), server.deps.log);
+      onSignals(() => server.close(), server.deps.log, server.storeFault);
     });
 
   program
@@ -200,7 +206,7 @@ export function buildCli(): Command {
       }
       await withDeps(async (deps) => {
         console.error(`reading ${file}…`);
-        const bytes = await readSource(file, { timeoutMs: deps.config.upstreamTimeoutMs });
+        const bytes = await readSource(file, { timeoutMs: deps.config.upstreamTimeoutMs, maxBytes: ECB_HISTORY_MAX_BYTES });
         const document = { ...parseEcbDocument(bytes), provider };
         const first = document.days[0]?.day;
         const last = document.days.at(-1)?.day;
@@ -284,12 +290,15 @@ export function buildCli(): Command {
     });
   keys
     .command('revoke')
-    .description('revoke every active key whose prefix starts with PREFIX')
-    .argument('<prefix>', 'the key prefix shown by keys list, e.g. exr_AbC12345 (required)')
-    .action(async (prefix: string) => {
+    .description('revoke a key: the whole key, or every active key that starts with a prefix as keys list shows it')
+    .argument('<key-or-prefix>', 'the whole key, or its prefix as shown by keys list, e.g. exr_AbC12345 (required)')
+    .action(async (given: string) => {
       await withDeps(async (deps) => {
-        const revoked = await revokeApiKeys(deps.keys, prefix, deps.clock);
-        if (revoked.length === 0) throw new Error(`no active key starts with '${prefix}'`);
+        const revoked = await revokeApiKeys(deps.keys, given, deps.clock);
+        if (revoked.length === 0) {
+          // A whole key is named by its listed prefix only.
+          throw new Error(shownKey(given) !== given ? `no active key is ${shownKey(given)} (unknown, or revoked already)` : `no active key starts with '${given}'`);
+        }
         for (const r of revoked) console.log(`revoked ${r.prefix} (${r.tier}, ${r.owner})`);
       });
     });

@@ -92,12 +92,33 @@ export function authenticateApiKey(keys: KeyStore, presented: string | undefined
   return andThen(keys.findByHash(hashed), (record) => (record && record.revokedAt === null ? record : null));
 }
 
-export async function revokeApiKeys(keys: KeyStore, prefix: string, clock: Clock): Promise<ApiKeyRecord[]> {
-  if (!prefix.startsWith(KEY_PREFIX)) {
-    throw new Error(`'${prefix}' is not the start of a key: every key starts with ${KEY_PREFIX} (as shown by 'keys list'), e.g. ${KEY_PREFIX}AbC1`);
+/**
+ * A key or the start of one as it may be printed: the part `keys list` shows, so that a whole key
+ * given to a command (or pasted by mistake) never reaches a terminal, a log or a shell history again.
+ */
+export function shownKey(text: string): string {
+  return text.length > DISPLAY_CHARS ? `${displayPrefix(text)}…` : text;
+}
+
+/**
+ * Revokes the active keys that `given` names: a whole key (exactly that key, found by its hash) or
+ * the start of keys as `keys list` shows it (every active key that starts with it). Messages show
+ * at most the listed prefix of what was given.
+ */
+export async function revokeApiKeys(keys: KeyStore, given: string, clock: Clock): Promise<ApiKeyRecord[]> {
+  const at = clock.now().toISOString();
+  if (given.length > DISPLAY_CHARS) {
+    if (!isWellFormedKey(given)) {
+      throw new Error(`'${shownKey(given)}' is neither a whole key nor the start of one as shown by 'keys list' (at most ${DISPLAY_CHARS} characters, e.g. ${KEY_PREFIX}AbC12345)`);
+    }
+    const revoked = await keys.revokeByHash(hashApiKey(given), at);
+    return revoked ? [revoked] : [];
   }
-  if (prefix.length < KEY_PREFIX.length + 4) {
+  if (!given.startsWith(KEY_PREFIX)) {
+    throw new Error(`'${given}' is not the start of a key: every key starts with ${KEY_PREFIX} (as shown by 'keys list'), e.g. ${KEY_PREFIX}AbC1`);
+  }
+  if (given.length < KEY_PREFIX.length + 4) {
     throw new Error(`give at least the first ${KEY_PREFIX.length + 4} characters of the key (as shown by 'keys list'), e.g. ${KEY_PREFIX}AbC1`);
   }
-  return keys.revokeByPrefix(prefix, clock.now().toISOString());
+  return keys.revokeByPrefix(given, at);
 }

@@ -58,6 +58,11 @@ export function createCachedKeyStore(
       cache.clear();
       return revoked;
     },
+    revokeByHash: async (hash, at) => {
+      const revoked = await keys.revokeByHash(hash, at);
+      cache.clear();
+      return revoked;
+    },
     findByHash(hash) {
       const hit = cache.get(hash);
       if (hit) return hit.known !== undefined ? hit.known : hit.record;

@@ -172,6 +172,8 @@ export interface KeyStore {
   list(): Promise<ApiKeyRecord[]>;
   /** Revokes every active key whose prefix starts with the given text; returns the revoked records. */
   revokeByPrefix(prefix: string, at: string): Promise<ApiKeyRecord[]>;
+  /** Revokes the key with this hash if it is active; returns its revoked record, or null. */
+  revokeByHash(hash: string, at: string): Promise<ApiKeyRecord | null>;
   /** Changes whenever a key is revoked: a cheap way for caches to notice revocations by other processes. */
   revocationMark?(): Promise<string>;
 }

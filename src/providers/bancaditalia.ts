@@ -21,6 +21,9 @@ import { checkRange, createGate, MAX_IN_FLIGHT, DEFAULT_PACE_MS, inTurn, spansOf
 import { CURRENCY_CODE, publishedRate } from './central-bank.js';
 import type { ProviderLog } from './registry.js';
 
+/** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of one currency, or a day of every one, is well under a megabyte: the limit leaves a wide margin (docs/operations.md lists every feed's). */
+const MAX_BYTES = 2 * 1024 * 1024;
+
 const PROVIDER = 'bancaditalia';
 const FEED = "Banca d'Italia feed";
 const BASE = 'EUR';
@@ -239,7 +242,7 @@ export function createBancaDItaliaProvider(
 
   const get = async (pathAndQuery: string, accept: string, signal: AbortSignal | undefined): Promise<string | null> => {
     try {
-      return decodeUtf8(await fetchBytes(`${origin}${API}${pathAndQuery}`, { timeoutMs: options.timeoutMs, signal, accept }), FEED);
+      return decodeUtf8(await fetchBytes(`${origin}${API}${pathAndQuery}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal, accept }), FEED);
     } catch (error) {
       // The bank answers 404 for a date or range without any publication.
       if (error instanceof FeedHttpError && error.status === 404) return null;

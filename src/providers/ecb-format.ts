@@ -13,6 +13,14 @@ import { FeedError } from '../core/errors.js';
 import type { DailyQuotes, DayRange, DecimalString, RateDocument } from '../core/ports.js';
 import { ecbReferenceTime, isDay, type Day } from '../core/time.js';
 import { CURRENCY_CODE, publishedRate } from './central-bank.js';
+import { sizeText } from './fetch-bytes.js';
+
+/**
+ * The most bytes the whole history may hold, sent and inflated: ECB's since 1999 in one file, as
+ * eurofxref-hist.zip (its CSV), eurofxref-hist.xml or an operator's copy (the file provider,
+ * `import`), with a wide margin for the years to come (docs/operations.md).
+ */
+export const ECB_HISTORY_MAX_BYTES = 32 * 1024 * 1024;
 
 const PROVIDER = 'ecb';
 const FEED = 'ECB feed';
@@ -188,14 +196,24 @@ function isZip(bytes: Uint8Array): boolean {
 
 const DATA_ENTRY = /\.(csv|xml)$/i;
 
-function unzipSingleEntry(bytes: Uint8Array): Uint8Array {
+function unzipSingleEntry(bytes: Uint8Array, maxBytes: number): Uint8Array {
   let entries: Record<string, Uint8Array>;
+  let oversized: { name: string; size: number } | undefined;
   try {
-    // Only the data entry is inflated; anything else in the archive is skipped unread.
-    entries = unzipSync(bytes, { filter: (file) => DATA_ENTRY.test(file.name) && !file.name.startsWith('__MACOSX/') });
+    // Only the data entry is inflated; anything else in the archive is skipped unread. fflate
+    // inflates an entry into a buffer of the size its header declares and no further, so a limit
+    // on the declared size is a limit on what is inflated.
+    entries = unzipSync(bytes, {
+      filter: (file) => {
+        if (!DATA_ENTRY.test(file.name) || file.name.startsWith('__MACOSX/')) return false;
+        if (file.originalSize > maxBytes) oversized ??= { name: file.name, size: file.originalSize };
+        return file.originalSize <= maxBytes;
+      },
+    });
   } catch (error) {
     throw new FeedError(`ECB feed: the ZIP archive is damaged: ${(error as Error).message}`, { cause: error });
   }
+  if (oversized) throw new FeedError(`ECB feed: the ZIP entry ${oversized.name} inflates to ${oversized.size} bytes, over this feed's limit of ${sizeText(maxBytes)}; not inflated`);
   const names = Object.keys(entries);
   if (names.length !== 1) {
     throw new FeedError(`ECB feed: the ZIP archive should hold one .csv or .xml file, it holds ${names.length}`);
@@ -211,10 +229,14 @@ function decodeUtf8(bytes: Uint8Array): string {
   }
 }
 
-/** Parses whatever ECB layout the bytes hold: eurofxref-hist.zip, one of the XML files, or the CSV. */
-export function parseEcbDocument(bytes: Uint8Array): RateDocument {
+/**
+ * Parses whatever ECB layout the bytes hold: eurofxref-hist.zip, one of the XML files, or the CSV.
+ * A ZIP's entry is inflated only up to `maxBytes` (by default, as much as the archive itself holds
+ * at most: what a read of the history file allows).
+ */
+export function parseEcbDocument(bytes: Uint8Array, maxBytes: number = ECB_HISTORY_MAX_BYTES): RateDocument {
   if (bytes.length === 0) throw new FeedError('ECB feed: the document is empty');
-  const data = isZip(bytes) ? unzipSingleEntry(bytes) : bytes;
+  const data = isZip(bytes) ? unzipSingleEntry(bytes, maxBytes) : bytes;
   const text = stripBom(decodeUtf8(data));
   const first = /\S/.exec(text)?.[0];
   if (first === undefined) throw new FeedError('ECB feed: the document is empty');

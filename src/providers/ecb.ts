@@ -5,8 +5,9 @@
  */
 import type { Clock, FetchOptions, Provider, RateDocument } from '../core/ports.js';
 import { addDays, utcDay } from '../core/time.js';
-import { parseEcbDocument, withinRange } from './ecb-format.js';
+import { ECB_HISTORY_MAX_BYTES, withinRange } from './ecb-format.js';
 import { FeedHttpError, fetchBytes } from './fetch-bytes.js';
+import { parseOffThread } from './off-thread.js';
 
 export interface EcbProviderOptions {
   /** Where the eurofxref files live, e.g. `https://www.ecb.europa.eu/stats/eurofxref`. */
@@ -22,12 +23,26 @@ export interface EcbProviderOptions {
  */
 const RECENT_WINDOW_DAYS = 85;
 
+/**
+ * The most bytes each file may hold, sent and inflated (fetchBytes; the ZIP's entry too): its
+ * files differ a thousandfold in size, so each has its own limit, with a wide margin over the real
+ * file (docs/operations.md). The daily file's is small enough that a hostile one is refused long
+ * before it costs the event loop anything to parse.
+ */
+const ECB_MAX_BYTES = {
+  'eurofxref-daily.xml': 1024 * 1024,
+  'eurofxref-hist-90d.xml': 4 * 1024 * 1024,
+  'eurofxref-hist.zip': ECB_HISTORY_MAX_BYTES,
+  'eurofxref-hist.xml': ECB_HISTORY_MAX_BYTES,
+} as const;
+
 export function createEcbProvider(options: EcbProviderOptions): Provider {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
 
-  const get = async (file: string, fetchOptions?: FetchOptions): Promise<RateDocument> => {
-    const bytes = await fetchBytes(`${baseUrl}/${file}`, { timeoutMs: options.timeoutMs, signal: fetchOptions?.signal });
-    return parseEcbDocument(bytes);
+  const get = async (file: keyof typeof ECB_MAX_BYTES, fetchOptions?: FetchOptions): Promise<RateDocument> => {
+    const maxBytes = ECB_MAX_BYTES[file];
+    const bytes = await fetchBytes(`${baseUrl}/${file}`, { timeoutMs: options.timeoutMs, maxBytes, signal: fetchOptions?.signal });
+    return parseOffThread('ecb', [bytes, maxBytes], fetchOptions?.signal);
   };
 
   // ECB publishes one fixed set of currencies, so `currencies` is not applied: there is nothing to save.

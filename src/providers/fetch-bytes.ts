@@ -1,10 +1,18 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { FeedError } from '../core/errors.js';
 
 export interface FetchBytesOptions {
   /** Covers the whole exchange, body included: a server that stalls mid-body times out too. */
   timeoutMs: number;
+  /**
+   * The most bytes of the answer read: as sent (a declared Content-Length over it is refused before
+   * the body is read) and as inflated from gzip, deflate or br (counted as the body streams in, the
+   * read stopped at the limit). Each provider sizes it to its largest real document, with a wide
+   * margin: an upstream's document is hostile until bounded, and a bomb or an endless body must
+   * fail like any bad document instead of filling the heap.
+   */
+  maxBytes: number;
   signal?: AbortSignal;
   /** The Accept header, for upstreams that choose the format by it. */
   accept?: string;
@@ -66,21 +74,65 @@ export async function fetchBytes(url: string, options: FetchBytesOptions): Promi
     throw new FeedHttpError(url, response.status, response.statusText);
   }
 
-  let bytes: Uint8Array;
-  try {
-    bytes = new Uint8Array(await response.arrayBuffer());
-  } catch (error) {
-    return fail(error);
+  return readBody(response, url, options.maxBytes, fail);
+}
+
+/** A byte count as a person reads it: 256 KiB, 16 MiB. */
+export function sizeText(bytes: number): string {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / 1024 / 1024} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+
+/**
+ * The body of an answer, at most `maxBytes` of it as sent and as inflated, streamed so that
+ * nothing past the limit is held; a body over it is a FeedError naming the limit, and a body shorter
+ * than its declared length one naming both. `url` is the address as messages may show it; `fail`
+ * turns a read that broke off (timeout, abort, reset) into the caller's error.
+ */
+export async function readBody(response: Response, url: string, maxBytes: number, fail: (error: unknown) => never): Promise<Uint8Array> {
+  // Content-Length counts the bytes as sent, so it is checked against the limit before any is read,
+  // and against what arrived only when the body was not decoded.
+  const declaredText = response.headers.get('content-length');
+  const declared = declaredText === null ? undefined : Number(declaredText);
+  const encoding = response.headers.get('content-encoding')?.toLowerCase();
+  const decoded = encoding !== undefined && encoding !== 'identity';
+  if (declared !== undefined && Number.isSafeInteger(declared) && declared > maxBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new FeedError(`${url}: the answer declares ${declared} bytes, over this feed's limit of ${sizeText(maxBytes)}; not read`);
   }
 
-  // Content-Length counts encoded bytes, so it is only comparable when the body was not decoded.
-  const declared = response.headers.get('content-length');
-  const encoding = response.headers.get('content-encoding');
-  if (declared !== null && (encoding === null || encoding.toLowerCase() === 'identity')) {
-    const expected = Number(declared);
-    if (Number.isSafeInteger(expected) && bytes.length < expected) {
-      throw new FeedError(`${url}: truncated body, ${bytes.length} of ${expected} bytes`);
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  if (response.body) {
+    const reader = response.body.getReader();
+    for (;;) {
+      let chunk: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        chunk = await reader.read();
+      } catch (error) {
+        return fail(error);
+      }
+      if (chunk.done) break;
+      length += chunk.value.length;
+      if (length > maxBytes) {
+        await reader.cancel().catch(() => undefined);
+        const what = decoded ? `inflated from ${encoding}` : 'read';
+        throw new FeedError(`${url}: the answer is longer than this feed's limit of ${sizeText(maxBytes)} (${what}); read no further`);
+      }
+      chunks.push(chunk.value);
     }
+  }
+
+  if (!decoded && declared !== undefined && Number.isSafeInteger(declared) && length < declared) {
+    throw new FeedError(`${url}: truncated body, ${length} of ${declared} bytes`);
+  }
+  if (chunks.length === 1) return chunks[0]!;
+  const bytes = new Uint8Array(length);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.length;
   }
   return bytes;
 }
@@ -96,8 +148,12 @@ export async function readSource(location: string, options: FetchBytesOptions): 
     throw new FeedError(`${location}: not a usable file URL: ${(error as Error).message}`, { cause: error });
   }
   try {
+    // The same limit as over HTTP: a file named by EXRATES_FILE_URL may be another system's output.
+    const { size } = await stat(path);
+    if (size > options.maxBytes) throw new FeedError(`${path}: ${size} bytes, over this feed's limit of ${sizeText(options.maxBytes)}; not read`);
     return await readFile(path, options.signal ? { signal: options.signal } : {});
   } catch (error) {
+    if (error instanceof FeedError) throw error;
     if (options.signal?.aborted) throw options.signal.reason;
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new FeedError(`${path}: no such file`, { cause: error });

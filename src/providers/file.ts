@@ -1,7 +1,8 @@
 import { FeedError } from '../core/errors.js';
 import type { Provider, RateDocument } from '../core/ports.js';
-import { parseEcbDocument, withinRange } from './ecb-format.js';
+import { ECB_HISTORY_MAX_BYTES, withinRange } from './ecb-format.js';
 import { readSource } from './fetch-bytes.js';
+import { parseOffThread } from './off-thread.js';
 
 export interface FileProviderOptions {
   /** A file path, a `file://` URL or an `http(s)://` URL of a document in one of ECB's layouts. */
@@ -15,8 +16,8 @@ export interface FileProviderOptions {
  */
 export function createFileProvider(options: FileProviderOptions): Provider {
   const load = async (signal: AbortSignal | undefined): Promise<RateDocument> => {
-    const bytes = await readSource(options.location, { timeoutMs: options.timeoutMs, signal });
-    return { ...parseEcbDocument(bytes), provider: 'file' };
+    const bytes = await readSource(options.location, { timeoutMs: options.timeoutMs, maxBytes: ECB_HISTORY_MAX_BYTES, signal });
+    return { ...(await parseOffThread('ecb', [bytes, ECB_HISTORY_MAX_BYTES], signal)), provider: 'file' };
   };
 
   return {

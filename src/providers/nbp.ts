@@ -9,9 +9,13 @@ import { FeedError } from '../core/errors.js';
 import type { Clock, DailyQuotes, DayRange, DecimalString, Provider, RateDocument } from '../core/ports.js';
 import { isDay, utcDay, type Day } from '../core/time.js';
 import { FeedHttpError, fetchBytes } from './fetch-bytes.js';
+import { parseOffThread } from './off-thread.js';
 import { decodeUtf8, describeJsonValue, isJsonObject, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
 import { checkRange, createGate, MAX_IN_FLIGHT, DEFAULT_PACE_MS, inTurn, spansOf } from './paced.js';
 import type { ProviderLog } from './registry.js';
+
+/** The most bytes one answer may hold (sent and inflated; fetchBytes). A quarter's tables (the longest span asked for) are a few hundred KB: the limit leaves a wide margin (docs/operations.md lists every feed's). */
+const MAX_BYTES = 4 * 1024 * 1024;
 
 const PROVIDER = 'nbp';
 const FEED = 'NBP feed';
@@ -71,7 +75,7 @@ export function createNbpProvider(options: NbpProviderOptions): Provider {
 
   const get = async (path: string, signal: AbortSignal | undefined): Promise<RateDocument | null> => {
     try {
-      return parseNbpTables(decodeUtf8(await fetchBytes(`${origin}${path}`, { timeoutMs: options.timeoutMs, signal }), FEED));
+      return await parseOffThread('nbp', [decodeUtf8(await fetchBytes(`${origin}${path}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal }), FEED)], signal);
     } catch (error) {
       // "404 NotFound - Brak danych": no table in the range (weekends, holidays).
       if (error instanceof FeedHttpError && error.status === 404) return null;

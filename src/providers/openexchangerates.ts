@@ -8,7 +8,7 @@
 import { FeedError } from '../core/errors.js';
 import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
 import { addDays, isDay, utcDay, type Day } from '../core/time.js';
-import { describeCause, FeedHttpError } from './fetch-bytes.js';
+import { describeCause, FeedHttpError, readBody } from './fetch-bytes.js';
 import {
   decodeUtf8,
   describeJsonValue,
@@ -27,6 +27,8 @@ const DEFAULT_BASE_URL = 'https://openexchangerates.org/api';
 const MAX_SERIES_DAYS = 31;
 /** Enough to fetch a month in a few round trips without looking like a burst to the API. */
 const SERIES_CONCURRENCY = 4;
+/** The most bytes one answer may hold (sent and inflated; readBody). A day of every currency is a few KB: the limit leaves a wide margin (docs/operations.md lists every feed's). */
+const MAX_BYTES = 1024 * 1024;
 const REDACTED = '[redacted]';
 
 export interface OpenExchangeRatesProviderOptions {
@@ -102,7 +104,7 @@ export function createOpenExchangeRatesProvider(options: OpenExchangeRatesProvid
 
   /**
    * Mirrors fetchBytes (one timeout over the whole exchange, the caller's abort passed through,
-   * a short body refused) but keeps the body of an error status: OXR says why it refused a
+   * the body read by readBody: bounded, and refused when short) but keeps the body of an error status: OXR says why it refused a
    * request (invalid_app_id, not_allowed, ...) only there. No error keeps the original as its
    * cause, since undici's errors may quote the URL with the app id.
    */
@@ -119,13 +121,12 @@ export function createOpenExchangeRatesProvider(options: OpenExchangeRatesProvid
     };
 
     let response: Response;
-    let bytes: Uint8Array;
     try {
       response = await fetch(url, { signal: combined, headers: { accept: 'application/json' } });
-      bytes = new Uint8Array(await response.arrayBuffer());
     } catch (error) {
       return fail(error);
     }
+    const bytes = await readBody(response, shown, MAX_BYTES, fail);
 
     if (!response.ok) {
       let reason: string | null = null;
@@ -136,15 +137,6 @@ export function createOpenExchangeRatesProvider(options: OpenExchangeRatesProvid
       }
       const detail = reason === null ? response.statusText : redact(`${response.statusText}${response.statusText ? ': ' : ''}${reason}`);
       throw new FeedHttpError(shown, response.status, detail);
-    }
-
-    const declared = response.headers.get('content-length');
-    const encoding = response.headers.get('content-encoding');
-    if (declared !== null && (encoding === null || encoding.toLowerCase() === 'identity')) {
-      const expected = Number(declared);
-      if (Number.isSafeInteger(expected) && bytes.length < expected) {
-        throw new FeedError(`${shown}: truncated body, ${bytes.length} of ${expected} bytes`);
-      }
     }
 
     try {

@@ -70,5 +70,10 @@ export function createKeyStore(db: Kysely<Database>): KeyStore {
         return matching.map((r) => toRecord({ ...r, revoked_at: at }));
       });
     },
+
+    async revokeByHash(hash: string, at: string): Promise<ApiKeyRecord | null> {
+      const row = await db.updateTable('api_keys').set({ revoked_at: at }).where('hash', '=', hash).where('revoked_at', 'is', null).returningAll().executeTakeFirst();
+      return row ? toRecord(row) : null;
+    },
   };
 }

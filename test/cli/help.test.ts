@@ -33,7 +33,7 @@ describe('exrates --version, --help and warnings', () => {
       keys: /^Usage: exrates keys \[options\] \[command\]$/m,
       'keys create': /^Usage: exrates keys create --tier free\|pro --owner EMAIL$/m,
       'keys list': /^Usage: exrates keys list \[options\]$/m,
-      'keys revoke': /^Usage: exrates keys revoke \[options\] <prefix>$/m,
+      'keys revoke': /^Usage: exrates keys revoke \[options\] <key-or-prefix>$/m,
     };
     for (const [command, usage] of Object.entries(usages)) {
       const run = await runCommand([...command.split(' ').filter(Boolean), '--help'], { env, cwd: dir.path });

@@ -17,7 +17,7 @@ test('a refused connection on loopback: the code once, and where', async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  const error = await fetchBytes(`http://127.0.0.1:${port}/x.csv`, { timeoutMs: 5_000 }).then(
+  const error = await fetchBytes(`http://127.0.0.1:${port}/x.csv`, { timeoutMs: 5_000, maxBytes: 1024 }).then(
     () => assert.fail('fetched from a closed port'),
     (caught: Error) => caught,
   );

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { ARTIFACTS, KEYS_DIR, LOGS_DIR, RESULTS_DIR, type SuiteResult } from './harness.js';
 import { ROOT } from '../support/processes.js';
 
-const SUITES = ['fuzz', 'security', 'crash', 'faults'];
+const SUITES = ['fuzz', 'security', 'crash', 'faults', 'hostile'];
 const only = process.argv.slice(2);
 
 rmSync(ARTIFACTS, { recursive: true, force: true });

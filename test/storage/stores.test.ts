@@ -150,6 +150,21 @@ for (const engine of engines) {
       assert.equal((await keys.list()).length, 2);
     });
 
+    test('a key is revoked by its hash: that key only, once', async (t) => {
+      if (skip) return t.skip('server not available');
+      const keys = createKeyStore(database!.db);
+      const base = { tier: 'pro' as const, owner: 'b@example.org', createdAt: '2026-03-06T00:00:00Z', revokedAt: null };
+      // Two keys with one listed prefix: revoking one by its hash leaves the other.
+      await keys.insert({ ...base, id: 'k3', prefix: 'exr_Same1234', hash: 'h3' });
+      await keys.insert({ ...base, id: 'k4', prefix: 'exr_Same1234', hash: 'h4' });
+      const revoked = await keys.revokeByHash('h3', '2026-03-06T03:00:00Z');
+      assert.deepEqual(revoked, { ...base, id: 'k3', prefix: 'exr_Same1234', revokedAt: '2026-03-06T03:00:00Z' });
+      assert.equal((await keys.findByHash('h4'))?.revokedAt, null);
+      assert.equal(await keys.revokeByHash('h3', '2026-03-06T04:00:00Z'), null, 'revoked already');
+      assert.equal((await keys.findByHash('h3'))?.revokedAt, '2026-03-06T03:00:00Z');
+      assert.equal(await keys.revokeByHash('nope', '2026-03-06T04:00:00Z'), null);
+    });
+
     test('quota counting is exact under concurrency and stops at the limit', async (t) => {
       if (skip) return t.skip('server not available');
       const quotas = createQuotaStore(database!.db);

@@ -60,10 +60,12 @@ export function registerOpsRoutes(app: FastifyInstance, deps: Deps): void {
         description: 'Ready. status, per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError, crossCheck (as /api/v1/providers shows it); and `warnings`, present when a provider\'s newest day is older than EXRATES_OLD_RATES_DAYS or one of its numbers differs from the other providers\' by more than EXRATES_CROSSCHECK_PERCENT, one sentence each naming the provider and the day.',
         headers: NO_STORE,
       },
-      503: { ...READINESS, description: 'Not ready: no rates loaded (`next` says what to do), or the store cannot be reached.', headers: NO_STORE },
+      503: { ...READINESS, description: 'Not ready: no rates loaded (`next` says what to do), the store cannot be reached, or its SQLite file can no longer be written (the process is stopping).', headers: NO_STORE },
     }),
     async (_request, reply) => {
     reply.header('Cache-Control', 'no-store');
+    // A store that can no longer be written: the process is stopping (its log says why).
+    if (deps.database.fault() !== undefined) return reply.code(503).send({ status: 'store unwritable' });
     try {
       const providers = [];
       const warnings: string[] = [];
