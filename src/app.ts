@@ -21,7 +21,7 @@ import {
 } from './http/responses.js';
 import { registerApiRoutes, type ApiServices } from './http/routes/api.js';
 import { registerMcpRoutes } from './http/routes/mcp.js';
-import { registerOpsRoutes } from './http/routes/ops.js';
+import { registerMetricsRoute, registerOpsRoutes } from './http/routes/ops.js';
 import { registerPortalRoutes } from './http/routes/portal.js';
 import { docsPageOptions, openApiOptions, registerDocumentRoutes } from './http/routes/documents.js';
 
@@ -120,6 +120,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     reply.headers(ANSWER_HEADERS);
     keyStep.onRequest(request, reply, done);
   });
+  app.addHook('preParsing', keyStep.preParsing);
   const unmatched = measured('unmatched');
   app.addHook('onResponse', (request, reply, done) => {
     if (request.is404) unmatched(request, reply, done);
@@ -167,5 +168,28 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     wideCoverage: wideProviders.length > 0,
     demo: deps.config.demoKey ? { key: DEMO_KEY, perAddress: deps.config.demoKey.perAddress } : undefined,
   });
+  return app;
+}
+
+/**
+ * The metrics listener's app (EXRATES_METRICS_PORT): /metrics without a token, and nothing else,
+ * for a scraper on a private network or on the machine itself.
+ */
+export async function buildMetricsApp(deps: Deps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deferringChildren(deps.log) as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    return503OnClosing: true,
+  });
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.headers(SECURITY_HEADERS);
+    done();
+  });
+  app.setErrorHandler(sendError);
+  app.setNotFoundHandler((request, reply) => {
+    sendProblem(reply, notFound(request.method, request.url));
+  });
+  registerMetricsRoute(app, deps);
+  await app.ready();
   return app;
 }

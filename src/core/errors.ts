@@ -13,6 +13,7 @@ export const ERROR_CODES = [
   'no_history',
   'not_found',
   'method_not_allowed',
+  'payload_too_large',
   'feed_unavailable',
   'service_unavailable',
   'internal_error',

@@ -78,25 +78,62 @@ export function isApiPath(path: string): boolean {
   return path.startsWith('/api/');
 }
 
+/** A 400 for a request whose framing or headers HTTP/1.1 forbids. */
+function malformed(detail: string): Problem {
+  const problem = problemOf('not_found', detail);
+  return { ...problem, status: 400, title: 'Bad Request' };
+}
+
+/** How many times the raw request carries a header (Node keeps only the first Host). */
+function headerCount(rawHeaders: readonly string[], name: string): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === name) count += 1;
+  return count;
+}
+
 /**
- * What makes a request unanswerable whatever it asks for, checked before anything reads its body
- * or key: a request body whose length cannot be known (RFC 9112 §6.3: a transfer coding other than
- * a final chunked, which Node's parser lets through) is a 400 and its connection is closed; an
- * HTTP/1.1 request must carry a Host header (Node's own check is off, as it would answer an empty 400).
+ * What makes a request unanswerable whatever it asks for, checked from its headers before anything
+ * reads its body or key: a body whose length cannot be known (RFC 9112 §6.3: a transfer coding
+ * other than a final chunked, which Node's parser lets through) is a 400; an HTTP/1.1 request must
+ * carry exactly one Host header (RFC 9112 §3.2; Node's own check is off, as it would answer an
+ * empty 400, and Node keeps only the first of two). Both close the connection after the answer.
+ * So does the answer to any chunked body: a route that does not read it (every one but POST /mcp)
+ * would otherwise leave Node to read it to its end, however long, to keep the connection.
  */
 export function requestDefect(request: FastifyRequest, reply: FastifyReply, closeAfterAnswer: (socket: object) => void): Problem | undefined {
   const coding = request.headers['transfer-encoding'];
-  if (coding !== undefined && !/(?:^|,)[ \t]*chunked[ \t]*$/i.test(coding)) {
-    closeAfterAnswer(request.raw.socket);
-    reply.header('connection', 'close');
-    const problem = problemOf('not_found', 'Transfer-Encoding must end with chunked; the request body cannot be delimited.');
-    return { ...problem, status: 400, title: 'Bad Request' };
+  if (coding !== undefined) {
+    closing(request, reply, closeAfterAnswer);
+    if (!/(?:^|,)[ \t]*chunked[ \t]*$/i.test(coding)) return malformed('Transfer-Encoding must end with chunked; the request body cannot be delimited.');
   }
-  if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
-    const problem = problemOf('not_found', 'An HTTP/1.1 request must carry a Host header.');
-    return { ...problem, status: 400, title: 'Bad Request' };
+  const hosts = headerCount(request.raw.rawHeaders, 'host');
+  if (hosts > 1) {
+    closing(request, reply, closeAfterAnswer);
+    return malformed('The request carries more than one Host header.');
   }
+  if (hosts === 0 && request.raw.httpVersion === '1.1') return malformed('An HTTP/1.1 request must carry a Host header.');
   return undefined;
+}
+
+/**
+ * A body announced longer than its route reads (1 KiB, 64 KiB on /mcp): the 413, refused from the
+ * Content-Length header before a byte of the body is read (a preParsing hook, after the key step,
+ * so that a request without a valid key is the 401 and one with a valid key counts, SPEC §6).
+ * Whatever answers such a request closes the connection after it (marked by the app's onRequest
+ * hook), so the body is never read. A chunked body is bounded while it is read (Fastify's
+ * bodyLimit) where a route reads it; where none does, its connection closes (requestDefect).
+ */
+export function oversizedBody(request: FastifyRequest): Problem | undefined {
+  const length = Number(request.headers['content-length'] ?? 0);
+  const limit = request.routeOptions.bodyLimit;
+  if (!(length > limit)) return undefined;
+  return problemOf('payload_too_large', `The request body announces ${length} bytes; this path reads at most ${limit}.`);
+}
+
+/** Marks the answer as the connection's last. */
+function closing(request: FastifyRequest, reply: FastifyReply, closeAfterAnswer: (socket: object) => void): void {
+  closeAfterAnswer(request.raw.socket);
+  reply.header('connection', 'close');
 }
 
 export interface KeyStepOptions {
@@ -119,6 +156,8 @@ export interface KeyStepOptions {
 export interface KeyStep {
   /** The app's onRequest hook: what no route takes, and what no route can answer. */
   onRequest(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void;
+  /** The app's preParsing hook, before any body is read: a body announced longer than the route reads is a 413. */
+  preParsing(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error?: Error | null) => void): void;
   /**
    * An onRoute hook: a keyed route gets the key (and quota) step as a hook of its own, so that no
    * other request reads its options, and its path is noted, so that another method on it is a 405.
@@ -206,8 +245,6 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
       if (api) return countedError(request, reply, notFound(method, request.url));
       return void sendProblem(reply, notFound(method, request.url));
     }
-    const defect = requestDefect(request, reply, options.closeAfterAnswer);
-    if (defect) return void sendProblem(reply, defect);
     // An unknown API path is the API's 404: a request to it with a valid key counts.
     if (api) return countedError(request, reply, notFound(method, request.url));
     return 'next';
@@ -221,9 +258,12 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
 
   /** The app's onRequest hook, for every request: what makes it unanswerable, and what no route takes. */
   function onRequest(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
-    if (request.is404) return settle(done, unrouted(request, reply));
     const defect = requestDefect(request, reply, options.closeAfterAnswer);
     if (defect) return void sendProblem(reply, defect);
+    // An oversized body is refused once the key step has run (preParsing); whatever answers the
+    // request (a 401, or a 404 or 405 for what no route takes) closes the connection after it.
+    if (oversizedBody(request)) closing(request, reply, options.closeAfterAnswer);
+    if (request.is404) return settle(done, unrouted(request, reply));
     done();
   }
 
@@ -250,6 +290,11 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
 
   return {
     onRequest,
+    preParsing(request, reply, _payload, done) {
+      const tooLarge = oversizedBody(request);
+      if (tooLarge) sendProblem(reply, tooLarge);
+      else done();
+    },
     callerOf,
     count,
     route(route) {

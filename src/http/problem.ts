@@ -28,6 +28,11 @@ export const PROBLEMS: Record<ErrorCode, { status: number; title: string; descri
   no_history: { status: 404, title: 'No history', description: 'No rates are stored for this pair in the requested range, or on or before the requested date.' },
   not_found: { status: 404, title: 'Not found', description: 'No such resource.' },
   method_not_allowed: { status: 405, title: 'Method not allowed', description: 'The API is read-only: use GET or HEAD.' },
+  payload_too_large: {
+    status: 413,
+    title: 'Payload too large',
+    description: 'The request announces a body longer than its route reads (the API reads none: 1 KiB at most; /mcp 64 KiB); refused from its headers, before it is read, and the connection is closed.',
+  },
   feed_unavailable: {
     status: 503,
     title: 'Rate feed unavailable',
@@ -117,7 +122,7 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
   }
   if (status !== undefined && status >= 400 && status < 500) {
     // None names a query parameter, so none is a parameter code: the request addresses nothing served here.
-    const code: ErrorCode = status === 405 ? 'method_not_allowed' : 'not_found';
+    const code: ErrorCode = status === 405 ? 'method_not_allowed' : status === 413 ? 'payload_too_large' : 'not_found';
     const problem = problemOf(code, (error as Error).message);
     return sendProblem(reply, { ...problem, status, title: STATUS_CODES[status] ?? problem.title });
   }

@@ -67,7 +67,7 @@ after(() => closeFakeFeeds(fake));
 beforeEach(() => fake.reset());
 
 async function metrics(service: FeedsService): Promise<Map<string, number>> {
-  return parseMetrics((await service.app.inject({ method: 'GET', url: '/metrics' })).body);
+  return parseMetrics(await service.deps.metricsText());
 }
 
 async function readiness(service: FeedsService, provider: string) {

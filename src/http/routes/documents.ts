@@ -133,6 +133,7 @@ export function openApiOptions(config: Config): SwaggerOptions {
         securitySchemes: {
           ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'API key, `exr_…`. Wins over the query parameter.' },
           ApiKeyQuery: { type: 'apiKey', in: 'query', name: 'apikey', description: 'API key as a query parameter, for clients that cannot set headers.' },
+          MetricsToken: { type: 'http', scheme: 'bearer', description: 'EXRATES_METRICS_TOKEN, for a Prometheus scraper of /metrics on the public port.' },
         },
       },
       security: [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }],
@@ -185,6 +186,14 @@ export function docsPageOptions(): FastifySwaggerUiOptions {
       url: '/api/v1/openapi.json',
     },
     validatorUrl: false,
+    // The package redirects /docs/static/index.html to the page by editing the URL, which a query
+    // string defeats: /docs/static/index.html?x was sent to itself, forever. It goes to the page.
+    uiHooks: {
+      onRequest: (request, reply, done) => {
+        if (request.url.split('?')[0] === '/docs/static/index.html') return void reply.redirect('/docs/');
+        done();
+      },
+    },
     // The page's own copy of the document (at /docs/json) says, last in its introduction, where the
     // document lives; the one at /api/v1/openapi.json is left as it is.
     transformSpecification: (document: Record<string, unknown>) => {
