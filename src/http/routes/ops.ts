@@ -31,13 +31,18 @@ function operation(operationId: string, summary: string, description: string, re
 }
 
 /**
- * A refresh error as /readyz shows it, to anyone: the upstream URLs it names (an internal mirror's
- * address, a query that carries a provider's app id) and the addresses Node's network errors name
- * are withheld; the log line of the failure keeps them for the operator.
+ * A refresh error as /readyz shows it, to anyone: of each upstream URL it names only the path is
+ * left (the origin may be an internal mirror's, the query may carry a provider's app id), and the
+ * addresses Node's network errors name are withheld; the log line of the failure keeps them all
+ * for the operator.
  */
 export function withoutUrls(text: string): string {
   return text
-    .replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s'"<>]+/gi, '<URL withheld>')
+    .replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s/'"<>?#]+(\/[^\s'"<>?#]*)?(?:[?#][^\s'"<>]*)?/gi, (url: string, path: string | undefined) => {
+      // Punctuation after a URL ends the sentence, not the URL.
+      const end = /[:,;.)]*$/.exec(url)![0];
+      return `<upstream>${(path ?? '/').slice(0, path && end && path.endsWith(end) ? -end.length : undefined)}${end}`;
+    })
     .replace(/\b(ENOTFOUND|EAI_AGAIN) +[^\s,;)]+/g, '$1 <host withheld>')
     .replace(/\[[0-9a-f:.]+\](?::\d+)?|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b/gi, '<address withheld>');
 }
