@@ -8,6 +8,7 @@ import type { Deps } from './deps.js';
 import { deferringChildren } from './log.js';
 import { createHttpCaches } from './http/caching.js';
 import { answerConnect, createClientErrorAnswers } from './http/client-errors.js';
+import { normalTarget } from './http/target.js';
 import { ANSWER_HEADERS, CORS, SECURITY_HEADERS } from './http/headers.js';
 import { AJV_OPTIONS, createKeyStep, hooksOf, validationProblem } from './http/keyed.js';
 import { notFound, problemOf, sendError, sendProblem } from './http/problem.js';
@@ -66,6 +67,8 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     // request.ip: the connection's peer, or, from a trusted proxy, the client it reports.
     ...(deps.config.trustedProxies.length > 0 ? { trustProxy: [...deps.config.trustedProxies] } : {}),
     return503OnClosing: true,
+    // One form of each target for the routes and the key step (src/http/target.ts).
+    rewriteUrl: (request) => normalTarget(request.url ?? '/'),
     bodyLimit: 1024,
     routerOptions: { maxParamLength: 100, ignoreTrailingSlash: false },
     ajv: { customOptions: AJV_OPTIONS },

@@ -6,6 +6,7 @@
  * request under /api/ with a valid key counted however its target is written.
  */
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { buildMetricsApp } from '../../src/app.js';
@@ -114,9 +115,22 @@ describe('the HTTP edge', () => {
   });
 
   it('a body within the limit is still read and the connection kept', async () => {
-    const { reply, closedByServer } = await headOnly(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 1024\r\n\r\n', 1024);
-    assert.equal(reply.status, 200);
-    assert.equal(closedByServer, false);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const ask = () =>
+        new Promise<{ status: number; reused: boolean }>((resolve, reject) => {
+          const request = http.request(`${base}/healthz`, { method: 'GET', agent, headers: { 'content-length': '1024' } }, (response) => {
+            response.resume();
+            response.on('end', () => resolve({ status: response.statusCode!, reused: request.reusedSocket }));
+          });
+          request.on('error', reject);
+          request.end(Buffer.alloc(1024, 0x61));
+        });
+      assert.deepEqual(await ask(), { status: 200, reused: false });
+      assert.deepEqual(await ask(), { status: 200, reused: true });
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('closes the connection after answering a chunked body no route reads, instead of reading it to its end', async () => {
@@ -176,6 +190,9 @@ describe('the HTTP edge', () => {
       '/%61pi/v1/rate?from=EUR&to=USD',
       '/api/v1/%72ate?from=EUR&to=USD',
       '/api/v1/nothing',
+      'http://x/api/v1/nothing',
+      '/%61pi/v1/nothing',
+      '/%61pi/v1/%72ate?from=EUR&to=USD',
     ];
     for (const target of targets) {
       const before = await used();
@@ -184,6 +201,11 @@ describe('the HTTP edge', () => {
       assert.equal(await used(), before + 1, target);
       assert.ok(reply.headers['x-ratelimit-remaining'], `${target} carries the quota headers of its count`);
     }
+    // A CORS preflight is not counted (README, "Quotas"): browsers send it without the key.
+    const before = await used();
+    const preflight = await rawRequest(port, `OPTIONS /api/v1/rate HTTP/1.1\r\nHost: x\r\nOrigin: https://a.example\r\nAccess-Control-Request-Method: GET\r\nX-Api-Key: ${key}\r\n\r\n`);
+    assert.equal(preflight.status, 204);
+    assert.equal(await used(), before);
   });
 });
 
