@@ -11,7 +11,7 @@ import { answerConnect, createClientErrorAnswers } from './http/client-errors.js
 import { normalTarget } from './http/target.js';
 import { ANSWER_HEADERS, CORS, SECURITY_HEADERS } from './http/headers.js';
 import { AJV_OPTIONS, createKeyStep, hooksOf, validationProblem } from './http/keyed.js';
-import { notFound, problemOf, sendError, sendProblem } from './http/problem.js';
+import { notFound, sendError, sendProblem } from './http/problem.js';
 import {
   createConversionBodies,
   createCurrencyListBodies,
@@ -75,17 +75,8 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     schemaErrorFormatter: (errors) => validationProblem(errors as Parameters<typeof validationProblem>[0]),
     // What Node's HTTP parser rejects is answered as problem+json too (src/http/client-errors.ts).
     clientErrorHandler: clientErrors.answer,
-    // A path that is not valid percent-encoding names no resource.
-    frameworkErrors: (error, request, reply) => {
-      // Such an answer skips the hooks: the security headers are added here.
-      reply.headers(SECURITY_HEADERS);
-      if (error.statusCode !== undefined && error.statusCode < 500) {
-        sendProblem(reply, notFound(request.method, String(request.url)));
-        return;
-      }
-      request.log.error({ err: error }, 'request failed before routing');
-      sendProblem(reply, problemOf('internal_error', 'The server failed to answer this request; the failure has been logged.'));
-    },
+    // Errors before routing (a path that is not valid percent-encoding…) take the error handler's mapping.
+    frameworkErrors: sendError,
   });
   // Every method Node's parser reads takes the same path (a 404 or 405 problem, counted under
   // /api/), not Fastify's bare fallback for methods it does not know. CONNECT is the 'connect' event's.
@@ -120,6 +111,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     route.onResponse = [...hooksOf(route.onResponse), measured(route.url)];
   });
   app.addHook('onRequest', (request, reply, done) => {
+    clientErrors.answering(request.raw.socket, reply.raw);
     reply.headers(ANSWER_HEADERS);
     keyStep.onRequest(request, reply, done);
   });

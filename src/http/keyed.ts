@@ -80,8 +80,7 @@ export function isApiPath(path: string): boolean {
 
 /** A 400 for a request whose framing or headers HTTP/1.1 forbids. */
 function malformed(detail: string): Problem {
-  const problem = problemOf('not_found', detail);
-  return { ...problem, status: 400, title: 'Bad Request' };
+  return problemOf('malformed_request', detail);
 }
 
 /** How many times the raw request carries a header (Node keeps only the first Host). */

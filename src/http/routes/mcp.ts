@@ -4,14 +4,13 @@ import Type, { type TSchema } from 'typebox';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { decimalOfNumber } from '../../core/decimal.js';
-import { DomainError, UnavailableError } from '../../core/errors.js';
 import { parseGroup, parseWindow, type History } from '../../core/history.js';
 import type { ManyRates } from '../../core/many-rates.js';
 import { parseDate, quoteFor, type Conversion, type RateQuote } from '../../core/rates.js';
 import type { ListedCurrency } from '../../core/served-currencies.js';
 import { AJV_OPTIONS, validationProblem, type Caller } from '../keyed.js';
 import { sent } from '../kept-body.js';
-import { INTERNAL_DETAIL, problemFromDomainError, problemOf, sendProblem, unavailableProblem, type Problem } from '../problem.js';
+import { logProblem, problemFromDomainError, problemOf, sendProblem, toProblem, type Problem } from '../problem.js';
 import { renderProviderList } from '../responses.js';
 import { ConvertQuery, HistoryQuery, NoQuery, RateQuery, RatesQuery } from '../schemas.js';
 import type { ApiServices } from './api.js';
@@ -302,13 +301,9 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
       // The JSON as text too, as the protocol asks, for clients that pass only text to the model.
       return { content: [{ type: 'text', text }, { type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
     } catch (error) {
-      if (error instanceof DomainError) return toolError(problemFromDomainError(error));
-      if (error instanceof UnavailableError) {
-        request.log.warn({ dependency: error.dependency, err: String((error as { cause?: unknown }).cause) }, 'dependency unavailable');
-        return toolError(unavailableProblem(error));
-      }
-      request.log.error({ err: error, tool: name }, 'tool call failed');
-      return toolError(problemOf('internal_error', INTERNAL_DETAIL));
+      const answer = toProblem(error);
+      logProblem(request.log, error, answer, { tool: name });
+      return toolError(answer.problem);
     }
   }
 
