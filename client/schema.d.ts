@@ -195,30 +195,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/metrics": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Prometheus metrics
-         * @description The Prometheus text exposition of this process: requests by route, method and status with their latency, refresh outcomes and durations, upstream latency, backfills, stale answers and quota refusals, and the process metrics. Public, no key; never cached.
-         */
-        get: operations["getMetrics"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        /**
-         * Prometheus metrics
-         * @description The Prometheus text exposition of this process: requests by route, method and status with their latency, refresh outcomes and durations, upstream latency, backfills, stale answers and quota refusals, and the process metrics. Public, no key; never cached.
-         */
-        head: operations["getMetrics-head"];
-        patch?: never;
-        trace?: never;
-    };
     "/readyz": {
         parameters: {
             query?: never;
@@ -638,7 +614,7 @@ export interface components {
             status: number;
             detail: string;
             /** @description Stable machine-readable code. */
-            code: "invalid_currency" | "unsupported_currency" | "unsupported_source" | "invalid_amount" | "invalid_range" | "invalid_format" | "invalid_date" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "service_unavailable" | "internal_error";
+            code: "invalid_currency" | "unsupported_currency" | "unsupported_source" | "invalid_amount" | "invalid_range" | "invalid_format" | "invalid_date" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "payload_too_large" | "malformed_request" | "request_timeout" | "header_too_large" | "unsupported_media_type" | "feed_unavailable" | "service_unavailable" | "internal_error";
             /** @description The offending query parameter, on validation errors. */
             param?: string;
         };
@@ -2412,64 +2388,6 @@ export interface operations {
             };
         };
     };
-    getMetrics: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Prometheus text exposition: requests by route and status, latency, refresh outcomes, quota rejections, upstream latency. */
-            200: {
-                headers: {
-                    /** @description no-store. */
-                    "Cache-Control"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/plain": string;
-                };
-            };
-            /** @description A request the server cannot take (a body, an oversized or malformed header…), as application/problem+json. */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    "getMetrics-head": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Prometheus text exposition: requests by route and status, latency, refresh outcomes, quota rejections, upstream latency. */
-            200: {
-                headers: {
-                    /** @description no-store. */
-                    "Cache-Control"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description A request the server cannot take (a body, an oversized or malformed header…), as application/problem+json. */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     getReadiness: {
         parameters: {
             query?: never;
@@ -2479,7 +2397,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready. status, per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError, crossCheck (as /api/v1/providers shows it); and `warnings`, present when a provider's newest day is older than EXRATES_OLD_RATES_DAYS or one of its numbers differs from the other providers' by more than EXRATES_CROSSCHECK_PERCENT, one sentence each naming the provider and the day. */
+            /** @description Ready. status, per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError (what failed, with every URL in it withheld: the log has them), crossCheck (as /api/v1/providers shows it); and `warnings`, present when a provider's newest day is older than EXRATES_OLD_RATES_DAYS or one of its numbers differs from the other providers' by more than EXRATES_CROSSCHECK_PERCENT, one sentence each naming the provider and the day. */
             200: {
                 headers: {
                     /** @description no-store. */
@@ -2537,7 +2455,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready. status, per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError, crossCheck (as /api/v1/providers shows it); and `warnings`, present when a provider's newest day is older than EXRATES_OLD_RATES_DAYS or one of its numbers differs from the other providers' by more than EXRATES_CROSSCHECK_PERCENT, one sentence each naming the provider and the day. */
+            /** @description Ready. status, per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError (what failed, with every URL in it withheld: the log has them), crossCheck (as /api/v1/providers shows it); and `warnings`, present when a provider's newest day is older than EXRATES_OLD_RATES_DAYS or one of its numbers differs from the other providers' by more than EXRATES_CROSSCHECK_PERCENT, one sentence each naming the provider and the day. */
             200: {
                 headers: {
                     /** @description no-store. */
