@@ -33,8 +33,26 @@ declare module 'fastify' {
 /** Who a request's key names: a stored key, or the demo key. */
 export type Caller = { key: ApiKeyRecord; demo?: undefined } | { demo: DemoKeyPolicy; key?: undefined };
 
-/** The scheme a 401 asks for: no registered one fits an API key, so it is named, with where the key goes. */
-export const WWW_AUTHENTICATE = 'ApiKey realm="exrates", header="X-Api-Key", query="apikey"';
+/**
+ * Where an entry takes the key from, and what its 401 asks for: the API reads X-Api-Key or the
+ * apikey query parameter (no registered scheme fits an API key, so it is named, with where the key
+ * goes); MCP clients send X-Api-Key or Authorization: Bearer. In both, the header X-Api-Key wins,
+ * and a header sent twice is no key.
+ */
+export type KeyEntry = 'api' | 'mcp';
+export const WWW_AUTHENTICATE: Readonly<Record<KeyEntry, string>> = {
+  api: 'ApiKey realm="exrates", header="X-Api-Key", query="apikey"',
+  mcp: 'Bearer realm="exrates"',
+};
+
+/** The key a request presents to an entry, or undefined for none. */
+function presentedKey(request: FastifyRequest, entry: KeyEntry): string | undefined {
+  const header = request.headers['x-api-key'];
+  if (header !== undefined) return typeof header === 'string' ? header : undefined;
+  if (entry === 'mcp') return /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '')?.[1];
+  const query = (request.query as Record<string, unknown>).apikey;
+  return typeof query === 'string' ? query : undefined;
+}
 
 /** The options Fastify's Ajv compiles the schemas with: a parameter given twice is an array, and so a 400. */
 export const AJV_OPTIONS = { coerceTypes: 'array', allErrors: false, removeAdditional: false } as const;
@@ -162,8 +180,11 @@ export interface KeyStep {
    * other request reads its options, and its path is noted, so that another method on it is a 405.
    */
   route(route: RouteOptions): void;
-  /** Who a presented key names, for an entry that reads the key from headers of its own (/mcp). */
-  callerOf(presented: string | undefined): MaybePromise<Caller | undefined>;
+  /**
+   * Who the request's key names, for the entry it came to; without a valid key, the 401 is sent
+   * (with what that entry's clients are asked for) and the answer is undefined.
+   */
+  authenticate(request: FastifyRequest, reply: FastifyReply, entry: KeyEntry): MaybePromise<Caller | undefined>;
   /** Counts one request against the caller's quota and writes the quota headers; the 429's problem when the quota refuses it (not counted). */
   count(request: FastifyRequest, reply: FastifyReply, caller: Caller): MaybePromise<Problem | undefined>;
   /** The caller's usage today, read without counting, with the quota headers of that reading. */
@@ -178,13 +199,22 @@ export function hooksOf<H>(hooks: H | H[] | undefined): H[] {
 export function createKeyStep(options: KeyStepOptions): KeyStep {
   const { keys, keyHashes, quotas, quotaCalendar, limits, clock, metrics } = options;
   const keyedPaths = new Set<string>();
-  const unauthorizedDetail = `Send a valid API key in the X-Api-Key header or the apikey query parameter. To get a key, or the pro tier, e-mail ${options.contactEmail}.`;
+  const unauthorizedDetail: Record<KeyEntry, string> = {
+    api: `Send a valid API key in the X-Api-Key header or the apikey query parameter. To get a key, or the pro tier, e-mail ${options.contactEmail}.`,
+    mcp: `Send a valid API key in the X-Api-Key header or as Authorization: Bearer <key>. To get a key, or the pro tier, e-mail ${options.contactEmail}.`,
+  };
 
-  function identify(request: FastifyRequest): MaybePromise<Caller | undefined> {
-    // The header wins over the query parameter; a header sent twice is no key.
-    const header = request.headers['x-api-key'];
-    const query = request.query as Record<string, unknown>;
-    return callerOf(header !== undefined ? (typeof header === 'string' ? header : undefined) : typeof query.apikey === 'string' ? query.apikey : undefined);
+  function identify(request: FastifyRequest, entry: KeyEntry = 'api'): MaybePromise<Caller | undefined> {
+    return callerOf(presentedKey(request, entry));
+  }
+
+  function authenticate(request: FastifyRequest, reply: FastifyReply, entry: KeyEntry): MaybePromise<Caller | undefined> {
+    return andThen(identify(request, entry), (caller) => {
+      if (caller !== undefined) return caller;
+      reply.header('www-authenticate', WWW_AUTHENTICATE[entry]);
+      sendProblem(reply, problemOf('unauthorized', unauthorizedDetail[entry]));
+      return undefined;
+    });
   }
 
   function callerOf(presented: string | undefined): MaybePromise<Caller | undefined> {
@@ -271,11 +301,8 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
     return (request, reply, done) =>
       settle(
         done,
-        andThen(identify(request), (caller) => {
-          if (caller === undefined) {
-            reply.header('www-authenticate', WWW_AUTHENTICATE);
-            return void sendProblem(reply, problemOf('unauthorized', unauthorizedDetail));
-          }
+        andThen(authenticate(request, reply, 'api'), (caller) => {
+          if (caller === undefined) return;
           request.caller = caller;
           if (mode === 'read') return done();
           return andThen(refused(request, reply, caller), (wasRefused) => {
@@ -289,12 +316,12 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
 
   return {
     onRequest,
+    authenticate,
     preParsing(request, reply, _payload, done) {
       const tooLarge = oversizedBody(request);
       if (tooLarge) sendProblem(reply, tooLarge);
       else done();
     },
-    callerOf,
     count,
     route(route) {
       const mode = route.config?.keyed;

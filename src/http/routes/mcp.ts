@@ -244,14 +244,6 @@ function requestId(message: unknown): unknown[] {
   return typeof (message as { method?: unknown } | null)?.method === 'string' && (typeof id === 'string' || typeof id === 'number') ? [id] : [];
 }
 
-/** The key an MCP request presents: X-Api-Key wins over Authorization: Bearer; a header sent twice is no key. */
-function presentedKey(request: FastifyRequest): string | undefined {
-  const header = request.headers['x-api-key'];
-  if (header !== undefined) return typeof header === 'string' ? header : undefined;
-  const bearer = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '');
-  return bearer?.[1];
-}
-
 /** The request as the SDK's web-standard transport reads it: its headers; the body Fastify parsed is passed beside it. */
 function webRequest(request: FastifyRequest): Request {
   const headers = new Headers();
@@ -275,7 +267,6 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
     return new Map(tools.map((tool) => [tool.name, compile({ schema: tool.input, method: 'POST', url: MCP_PATH, httpPart: 'body' })]));
   };
   const listed: Tool[] = tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.input as Tool['inputSchema'], annotations: { readOnlyHint: true } }));
-  const unauthorizedDetail = `Send a valid API key in the X-Api-Key header or as Authorization: Bearer <key>. To get a key, or the pro tier, e-mail ${options.contactEmail}.`;
 
   /** A tool call's answer; undefined for a tool that does not exist (a protocol error). */
   async function call(name: string, args: Record<string, unknown>, caller: Caller, request: FastifyRequest, reply: FastifyReply, counted: boolean): Promise<CallToolResult | undefined> {
@@ -323,11 +314,8 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
 
   /** The key check, before the body is read: without a valid key, the API's 401 and nothing else. */
   const keyed = async (request: FastifyRequest, reply: FastifyReply) => {
-    const caller = await keyStep.callerOf(presentedKey(request));
-    if (caller === undefined) {
-      reply.header('www-authenticate', 'Bearer realm="exrates"');
-      return sendProblem(reply, problemOf('unauthorized', unauthorizedDetail));
-    }
+    const caller = await keyStep.authenticate(request, reply, 'mcp');
+    if (caller === undefined) return reply;
     request.caller = caller;
     return undefined;
   };
