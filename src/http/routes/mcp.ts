@@ -321,11 +321,6 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
   };
 
   app.post(MCP_PATH, { bodyLimit: MCP_BODY_LIMIT, onRequest: keyed, schema: { hide: true } }, async (request, reply) => {
-    // A failed load is not kept: the next request tries again.
-    const loaded = await (sdk ??= loadSdk().catch((error: unknown) => {
-      sdk = undefined;
-      throw error;
-    }));
     const caller = request.caller!;
     let messages: unknown = request.body;
     let refused: { ids: unknown[]; problem: Problem } | undefined;
@@ -344,6 +339,11 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
       }
       messages = messages.slice(0, allowed);
     }
+    // Loaded once a request is to be answered. A failed load is not kept: the next request tries again.
+    const loaded = await (sdk ??= loadSdk().catch((error: unknown) => {
+      sdk = undefined;
+      throw error;
+    }));
     const server = mcpServer(loaded, caller, request, reply, Array.isArray(messages));
     const transport = new loaded.Transport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     try {
