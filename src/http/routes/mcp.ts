@@ -23,7 +23,8 @@ import type { ApiServices } from './api.js';
  * Keys and quotas are the API's: the key (X-Api-Key, or Authorization: Bearer) is checked before
  * the body is read, and a request without a valid one is the API's 401. Each tools/call counts
  * once against the key's quota, through the same step as an API request; initialize, tools/list
- * and notifications do not count. Every answer comes from the same functions as the API's, with
+ * and notifications do not count, except in a JSON-RPC batch, where every message counts (see
+ * BATCH_PROTOCOL_VERSION). Every answer comes from the same functions as the API's, with
  * the same decimal strings, asOf and stale, and every error is the API's problem, as a tool error.
  */
 
