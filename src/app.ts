@@ -21,7 +21,7 @@ import {
   createQuoteBodies,
 } from './http/responses.js';
 import { registerApiRoutes, type ApiServices } from './http/routes/api.js';
-import { registerMcpRoutes } from './http/routes/mcp.js';
+import { MCP_BODY_LIMIT, registerMcpRoutes } from './http/routes/mcp.js';
 import { registerMetricsRoute, registerOpsRoutes } from './http/routes/ops.js';
 import { registerPortalRoutes } from './http/routes/portal.js';
 import { docsPageOptions, openApiOptions, registerDocumentRoutes } from './http/routes/documents.js';
@@ -87,6 +87,12 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   app.setSerializerCompiler(() => JSON.stringify);
   app.decorateRequest('caller', undefined);
   app.server.on('connect', answerConnect);
+  // Node answers `Expect: 100-continue` at once, asking for any body: a body longer than any route
+  // reads (/mcp's is the largest) is not asked for, and its request goes on to its 413.
+  app.server.on('checkContinue', (request, response) => {
+    if (Number(request.headers['content-length'] ?? 0) <= MCP_BODY_LIMIT) response.writeContinue();
+    app.server.emit('request', request, response);
+  });
 
   const keyStep = createKeyStep({
     keys: deps.keys,

@@ -114,6 +114,14 @@ describe('the HTTP edge', () => {
     assert.ok(mcp.closedByServer);
   });
 
+  it('does not ask for a body it will refuse (Expect: 100-continue), and asks for one it reads', async () => {
+    const refused = await headOnly(port, `GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: ${10 * 1024 * 1024}\r\n\r\n`);
+    assert.equal(refused.reply.status, 413, 'the first answer is the 413, not a 100 Continue');
+    assert.ok(refused.closedByServer);
+    const mcp = await rawRequest(port, `POST /mcp HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${key}\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n`);
+    assert.equal(mcp.status, 100);
+  });
+
   it('a body within the limit is still read and the connection kept', async () => {
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     try {

@@ -30,7 +30,7 @@ import type { ApiServices } from './api.js';
 
 const MCP_PATH = '/mcp';
 /** A tools/call names at most 200 currencies; the app's 1 KiB body bound is for bodiless GETs. */
-const MCP_BODY_LIMIT = 64 * 1024;
+export const MCP_BODY_LIMIT = 64 * 1024;
 /**
  * JSON-RPC batches exist only in MCP 2025-03-26 (added there, removed in 2025-06-18): a batch is
  * taken only from a client that names that version in MCP-Protocol-Version, and it holds at most
