@@ -8,10 +8,13 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
+import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { buildMetricsApp } from '../../src/app.js';
-import { createTestApp, issueKey, type TestApp } from '../helper.js';
-import { listenApp } from '../support/ports.js';
+import { createLogger } from '../../src/log.js';
+import { startServer } from '../../src/server.js';
+import { createTestApp, issueKey, tempDir, testConfig, type TestApp } from '../helper.js';
+import { freePort, listenApp } from '../support/ports.js';
 import { parseMetrics } from '../support/prometheus.js';
 import { parseResponse, rawRequest, type RawReply } from '../support/raw-http.js';
 
@@ -319,5 +322,24 @@ describe('the metrics listener', () => {
     assert.equal(publicPort.statusCode, 404);
     const doc = (await test.app.inject('/api/v1/openapi.json')).json() as { paths: Record<string, unknown> };
     assert.equal(doc.paths['/metrics'], undefined, 'not in the document of a port that does not serve it');
+  });
+
+  it('is started and stopped with the server, which says where it is', async () => {
+    const dir = tempDir();
+    const metricsPort = await freePort();
+    const lines: string[] = [];
+    const server = await startServer(testConfig(dir.path, { PORT: '0', HOST: '127.0.0.1', EXRATES_METRICS_PORT: String(metricsPort), EXRATES_LOG_LEVEL: 'info' }), {
+      log: createLogger('info', new Writable({ write: (chunk: Buffer, _encoding, done) => void (lines.push(chunk.toString('utf8')), done()) })),
+    });
+    try {
+      const port = (server.app.server.address() as net.AddressInfo).port;
+      assert.ok(lines.some((line) => line.includes(`metrics http://127.0.0.1:${metricsPort}/metrics`)), lines.join(''));
+      assert.equal((await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).status, 200);
+      assert.equal((await fetch(`http://127.0.0.1:${port}/metrics`)).status, 404);
+    } finally {
+      await server.close();
+      dir.remove();
+    }
+    await assert.rejects(fetch(`http://127.0.0.1:${metricsPort}/metrics`), 'the metrics listener is closed with the server');
   });
 });
