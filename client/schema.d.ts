@@ -702,7 +702,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. A request that cannot be taken as sent (two Host headers, a body that cannot be delimited) is a 400 `malformed_request`, with no `param`. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -730,6 +730,21 @@ export interface operations {
             };
             /** @description `no_history`: with `date`, no rate for the pair on or before it. */
             404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
                 headers: {
                     /** @description The key's requests per UTC day. */
                     "X-RateLimit-Limit"?: number;
@@ -852,7 +867,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. A request that cannot be taken as sent (two Host headers, a body that cannot be delimited) is a 400 `malformed_request`, with no `param`. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -876,6 +891,19 @@ export interface operations {
             };
             /** @description `no_history`: with `date`, no rate for the pair on or before it. */
             404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
                 headers: {
                     /** @description The key's requests per UTC day. */
                     "X-RateLimit-Limit"?: number;
@@ -996,7 +1024,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. A request that cannot be taken as sent (two Host headers, a body that cannot be delimited) is a 400 `malformed_request`, with no `param`. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1024,6 +1052,21 @@ export interface operations {
             };
             /** @description `no_history`: with `date`, no rate for the pair on or before it. */
             404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
                 headers: {
                     /** @description The key's requests per UTC day. */
                     "X-RateLimit-Limit"?: number;
@@ -1148,7 +1191,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. A request that cannot be taken as sent (two Host headers, a body that cannot be delimited) is a 400 `malformed_request`, with no `param`. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1172,6 +1215,19 @@ export interface operations {
             };
             /** @description `no_history`: with `date`, no rate for the pair on or before it. */
             404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
                 headers: {
                     /** @description The key's requests per UTC day. */
                     "X-RateLimit-Limit"?: number;
@@ -1300,7 +1356,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range` (also `range` with `start`, and an unknown `group`), `invalid_date` (`start` or `end` malformed, in the future, start after end, or before the retained 5 years), `invalid_format`, `missing_parameter` (`end` without `start`). `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range` (also `range` with `start`, and an unknown `group`), `invalid_date` (`start` or `end` malformed, in the future, start after end, or before the retained 5 years), `invalid_format`, `missing_parameter` (`end` without `start`). `param` names the offending parameter. A required parameter given twice is also a 400. A request that cannot be taken as sent (two Host headers, a body that cannot be delimited) is a 400 `malformed_request`, with no `param`. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1328,6 +1384,21 @@ export interface operations {
             };
             /** @description `no_history`: no rates stored for the pair in the range. */
             404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
                 headers: {
                     /** @description The key's requests per UTC day. */
                     "X-RateLimit-Limit"?: number;
@@ -1458,7 +1529,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range` (also `range` with `start`, and an unknown `group`), `invalid_date` (`start` or `end` malformed, in the future, start after end, or before the retained 5 years), `invalid_format`, `missing_parameter` (`end` without `start`). `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range` (also `range` with `start`, and an unknown `group`), `invalid_date` (`start` or `end` malformed, in the future, start after end, or before the retained 5 years), `invalid_format`, `missing_parameter` (`end` without `start`). `param` names the offending parameter. A required parameter given twice is also a 400. A request that cannot be taken as sent (two Host headers, a body that cannot be delimited) is a 400 `malformed_request`, with no `param`. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1482,6 +1553,19 @@ export interface operations {
             };
             /** @description `no_history`: no rates stored for the pair in the range. */
             404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
                 headers: {
                     /** @description The key's requests per UTC day. */
                     "X-RateLimit-Limit"?: number;
@@ -1602,7 +1686,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. A request that cannot be taken as sent (two Host headers, a body that cannot be delimited) is a 400 `malformed_request`, with no `param`. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1630,6 +1714,21 @@ export interface operations {
             };
             /** @description `no_history`: with `date`, a currency named in `to` has no rate on or before it. */
             404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
                 headers: {
                     /** @description The key's requests per UTC day. */
                     "X-RateLimit-Limit"?: number;
@@ -1754,7 +1853,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. A request that cannot be taken as sent (two Host headers, a body that cannot be delimited) is a 400 `malformed_request`, with no `param`. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1778,6 +1877,19 @@ export interface operations {
             };
             /** @description `no_history`: with `date`, a currency named in `to` has no rate on or before it. */
             404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
                 headers: {
                     /** @description The key's requests per UTC day. */
                     "X-RateLimit-Limit"?: number;
@@ -1890,6 +2002,21 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
             429: {
                 headers: {
@@ -1987,6 +2114,19 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2092,6 +2232,21 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
             429: {
                 headers: {
@@ -2189,6 +2344,19 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content?: never;
