@@ -121,8 +121,8 @@ describe('the HTTP edge', () => {
     const refused = await headOnly(port, `GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: ${10 * 1024 * 1024}\r\n\r\n`);
     assert.equal(refused.reply.status, 413, 'the first answer is the 413, not a 100 Continue');
     assert.ok(refused.closedByServer);
-    const mcp = await rawRequest(port, `POST /mcp HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${key}\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n`);
-    assert.equal(mcp.status, 100);
+    const mcp = await rawRequest(port, `POST /mcp HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${key}\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n{}`);
+    assert.equal(mcp.status, 100, 'the first answer asks for the body');
   });
 
   it('a body within the limit is still read and the connection kept', async () => {
@@ -149,6 +149,18 @@ describe('the HTTP edge', () => {
     assert.equal(reply.status, 200);
     assert.equal(reply.headers.connection, 'close');
     assert.ok(closedByServer);
+  });
+
+  it('a body /mcp cannot read is its own code, with the status the problems table gives it', async () => {
+    const post = (type: string, body: string) => fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': type, 'x-api-key': key }, body });
+    for (const [response, status, code] of [
+      [await post('application/xml', '<a/>'), 415, 'unsupported_media_type'],
+      [await post('application/json', '{"jsonrpc": '), 400, 'malformed_request'],
+    ] as const) {
+      assert.equal(response.status, status);
+      const problem = (await response.json()) as { status: number; code: string; type: string };
+      assert.deepEqual([problem.status, problem.code, problem.type], [status, code, `/problems/${code}`]);
+    }
   });
 
   it('two Host headers are a 400 (RFC 9112 §3.2)', async () => {
