@@ -56,6 +56,9 @@ export interface ServiceSetup {
   cpus?: string;
 }
 
+/** The bench scrapes /metrics on the service's own port, as EXRATES_METRICS_TOKEN allows. */
+const METRICS_TOKEN = 'bench-metrics-scrape-token';
+
 /**
  * The service's environment in a run: the ECB history from a file, quotas that never refuse, and
  * one refresh, at start (a scheduled one re-reads the whole file and would land in some measurement).
@@ -63,7 +66,7 @@ export interface ServiceSetup {
 export function serviceEnvironment(options: { databaseUrl: string; csv: string; redisUrl?: string; redisPrefix?: string; extra: Record<string, string> }): Record<string, string> {
   return {
     ...{ EXRATES_DATABASE_URL: options.databaseUrl, EXRATES_PROVIDERS: 'file', EXRATES_FILE_URL: options.csv, EXRATES_NOW: FIXED_NOW, EXRATES_LOG_LEVEL: 'warn' },
-    ...{ EXRATES_QUOTA_FREE: '100000000', EXRATES_QUOTA_PRO: '100000000', EXRATES_REFRESH_SECONDS: '86400', EXRATES_CONTACT_EMAIL: 'bench@example.org', HOST: '127.0.0.1' },
+    ...{ EXRATES_QUOTA_FREE: '100000000', EXRATES_QUOTA_PRO: '100000000', EXRATES_REFRESH_SECONDS: '86400', EXRATES_CONTACT_EMAIL: 'bench@example.org', HOST: '127.0.0.1', EXRATES_METRICS_TOKEN: METRICS_TOKEN },
     ...(options.redisUrl ? { EXRATES_REDIS_URL: options.redisUrl, EXRATES_REDIS_PREFIX: options.redisPrefix! } : {}),
     ...options.extra,
   };
@@ -117,7 +120,7 @@ export async function loadHistory(setup: ServiceSetup, key: string): Promise<{ b
 
 /** What the service's own /metrics have counted so far, every worker's summed: commands sent to Redis, full collections, seconds of collections' pauses. */
 export async function serviceCounters(server: Server): Promise<{ redisCommands: number; fullCollections: number; collectionSeconds: number }> {
-  const text = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
+  const text = await (await fetch(`http://127.0.0.1:${server.port}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
   const sum = (line: RegExp) => [...text.matchAll(line)].reduce((total, match) => total + Number(match[1]), 0);
   return {
     redisCommands: sum(/^exrates_redis_commands_total\{[^}]*\} (\S+)$/gm),

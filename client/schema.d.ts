@@ -195,30 +195,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/metrics": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Prometheus metrics
-         * @description The Prometheus text exposition of this process: requests by route, method and status with their latency, refresh outcomes and durations, upstream latency, backfills, stale answers and quota refusals, and the process metrics. Public, no key; never cached.
-         */
-        get: operations["getMetrics"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        /**
-         * Prometheus metrics
-         * @description The Prometheus text exposition of this process: requests by route, method and status with their latency, refresh outcomes and durations, upstream latency, backfills, stale answers and quota refusals, and the process metrics. Public, no key; never cached.
-         */
-        head: operations["getMetrics-head"];
-        patch?: never;
-        trace?: never;
-    };
     "/readyz": {
         parameters: {
             query?: never;
@@ -724,7 +700,7 @@ export interface components {
             status: number;
             detail: string;
             /** @description Stable machine-readable code. */
-            code: "invalid_currency" | "unsupported_currency" | "unsupported_source" | "invalid_amount" | "invalid_range" | "invalid_format" | "invalid_date" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "feed_unavailable" | "service_unavailable" | "internal_error";
+            code: "invalid_currency" | "unsupported_currency" | "unsupported_source" | "invalid_amount" | "invalid_range" | "invalid_format" | "invalid_date" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "payload_too_large" | "malformed_request" | "request_timeout" | "header_too_large" | "unsupported_media_type" | "feed_unavailable" | "service_unavailable" | "internal_error";
             /** @description The offending query parameter, on validation errors. */
             param?: string;
         };
@@ -812,7 +788,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. A request that cannot be taken as sent (two Host headers, a body that cannot be delimited) is a 400 `malformed_request`, with no `param`. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -840,6 +816,21 @@ export interface operations {
             };
             /** @description `no_history`: with `date`, no rate for the pair on or before it. */
             404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
                 headers: {
                     /** @description The key's requests per UTC day. */
                     "X-RateLimit-Limit"?: number;
@@ -962,7 +953,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. A request that cannot be taken as sent (two Host headers, a body that cannot be delimited) is a 400 `malformed_request`, with no `param`. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -986,6 +977,19 @@ export interface operations {
             };
             /** @description `no_history`: with `date`, no rate for the pair on or before it. */
             404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
                 headers: {
                     /** @description The key's requests per UTC day. */
                     "X-RateLimit-Limit"?: number;
@@ -1106,7 +1110,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. A request that cannot be taken as sent (two Host headers, a body that cannot be delimited) is a 400 `malformed_request`, with no `param`. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1134,6 +1138,21 @@ export interface operations {
             };
             /** @description `no_history`: with `date`, no rate for the pair on or before it. */
             404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
                 headers: {
                     /** @description The key's requests per UTC day. */
                     "X-RateLimit-Limit"?: number;
@@ -1258,7 +1277,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. A request that cannot be taken as sent (two Host headers, a body that cannot be delimited) is a 400 `malformed_request`, with no `param`. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1282,6 +1301,19 @@ export interface operations {
             };
             /** @description `no_history`: with `date`, no rate for the pair on or before it. */
             404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
                 headers: {
                     /** @description The key's requests per UTC day. */
                     "X-RateLimit-Limit"?: number;
@@ -1410,7 +1442,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range` (also `range` with `start`, and an unknown `group`), `invalid_date` (`start` or `end` malformed, in the future, start after end, or before the retained 5 years), `invalid_format`, `missing_parameter` (`end` without `start`). `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range` (also `range` with `start`, and an unknown `group`), `invalid_date` (`start` or `end` malformed, in the future, start after end, or before the retained 5 years), `invalid_format`, `missing_parameter` (`end` without `start`). `param` names the offending parameter. A required parameter given twice is also a 400. A request that cannot be taken as sent (two Host headers, a body that cannot be delimited) is a 400 `malformed_request`, with no `param`. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1438,6 +1470,21 @@ export interface operations {
             };
             /** @description `no_history`: no rates stored for the pair in the range. */
             404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
                 headers: {
                     /** @description The key's requests per UTC day. */
                     "X-RateLimit-Limit"?: number;
@@ -1568,7 +1615,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range` (also `range` with `start`, and an unknown `group`), `invalid_date` (`start` or `end` malformed, in the future, start after end, or before the retained 5 years), `invalid_format`, `missing_parameter` (`end` without `start`). `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range` (also `range` with `start`, and an unknown `group`), `invalid_date` (`start` or `end` malformed, in the future, start after end, or before the retained 5 years), `invalid_format`, `missing_parameter` (`end` without `start`). `param` names the offending parameter. A required parameter given twice is also a 400. A request that cannot be taken as sent (two Host headers, a body that cannot be delimited) is a 400 `malformed_request`, with no `param`. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1592,6 +1639,19 @@ export interface operations {
             };
             /** @description `no_history`: no rates stored for the pair in the range. */
             404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
                 headers: {
                     /** @description The key's requests per UTC day. */
                     "X-RateLimit-Limit"?: number;
@@ -1712,7 +1772,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. A request that cannot be taken as sent (two Host headers, a body that cannot be delimited) is a 400 `malformed_request`, with no `param`. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1740,6 +1800,21 @@ export interface operations {
             };
             /** @description `no_history`: with `date`, a currency named in `to` has no rate on or before it. */
             404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
                 headers: {
                     /** @description The key's requests per UTC day. */
                     "X-RateLimit-Limit"?: number;
@@ -1864,7 +1939,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. */
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`. `param` names the offending parameter. A required parameter given twice is also a 400. A request that cannot be taken as sent (two Host headers, a body that cannot be delimited) is a 400 `malformed_request`, with no `param`. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1888,6 +1963,19 @@ export interface operations {
             };
             /** @description `no_history`: with `date`, a currency named in `to` has no rate on or before it. */
             404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
                 headers: {
                     /** @description The key's requests per UTC day. */
                     "X-RateLimit-Limit"?: number;
@@ -2000,6 +2088,21 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
             429: {
                 headers: {
@@ -2097,6 +2200,19 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2202,6 +2318,21 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
             429: {
                 headers: {
@@ -2299,6 +2430,19 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2498,64 +2642,6 @@ export interface operations {
             };
         };
     };
-    getMetrics: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Prometheus text exposition: requests by route and status, latency, refresh outcomes, quota rejections, upstream latency. */
-            200: {
-                headers: {
-                    /** @description no-store. */
-                    "Cache-Control"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/plain": string;
-                };
-            };
-            /** @description A request the server cannot take (a body, an oversized or malformed header…), as application/problem+json. */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    "getMetrics-head": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Prometheus text exposition: requests by route and status, latency, refresh outcomes, quota rejections, upstream latency. */
-            200: {
-                headers: {
-                    /** @description no-store. */
-                    "Cache-Control"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description A request the server cannot take (a body, an oversized or malformed header…), as application/problem+json. */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     getReadiness: {
         parameters: {
             query?: never;
@@ -2565,7 +2651,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready. status, per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError, crossCheck (as /api/v1/providers shows it); and `warnings`, present when a provider's newest day is older than EXRATES_OLD_RATES_DAYS or one of its numbers differs from the other providers' by more than EXRATES_CROSSCHECK_PERCENT, one sentence each naming the provider and the day. */
+            /** @description Ready. status, per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError (what failed, with every URL in it withheld: the log has them), crossCheck (as /api/v1/providers shows it); and `warnings`, present when a provider's newest day is older than EXRATES_OLD_RATES_DAYS or one of its numbers differs from the other providers' by more than EXRATES_CROSSCHECK_PERCENT, one sentence each naming the provider and the day. */
             200: {
                 headers: {
                     /** @description no-store. */
@@ -2623,7 +2709,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready. status, per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError, crossCheck (as /api/v1/providers shows it); and `warnings`, present when a provider's newest day is older than EXRATES_OLD_RATES_DAYS or one of its numbers differs from the other providers' by more than EXRATES_CROSSCHECK_PERCENT, one sentence each naming the provider and the day. */
+            /** @description Ready. status, per provider: id, latestDay, stale, lastSuccessAt, lastFailureAt, lastError (what failed, with every URL in it withheld: the log has them), crossCheck (as /api/v1/providers shows it); and `warnings`, present when a provider's newest day is older than EXRATES_OLD_RATES_DAYS or one of its numbers differs from the other providers' by more than EXRATES_CROSSCHECK_PERCENT, one sentence each naming the provider and the day. */
             200: {
                 headers: {
                     /** @description no-store. */

@@ -40,6 +40,8 @@ const PRO_KEYS = Number(option('keys', '500'));
 const FREE_KEYS = 5;
 const FREE_LIMIT = 100;
 const TODAY = FIXED_NOW.slice(0, 10);
+/** /metrics on the service's own port, to a bearer of this token. */
+const METRICS_TOKEN = 'soak-metrics-scrape-token';
 const PERIOD_S = DURATION_S >= 120 ? 60 : Math.max(1, Math.round(DURATION_S / 10));
 
 /** Resident set size of a process, in MiB, from /proc (Linux), else from the service's own metric. */
@@ -51,7 +53,7 @@ async function rssMiB(pid: number, base: string): Promise<number> {
   } catch {
     // not Linux
   }
-  const metrics = await get(`${base}/metrics`);
+  const metrics = await get(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
   return Number(/exrates_process_resident_memory_bytes (\d+)/.exec(metrics.body)?.[1] ?? NaN) / 1024 / 1024;
 }
 
@@ -84,6 +86,7 @@ async function main(): Promise<void> {
       EXRATES_NOW: FIXED_NOW,
       EXRATES_QUOTA_FREE: String(FREE_LIMIT),
       EXRATES_LOG_LEVEL: 'warn',
+      EXRATES_METRICS_TOKEN: METRICS_TOKEN,
     },
   });
   const pid = server.child.pid!;

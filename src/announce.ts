@@ -43,7 +43,8 @@ export function announceListening(deps: Deps, address: AddressInfo | string | nu
 export function listeningLine(config: Config, port: number): string {
   const base = publicBase(config.host, port);
   const bind = WILDCARDS.has(config.host) ? ` (bound to ${config.host}: every network interface)` : '';
-  return `exrates listening on ${base}/${bind}; portal ${base}/, API docs ${base}/docs; store: ${describeStore(config.databaseUrl)}; providers: ${config.providers.join(', ')}; loading rates…`;
+  const metrics = config.metrics.port === undefined ? '' : `, metrics ${publicBase(config.metrics.host, config.metrics.port)}/metrics`;
+  return `exrates listening on ${base}/${bind}; portal ${base}/, API docs ${base}/docs${metrics}; store: ${describeStore(config.databaseUrl)}; providers: ${config.providers.join(', ')}; loading rates…`;
 }
 
 /** The offline way to run, with the exact variables: for when no provider can be reached. */

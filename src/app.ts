@@ -7,9 +7,10 @@ import { DEMO_KEY } from './core/demo-key.js';
 import type { Deps } from './deps.js';
 import { createHttpCaches } from './http/caching.js';
 import { answerConnect, createClientErrorAnswers } from './http/client-errors.js';
+import { normalTarget } from './http/target.js';
 import { ANSWER_HEADERS, CORS, SECURITY_HEADERS } from './http/headers.js';
 import { AJV_OPTIONS, createKeyStep, hooksOf, validationProblem } from './http/keyed.js';
-import { notFound, problemOf, sendError, sendProblem } from './http/problem.js';
+import { notFound, sendError, sendProblem } from './http/problem.js';
 import {
   createConversionBodies,
   createCurrencyListBodies,
@@ -19,8 +20,8 @@ import {
   createQuoteBodies,
 } from './http/responses.js';
 import { registerApiRoutes, type ApiServices } from './http/routes/api.js';
-import { registerMcpRoutes } from './http/routes/mcp.js';
-import { registerOpsRoutes } from './http/routes/ops.js';
+import { MCP_BODY_LIMIT, registerMcpRoutes } from './http/routes/mcp.js';
+import { registerMetricsRoute, registerOpsRoutes } from './http/routes/ops.js';
 import { registerPortalRoutes } from './http/routes/portal.js';
 import { docsPageOptions, openApiOptions, registerDocumentRoutes } from './http/routes/documents.js';
 
@@ -65,23 +66,16 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     // request.ip: the connection's peer, or, from a trusted proxy, the client it reports.
     ...(deps.config.trustedProxies.length > 0 ? { trustProxy: [...deps.config.trustedProxies] } : {}),
     return503OnClosing: true,
+    // One form of each target for the routes and the key step (src/http/target.ts).
+    rewriteUrl: (request) => normalTarget(request.url ?? '/'),
     bodyLimit: 1024,
     routerOptions: { maxParamLength: 100, ignoreTrailingSlash: false },
     ajv: { customOptions: AJV_OPTIONS },
     schemaErrorFormatter: (errors) => validationProblem(errors as Parameters<typeof validationProblem>[0]),
     // What Node's HTTP parser rejects is answered as problem+json too (src/http/client-errors.ts).
     clientErrorHandler: clientErrors.answer,
-    // A path that is not valid percent-encoding names no resource.
-    frameworkErrors: (error, request, reply) => {
-      // Such an answer skips the hooks: the security headers are added here.
-      reply.headers(SECURITY_HEADERS);
-      if (error.statusCode !== undefined && error.statusCode < 500) {
-        sendProblem(reply, notFound(request.method, String(request.url)));
-        return;
-      }
-      request.log.error({ err: error }, 'request failed before routing');
-      sendProblem(reply, problemOf('internal_error', 'The server failed to answer this request; the failure has been logged.'));
-    },
+    // Errors before routing (a path that is not valid percent-encoding…) take the error handler's mapping.
+    frameworkErrors: sendError,
   });
   // Every method Node's parser reads takes the same path (a 404 or 405 problem, counted under
   // /api/), not Fastify's bare fallback for methods it does not know. CONNECT is the 'connect' event's.
@@ -92,6 +86,12 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   app.setSerializerCompiler(() => JSON.stringify);
   app.decorateRequest('caller', undefined);
   app.server.on('connect', answerConnect);
+  // Node answers `Expect: 100-continue` at once, asking for any body: a body longer than any route
+  // reads (/mcp's is the largest) is not asked for, and its request goes on to its 413.
+  app.server.on('checkContinue', (request, response) => {
+    if (Number(request.headers['content-length'] ?? 0) <= MCP_BODY_LIMIT) response.writeContinue();
+    app.server.emit('request', request, response);
+  });
 
   const keyStep = createKeyStep({
     keys: deps.keys,
@@ -116,9 +116,11 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     route.onResponse = [...hooksOf(route.onResponse), measured(route.url)];
   });
   app.addHook('onRequest', (request, reply, done) => {
+    clientErrors.answering(request.raw.socket, reply.raw);
     reply.headers(ANSWER_HEADERS);
     keyStep.onRequest(request, reply, done);
   });
+  app.addHook('preParsing', keyStep.preParsing);
   const unmatched = measured('unmatched');
   app.addHook('onResponse', (request, reply, done) => {
     if (request.is404) unmatched(request, reply, done);
@@ -166,5 +168,28 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     wideCoverage: wideProviders.length > 0,
     demo: deps.config.demoKey ? { key: DEMO_KEY, perAddress: deps.config.demoKey.perAddress } : undefined,
   });
+  return app;
+}
+
+/**
+ * The metrics listener's app (EXRATES_METRICS_PORT): /metrics without a token, and nothing else,
+ * for a scraper on a private network or on the machine itself.
+ */
+export async function buildMetricsApp(deps: Deps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deferringChildren(deps.log) as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    return503OnClosing: true,
+  });
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.headers(SECURITY_HEADERS);
+    done();
+  });
+  app.setErrorHandler(sendError);
+  app.setNotFoundHandler((request, reply) => {
+    sendProblem(reply, notFound(request.method, request.url));
+  });
+  registerMetricsRoute(app, deps);
+  await app.ready();
   return app;
 }

@@ -36,7 +36,7 @@ function providerUrlSettings(): Record<string, TSchema> {
   }
   return settings;
 }
-const SECRET_VARIABLES = new Set(['EXRATES_OXR_APP_ID']);
+const SECRET_VARIABLES = new Set(['EXRATES_OXR_APP_ID', 'EXRATES_METRICS_TOKEN']);
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const DEMO_KEY_TIERS = ['off', 'free', 'pro'] as const;
 const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
@@ -192,6 +192,27 @@ export const ConfigSchema = Type.Object({
         'The reverse proxies in front of the service, as comma-separated addresses and CIDR ranges (`10.0.0.0/8`) or the names `loopback`, `linklocal` and `uniquelocal`. A request from one of them is taken to come from the address it puts in `X-Forwarded-For` (the nearest address there that is not itself a trusted proxy): the demo key\'s per-address quota and the logs use it. Unset: the connection\'s peer, and `X-Forwarded-For` is ignored.',
     }),
   ),
+  EXRATES_METRICS_PORT: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 65535,
+      description:
+        'Port of a listener of its own that serves only `/metrics` (Prometheus text), on EXRATES_METRICS_HOST, without a token: the port to scrape, kept off the public one. Unset: no such listener. (`/metrics` is not served on PORT unless EXRATES_METRICS_TOKEN is set.)',
+    }),
+  ),
+  EXRATES_METRICS_HOST: Type.String({
+    minLength: 1,
+    default: '127.0.0.1',
+    description: 'Address the metrics listener (EXRATES_METRICS_PORT) binds to: loopback by default; `0.0.0.0` in a container that Prometheus reaches over a private network.',
+  }),
+  EXRATES_METRICS_TOKEN: Type.Optional(
+    Type.String({
+      pattern: '^[\\x21-\\x7e]{16,200}$',
+      expected: '16 to 200 visible ASCII characters',
+      description:
+        'Serves `/metrics` on PORT too, to a scraper that sends `Authorization: Bearer <token>` (Prometheus: `authorization: { credentials: <token> }`); any other request there is a 404. Unset: `/metrics` is not served on PORT.',
+    }),
+  ),
   EXRATES_UPSTREAM_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 10000, description: 'Timeout of one upstream request, in milliseconds.' }),
   EXRATES_REFRESH_SECONDS: Type.Integer({ minimum: 1, maximum: 86400, default: 600, description: 'Interval between live-rate refreshes, in seconds. Refreshes run on wall-clock multiples of it.' }),
   EXRATES_NEGATIVE_CACHE_SECONDS: Type.Integer({
@@ -235,6 +256,8 @@ export interface Config {
   demoKey: { tier: 'free' | 'pro'; perAddress: number } | undefined;
   /** The addresses and ranges of trusted reverse proxies (EXRATES_TRUST_PROXY); empty when none. */
   trustedProxies: readonly string[];
+  /** Where /metrics is served: a listener of its own (port and host), and PORT to a bearer of the token. */
+  metrics: Readonly<{ port: number | undefined; host: string; token: string | undefined }>;
   upstreamTimeoutMs: number;
   refreshSeconds: number;
 }
@@ -317,7 +340,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     PORT: number; HOST: string; EXRATES_DATABASE_URL: string; EXRATES_REDIS_URL?: string; EXRATES_REDIS_PREFIX: string; EXRATES_PROVIDERS: string; EXRATES_ECB_URL: string;
     EXRATES_FILE_URL?: string; EXRATES_NOW?: string; EXRATES_OLD_RATES_DAYS: number; EXRATES_CROSSCHECK_PERCENT: string; EXRATES_FRANKFURTER_URL: string; EXRATES_OXR_APP_ID?: string; EXRATES_OXR_URL: string;
     EXRATES_NEGATIVE_CACHE_SECONDS: number; EXRATES_KEY_CACHE_MS: number; EXRATES_REVOCATION_POLL_MS: number; EXRATES_LOG_REQUESTS: boolean; EXRATES_WORKERS: number; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
-    EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_LOG_FORMAT: Config['logFormat']; EXRATES_CONTACT_EMAIL: string; EXRATES_DEMO_KEY_TIER: (typeof DEMO_KEY_TIERS)[number]; EXRATES_DEMO_QUOTA_PER_IP: number; EXRATES_TRUST_PROXY?: string; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
+    EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_LOG_FORMAT: Config['logFormat']; EXRATES_CONTACT_EMAIL: string; EXRATES_DEMO_KEY_TIER: (typeof DEMO_KEY_TIERS)[number]; EXRATES_DEMO_QUOTA_PER_IP: number; EXRATES_TRUST_PROXY?: string; EXRATES_METRICS_PORT?: number; EXRATES_METRICS_HOST: string; EXRATES_METRICS_TOKEN?: string; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
   };
   const list: string[] = [];
   const providers = expandFamilies(v.EXRATES_PROVIDERS.split(',').map((id) => id.trim())) as ProviderId[];
@@ -383,6 +406,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     contactEmail: v.EXRATES_CONTACT_EMAIL,
     demoKey: v.EXRATES_DEMO_KEY_TIER === 'off' ? undefined : Object.freeze({ tier: v.EXRATES_DEMO_KEY_TIER, perAddress: v.EXRATES_DEMO_QUOTA_PER_IP }),
     trustedProxies: Object.freeze(trustedProxies),
+    metrics: Object.freeze({ port: v.EXRATES_METRICS_PORT, host: v.EXRATES_METRICS_HOST, token: v.EXRATES_METRICS_TOKEN }),
     upstreamTimeoutMs: v.EXRATES_UPSTREAM_TIMEOUT_MS,
     refreshSeconds: v.EXRATES_REFRESH_SECONDS,
   });

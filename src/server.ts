@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { announceListening, announceLoaded, checkFileSource } from './announce.js';
-import { buildApp } from './app.js';
+import { buildApp, buildMetricsApp } from './app.js';
 import type { Config } from './config.js';
 import { createDeps, type Deps, type DepsOptions } from './deps.js';
 
@@ -26,21 +26,30 @@ export async function startServer(config: Config, options: DepsOptions = {}): Pr
   await checkFileSource(config);
   let deps: Deps | undefined;
   let app: FastifyInstance;
+  let metricsApp: FastifyInstance | undefined;
   try {
     deps = await createDeps(config, options);
     app = await buildApp(deps, { logRequests: config.logRequests });
+    if (config.metrics.port !== undefined) {
+      metricsApp = await buildMetricsApp(deps);
+      const where = { port: config.metrics.port, host: config.metrics.host };
+      await metricsApp.listen(where).catch((error: unknown) => {
+        throw listenFailure(error, where, { port: 'EXRATES_METRICS_PORT', host: 'EXRATES_METRICS_HOST' });
+      });
+    }
     // Fastify logs a line per interface address it listens on (addresses a person may not know):
     // silenced, since the one start line below says where to go.
     const level = app.log.level;
     app.log.level = 'silent';
     try {
       await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
-        throw listenFailure(error, config);
+        throw listenFailure(error, config, { port: 'PORT', host: 'HOST' });
       });
     } finally {
       app.log.level = level;
     }
   } catch (error) {
+    await metricsApp?.close();
     await deps?.close();
     throw error;
   }
@@ -63,7 +72,7 @@ export async function startServer(config: Config, options: DepsOptions = {}): Pr
     .finally(() => ready.refresher.start());
 
   async function close(): Promise<void> {
-    await app.close();
+    await Promise.all([app.close(), metricsApp?.close()]);
     await initialLoad.catch(() => undefined);
     await ready.close();
   }
@@ -71,20 +80,21 @@ export async function startServer(config: Config, options: DepsOptions = {}): Pr
 }
 
 /** Node's listen errors name neither the setting nor the way out: these do. */
-function listenFailure(error: unknown, config: Config): unknown {
-  const where = config.host.includes(':') ? `[${config.host}]:${config.port}` : `${config.host}:${config.port}`;
+function listenFailure(error: unknown, { port, host }: { port: number; host: string }, setting: { port: string; host: string }): unknown {
+  const where = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  const elsewhere = `set ${setting.port} (and ${setting.host}) to listen elsewhere`;
   switch ((error as NodeJS.ErrnoException).code) {
     case 'EADDRINUSE':
-      return new Error(`cannot listen on ${where}: another process listens there; stop it, or set PORT (and HOST) to listen elsewhere`, { cause: error });
+      return new Error(`cannot listen on ${where}: another process listens there; stop it, or ${elsewhere}`, { cause: error });
     case 'EACCES':
       return new Error(
-        config.port > 0 && config.port < 1024
-          ? `cannot listen on ${where}: ports below 1024 need privileges; set PORT to a free port of 1024 or more`
-          : `cannot listen on ${where}: not permitted on this machine; set PORT (and HOST) to listen elsewhere`,
+        port > 0 && port < 1024
+          ? `cannot listen on ${where}: ports below 1024 need privileges; set ${setting.port} to a free port of 1024 or more`
+          : `cannot listen on ${where}: not permitted on this machine; ${elsewhere}`,
         { cause: error },
       );
     case 'EADDRNOTAVAIL':
-      return new Error(`cannot listen on ${where}: HOST is not an address of this machine; set HOST to one of its addresses, or 0.0.0.0 for all`, { cause: error });
+      return new Error(`cannot listen on ${where}: ${setting.host} is not an address of this machine; set ${setting.host} to one of its addresses, or 0.0.0.0 for all`, { cause: error });
     default:
       return error;
   }

@@ -1,66 +1,43 @@
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { SECURITY_HEADERS } from './headers.js';
-import { PROBLEM_CONTENT_TYPE, problemOf, unknownMethodProblem, type Problem } from './problem.js';
+import { ANSWER_HEADERS } from './headers.js';
+import { PROBLEM_CONTENT_TYPE, problemOf, toProblem, type ProblemAnswer } from './problem.js';
 
 /**
  * Requests that Node's HTTP parser rejects never reach Fastify's routes or hooks: Node (or
  * Fastify's default client-error handler) would answer them with a bare 400 or 431 that is not
- * problem+json. These answer them in the service's own shape instead (SPEC §7).
- *
- * The problem code set is fixed. A request that cannot be read as HTTP, or whose request line and
- * headers are too large to read, addresses no resource: `not_found`, like a path that is not valid
- * percent-encoding, with the status HTTP prescribes (400, 408, 431) and its reason phrase as the
- * title. A method the parser does not know, and CONNECT, are `method_not_allowed`.
+ * problem+json. These answer them in the service's own shape instead (SPEC §7), with the problem
+ * toProblem gives the parser's error (malformed_request, header_too_large, request_timeout, or the
+ * 405 of a method it does not know), written by Node's own ServerResponse on the socket, which
+ * then closes.
  */
-export function clientErrorProblem(code: string | undefined): { status: number; problem: Problem; allow?: string } {
-  switch (code) {
-    case 'HPE_HEADER_OVERFLOW':
-      return httpProblem(431, 'not_found', 'The request line and headers together exceed the 16 KiB this server reads; no resource was addressed.');
-    case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return httpProblem(408, 'not_found', 'The request did not arrive in time.');
-    case 'HPE_INVALID_METHOD':
-      return { status: 405, problem: unknownMethodProblem(), allow: 'GET, HEAD' };
-    default:
-      return httpProblem(400, 'not_found', 'The request is not valid HTTP/1.1 (request line, header syntax, framing or characters), so it addresses no resource.');
-  }
-}
 
-function httpProblem(status: number, code: 'not_found' | 'method_not_allowed', detail: string): { status: number; problem: Problem } {
-  const problem = problemOf(code, detail);
-  return { status, problem: { ...problem, status, title: STATUS_CODES[status] ?? problem.title } };
-}
-
-/** A client error's problem answer: its body and headers, after which the connection closes. */
-function closingProblem(answer: { problem: Problem; allow?: string }): { body: string; headers: Array<readonly [string, string]> } {
+/** Writes a problem answer on a socket that has no request Node could read, and closes it. */
+function writeProblem(socket: Duplex, answer: ProblemAnswer): void {
+  // A request Node could not read still gets a response of Node's own making (status line,
+  // Date, Content-Length, Connection: close), through a ServerResponse given the socket.
+  const unread = new IncomingMessage(socket as Socket);
+  unread.httpVersionMajor = 1;
+  unread.httpVersionMinor = 1;
+  const response = new ServerResponse(unread);
+  response.shouldKeepAlive = false;
+  response.assignSocket(socket as Socket);
   const body = JSON.stringify(answer.problem);
-  return {
-    body,
-    headers: [
-      ['Content-Type', PROBLEM_CONTENT_TYPE],
-      ['Content-Length', String(Buffer.byteLength(body))],
-      ...Object.entries(SECURITY_HEADERS),
-      ['Access-Control-Allow-Origin', '*'],
-      ...(answer.allow ? [['Allow', answer.allow] as const] : []),
-      ['Connection', 'close'],
-    ],
-  };
-}
-
-/**
- * Writes a whole problem+json response on a raw socket and closes it: end() so the answer is
- * flushed before the FIN, then destroyed shortly after in case the client never closes its side.
- */
-function writeProblem(socket: Duplex, answer: { status: number; problem: Problem; allow?: string }): void {
-  const { body, headers } = closingProblem(answer);
-  const head = [`HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? 'Error'}`, ...headers.map(([name, value]) => `${name}: ${value}`)];
-  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+  response.writeHead(answer.problem.status, { ...ANSWER_HEADERS, ...answer.headers, 'content-type': PROBLEM_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), connection: 'close' });
+  response.end(body, () => socket.end());
+  // Destroyed shortly after in case the client never closes its side.
   const timer = setTimeout(() => socket.destroy(), 2_000);
   timer.unref();
   socket.once('close', () => clearTimeout(timer));
 }
 
 export interface ClientErrorAnswers {
+  /**
+   * Notes the response a connection is writing (the app's first onRequest hook): bad bytes that
+   * follow its request on the connection then let it finish before the connection closes.
+   */
+  answering(socket: object, response: ServerResponse): void;
   /**
    * Marks a connection as answered for good (with Connection: close): what its client sends after
    * the request (a body that cannot be delimited, say) then gets no second answer when the parser
@@ -74,7 +51,11 @@ export interface ClientErrorAnswers {
 /** One app's answers to client errors, with the connections it marked. */
 export function createClientErrorAnswers(): ClientErrorAnswers {
   const closing = new WeakSet<object>();
+  const responses = new WeakMap<object, ServerResponse>();
   return {
+    answering(socket, response) {
+      responses.set(socket, response);
+    },
     closeAfterAnswer(socket) {
       closing.add(socket);
     },
@@ -84,7 +65,7 @@ export function createClientErrorAnswers(): ClientErrorAnswers {
       // A request read whole before the bad bytes (a broken body or a garbage request after it) is
       // still being answered, and may have been counted against its key: let that answer go out
       // whole, then close, rather than answer the connection twice or cut the answer short.
-      const inProgress = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
+      const inProgress = responses.get(socket);
       if (inProgress && !inProgress.writableFinished) {
         const close = () => socket.destroy();
         inProgress.once('finish', close);
@@ -92,7 +73,7 @@ export function createClientErrorAnswers(): ClientErrorAnswers {
         setTimeout(close, 10_000).unref();
         return;
       }
-      if (socket.writable && !closing.has(socket)) writeProblem(socket, clientErrorProblem(error.code));
+      if (socket.writable && !closing.has(socket)) writeProblem(socket, toProblem(error));
       else socket.destroy();
     },
   };
@@ -101,5 +82,5 @@ export function createClientErrorAnswers(): ClientErrorAnswers {
 /** For the server's 'connect' event: this is not a proxy. */
 export function answerConnect(_request: IncomingMessage, socket: Duplex): void {
   socket.on('error', () => undefined);
-  writeProblem(socket, { ...httpProblem(405, 'method_not_allowed', 'CONNECT is not allowed here; use GET or HEAD.'), allow: 'GET, HEAD' });
+  writeProblem(socket, { problem: problemOf('method_not_allowed', 'CONNECT is not allowed here; use GET or HEAD.'), headers: { allow: 'GET, HEAD' } });
 }

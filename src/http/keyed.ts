@@ -33,8 +33,26 @@ declare module 'fastify' {
 /** Who a request's key names: a stored key, or the demo key. */
 export type Caller = { key: ApiKeyRecord; demo?: undefined } | { demo: DemoKeyPolicy; key?: undefined };
 
-/** The scheme a 401 asks for: no registered one fits an API key, so it is named, with where the key goes. */
-export const WWW_AUTHENTICATE = 'ApiKey realm="exrates", header="X-Api-Key", query="apikey"';
+/**
+ * Where an entry takes the key from, and what its 401 asks for: the API reads X-Api-Key or the
+ * apikey query parameter (no registered scheme fits an API key, so it is named, with where the key
+ * goes); MCP clients send X-Api-Key or Authorization: Bearer. In both, the header X-Api-Key wins,
+ * and a header sent twice is no key.
+ */
+export type KeyEntry = 'api' | 'mcp';
+export const WWW_AUTHENTICATE: Readonly<Record<KeyEntry, string>> = {
+  api: 'ApiKey realm="exrates", header="X-Api-Key", query="apikey"',
+  mcp: 'Bearer realm="exrates"',
+};
+
+/** The key a request presents to an entry, or undefined for none. */
+function presentedKey(request: FastifyRequest, entry: KeyEntry): string | undefined {
+  const header = request.headers['x-api-key'];
+  if (header !== undefined) return typeof header === 'string' ? header : undefined;
+  if (entry === 'mcp') return /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '')?.[1];
+  const query = (request.query as Record<string, unknown>).apikey;
+  return typeof query === 'string' ? query : undefined;
+}
 
 /** The options Fastify's Ajv compiles the schemas with: a parameter given twice is an array, and so a 400. */
 export const AJV_OPTIONS = { coerceTypes: 'array', allErrors: false, removeAdditional: false } as const;
@@ -78,25 +96,61 @@ export function isApiPath(path: string): boolean {
   return path.startsWith('/api/');
 }
 
+/** A 400 for a request whose framing or headers HTTP/1.1 forbids. */
+function malformed(detail: string): Problem {
+  return problemOf('malformed_request', detail);
+}
+
+/** How many times the raw request carries a header (Node keeps only the first Host). */
+function headerCount(rawHeaders: readonly string[], name: string): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === name) count += 1;
+  return count;
+}
+
 /**
- * What makes a request unanswerable whatever it asks for, checked before anything reads its body
- * or key: a request body whose length cannot be known (RFC 9112 §6.3: a transfer coding other than
- * a final chunked, which Node's parser lets through) is a 400 and its connection is closed; an
- * HTTP/1.1 request must carry a Host header (Node's own check is off, as it would answer an empty 400).
+ * What makes a request unanswerable whatever it asks for, checked from its headers before anything
+ * reads its body or key: a body whose length cannot be known (RFC 9112 §6.3: a transfer coding
+ * other than a final chunked, which Node's parser lets through) is a 400; an HTTP/1.1 request must
+ * carry exactly one Host header (RFC 9112 §3.2; Node's own check is off, as it would answer an
+ * empty 400, and Node keeps only the first of two). Both close the connection after the answer.
+ * So does the answer to any chunked body: a route that does not read it (every one but POST /mcp)
+ * would otherwise leave Node to read it to its end, however long, to keep the connection.
  */
 export function requestDefect(request: FastifyRequest, reply: FastifyReply, closeAfterAnswer: (socket: object) => void): Problem | undefined {
   const coding = request.headers['transfer-encoding'];
-  if (coding !== undefined && !/(?:^|,)[ \t]*chunked[ \t]*$/i.test(coding)) {
-    closeAfterAnswer(request.raw.socket);
-    reply.header('connection', 'close');
-    const problem = problemOf('not_found', 'Transfer-Encoding must end with chunked; the request body cannot be delimited.');
-    return { ...problem, status: 400, title: 'Bad Request' };
+  if (coding !== undefined) {
+    closing(request, reply, closeAfterAnswer);
+    if (!/(?:^|,)[ \t]*chunked[ \t]*$/i.test(coding)) return malformed('Transfer-Encoding must end with chunked; the request body cannot be delimited.');
   }
-  if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
-    const problem = problemOf('not_found', 'An HTTP/1.1 request must carry a Host header.');
-    return { ...problem, status: 400, title: 'Bad Request' };
+  const hosts = headerCount(request.raw.rawHeaders, 'host');
+  if (hosts > 1) {
+    closing(request, reply, closeAfterAnswer);
+    return malformed('The request carries more than one Host header.');
   }
+  if (hosts === 0 && request.raw.httpVersion === '1.1') return malformed('An HTTP/1.1 request must carry a Host header.');
   return undefined;
+}
+
+/**
+ * A body announced longer than its route reads (1 KiB, 64 KiB on /mcp): the 413, refused from the
+ * Content-Length header before a byte of the body is read (a preParsing hook, after the key step,
+ * so that a request without a valid key is the 401 and one with a valid key counts, SPEC §6).
+ * Whatever answers such a request closes the connection after it (marked by the app's onRequest
+ * hook), so the body is never read. A chunked body is bounded while it is read (Fastify's
+ * bodyLimit) where a route reads it; where none does, its connection closes (requestDefect).
+ */
+export function oversizedBody(request: FastifyRequest): Problem | undefined {
+  const length = Number(request.headers['content-length'] ?? 0);
+  const limit = request.routeOptions.bodyLimit;
+  if (!(length > limit)) return undefined;
+  return problemOf('payload_too_large', `The request body announces ${length} bytes; this path reads at most ${limit}.`);
+}
+
+/** Marks the answer as the connection's last. */
+function closing(request: FastifyRequest, reply: FastifyReply, closeAfterAnswer: (socket: object) => void): void {
+  closeAfterAnswer(request.raw.socket);
+  reply.header('connection', 'close');
 }
 
 export interface KeyStepOptions {
@@ -119,13 +173,18 @@ export interface KeyStepOptions {
 export interface KeyStep {
   /** The app's onRequest hook: what no route takes, and what no route can answer. */
   onRequest(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void;
+  /** The app's preParsing hook, before any body is read: a body announced longer than the route reads is a 413. */
+  preParsing(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error?: Error | null) => void): void;
   /**
    * An onRoute hook: a keyed route gets the key (and quota) step as a hook of its own, so that no
    * other request reads its options, and its path is noted, so that another method on it is a 405.
    */
   route(route: RouteOptions): void;
-  /** Who a presented key names, for an entry that reads the key from headers of its own (/mcp). */
-  callerOf(presented: string | undefined): MaybePromise<Caller | undefined>;
+  /**
+   * Who the request's key names, for the entry it came to; without a valid key, the 401 is sent
+   * (with what that entry's clients are asked for) and the answer is undefined.
+   */
+  authenticate(request: FastifyRequest, reply: FastifyReply, entry: KeyEntry): MaybePromise<Caller | undefined>;
   /** Counts one request against the caller's quota and writes the quota headers; the 429's problem when the quota refuses it (not counted). */
   count(request: FastifyRequest, reply: FastifyReply, caller: Caller): MaybePromise<Problem | undefined>;
   /** The caller's usage today, read without counting, with the quota headers of that reading. */
@@ -140,13 +199,22 @@ export function hooksOf<H>(hooks: H | H[] | undefined): H[] {
 export function createKeyStep(options: KeyStepOptions): KeyStep {
   const { keys, keyHashes, quotas, quotaCalendar, limits, clock, metrics } = options;
   const keyedPaths = new Set<string>();
-  const unauthorizedDetail = `Send a valid API key in the X-Api-Key header or the apikey query parameter. To get a key, or the pro tier, e-mail ${options.contactEmail}.`;
+  const unauthorizedDetail: Record<KeyEntry, string> = {
+    api: `Send a valid API key in the X-Api-Key header or the apikey query parameter. To get a key, or the pro tier, e-mail ${options.contactEmail}.`,
+    mcp: `Send a valid API key in the X-Api-Key header or as Authorization: Bearer <key>. To get a key, or the pro tier, e-mail ${options.contactEmail}.`,
+  };
 
-  function identify(request: FastifyRequest): MaybePromise<Caller | undefined> {
-    // The header wins over the query parameter; a header sent twice is no key.
-    const header = request.headers['x-api-key'];
-    const query = request.query as Record<string, unknown>;
-    return callerOf(header !== undefined ? (typeof header === 'string' ? header : undefined) : typeof query.apikey === 'string' ? query.apikey : undefined);
+  function identify(request: FastifyRequest, entry: KeyEntry = 'api'): MaybePromise<Caller | undefined> {
+    return callerOf(presentedKey(request, entry));
+  }
+
+  function authenticate(request: FastifyRequest, reply: FastifyReply, entry: KeyEntry): MaybePromise<Caller | undefined> {
+    return andThen(identify(request, entry), (caller) => {
+      if (caller !== undefined) return caller;
+      reply.header('www-authenticate', WWW_AUTHENTICATE[entry]);
+      sendProblem(reply, problemOf('unauthorized', unauthorizedDetail[entry]));
+      return undefined;
+    });
   }
 
   function callerOf(presented: string | undefined): MaybePromise<Caller | undefined> {
@@ -206,8 +274,6 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
       if (api) return countedError(request, reply, notFound(method, request.url));
       return void sendProblem(reply, notFound(method, request.url));
     }
-    const defect = requestDefect(request, reply, options.closeAfterAnswer);
-    if (defect) return void sendProblem(reply, defect);
     // An unknown API path is the API's 404: a request to it with a valid key counts.
     if (api) return countedError(request, reply, notFound(method, request.url));
     return 'next';
@@ -221,9 +287,12 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
 
   /** The app's onRequest hook, for every request: what makes it unanswerable, and what no route takes. */
   function onRequest(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
-    if (request.is404) return settle(done, unrouted(request, reply));
     const defect = requestDefect(request, reply, options.closeAfterAnswer);
     if (defect) return void sendProblem(reply, defect);
+    // An oversized body is refused once the key step has run (preParsing); whatever answers the
+    // request (a 401, or a 404 or 405 for what no route takes) closes the connection after it.
+    if (oversizedBody(request)) closing(request, reply, options.closeAfterAnswer);
+    if (request.is404) return settle(done, unrouted(request, reply));
     done();
   }
 
@@ -232,11 +301,8 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
     return (request, reply, done) =>
       settle(
         done,
-        andThen(identify(request), (caller) => {
-          if (caller === undefined) {
-            reply.header('www-authenticate', WWW_AUTHENTICATE);
-            return void sendProblem(reply, problemOf('unauthorized', unauthorizedDetail));
-          }
+        andThen(authenticate(request, reply, 'api'), (caller) => {
+          if (caller === undefined) return;
           request.caller = caller;
           if (mode === 'read') return done();
           return andThen(refused(request, reply, caller), (wasRefused) => {
@@ -250,7 +316,12 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
 
   return {
     onRequest,
-    callerOf,
+    authenticate,
+    preParsing(request, reply, _payload, done) {
+      const tooLarge = oversizedBody(request);
+      if (tooLarge) sendProblem(reply, tooLarge);
+      else done();
+    },
     count,
     route(route) {
       const mode = route.config?.keyed;

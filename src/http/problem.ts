@@ -1,5 +1,4 @@
-import { STATUS_CODES } from 'node:http';
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, UnavailableError, type ErrorCode } from '../core/errors.js';
 import { SECURITY_HEADERS } from './headers.js';
 
@@ -28,6 +27,19 @@ export const PROBLEMS: Record<ErrorCode, { status: number; title: string; descri
   no_history: { status: 404, title: 'No history', description: 'No rates are stored for this pair in the requested range, or on or before the requested date.' },
   not_found: { status: 404, title: 'Not found', description: 'No such resource.' },
   method_not_allowed: { status: 405, title: 'Method not allowed', description: 'The API is read-only: use GET or HEAD.' },
+  payload_too_large: {
+    status: 413,
+    title: 'Payload too large',
+    description: 'The request announces a body longer than its route reads (the API reads none: 1 KiB at most; /mcp 64 KiB); refused from its headers, before it is read, and the connection is closed.',
+  },
+  malformed_request: {
+    status: 400,
+    title: 'Malformed request',
+    description: 'The request is not valid HTTP/1.1 (request line, header syntax, framing, characters, two Host headers or none) or its body is not what its route reads, so it addresses no resource.',
+  },
+  request_timeout: { status: 408, title: 'Request timeout', description: 'The request did not arrive whole in time.' },
+  header_too_large: { status: 431, title: 'Request header fields too large', description: 'The request line and headers together exceed the 16 KiB this server reads.' },
+  unsupported_media_type: { status: 415, title: 'Unsupported media type', description: 'The body is of a type its route does not read (/mcp reads application/json).' },
   feed_unavailable: {
     status: 503,
     title: 'Rate feed unavailable',
@@ -72,7 +84,7 @@ export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply
 
 /** The 405 of a method this server does not know (the parser's, or the router's). */
 export function unknownMethodProblem(): Problem {
-  return { ...problemOf('method_not_allowed', 'The method is not one this server knows; use GET or HEAD.'), title: 'Method Not Allowed' };
+  return problemOf('method_not_allowed', 'The method is not one this server knows; use GET or HEAD.');
 }
 
 export function problemFromDomainError(error: DomainError): Problem {
@@ -90,37 +102,88 @@ export function unavailableProblem(error: UnavailableError): Problem {
 /** The problem of an unexpected failure: nothing of it is shown, it is logged. */
 export const INTERNAL_DETAIL = 'The server failed to answer this request; the failure has been logged.';
 
+/** An error's answer: its problem, the headers that go with it, and whether it is logged (and how). */
+export interface ProblemAnswer {
+  problem: Problem;
+  headers?: Readonly<Record<string, string>>;
+  /** `warn`: a dependency that cannot be reached; `error`: an unexpected failure, shown as nothing but a 500. */
+  log?: 'warn' | 'error';
+}
+
 /**
- * The app's error handler: every error a request ends in, as its problem answer. A domain error is
- * its own code; a dependency that cannot be reached is a 503 to retry; Fastify's and its plugins'
- * own client errors (a body where none is read, a static file outside its folder…) keep the status
- * HTTP prescribes; anything else is logged and a 500.
+ * The code each HTTP status of a client or parser defect is answered with (Fastify's, its
+ * plugins', Node's parser's). A status with no code of its own (a static file outside its folder
+ * is a 403, a byte range a 416) addresses nothing served here: `not_found`, with its 404.
+ */
+const DEFECT_CODES: Readonly<Record<number, ErrorCode>> = {
+  400: 'malformed_request',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  408: 'request_timeout',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  431: 'header_too_large',
+};
+
+/** The answer to a method the server does not route: the API's 405, with what it allows. */
+const UNKNOWN_METHOD: ProblemAnswer = { problem: unknownMethodProblem(), headers: { allow: 'GET, HEAD' } };
+
+/**
+ * Every error a request can end in, as its problem: the one mapping used by the error handler,
+ * the framework's errors before routing, the answers to what Node's HTTP parser rejects
+ * (src/http/client-errors.ts) and MCP's tool errors. A domain error is its own code; a dependency
+ * that cannot be reached is a 503 to retry; a client or parser defect is the code of its status
+ * (DEFECT_CODES), with the status the problems table gives that code; anything else is a 500 that
+ * shows nothing of the failure.
+ */
+export function toProblem(error: unknown): ProblemAnswer {
+  if (error instanceof DomainError) {
+    const problem = problemFromDomainError(error);
+    return error.retryAfterSeconds === undefined ? { problem } : { problem, headers: { 'retry-after': String(error.retryAfterSeconds) } };
+  }
+  if (error instanceof UnavailableError) return { problem: unavailableProblem(error), headers: { 'retry-after': String(UNAVAILABLE_RETRY_SECONDS) }, log: 'warn' };
+  const { code, statusCode } = error as { code?: unknown; statusCode?: unknown };
+  switch (code) {
+    // Node's parser: the request line and headers are larger than it reads, or were not read in time.
+    case 'HPE_HEADER_OVERFLOW':
+      return { problem: problemOf('header_too_large', 'The request line and headers together exceed the 16 KiB this server reads; no resource was addressed.') };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { problem: problemOf('request_timeout', 'The request did not arrive in time.') };
+    // A method the parser does not know, or one the router cannot route at all (PRI, HTTP/2's
+    // connection preface, is one: Node closes such a connection as soon as it is handed over).
+    case 'HPE_INVALID_METHOD':
+      return UNKNOWN_METHOD;
+    case 'FST_ERR_NOT_FOUND':
+      return { ...UNKNOWN_METHOD, headers: { ...UNKNOWN_METHOD.headers, connection: 'close' } };
+    // A path that is not valid percent-encoding names no resource.
+    case 'FST_ERR_BAD_URL':
+      return { problem: problemOf('not_found', 'The path is not valid percent-encoding; it names no resource.') };
+  }
+  if (typeof code === 'string' && code.startsWith('HPE_')) {
+    return { problem: problemOf('malformed_request', 'The request is not valid HTTP/1.1 (request line, header syntax, framing or characters), so it addresses no resource.') };
+  }
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
+    // Fastify's and its plugins' own messages for these say what was wrong and nothing internal.
+    return { problem: problemOf(DEFECT_CODES[statusCode] ?? 'not_found', (error as Error).message) };
+  }
+  return { problem: problemOf('internal_error', INTERNAL_DETAIL), log: 'error' };
+}
+
+/** Logs what an answer says is to be logged, with the error that made it. */
+export function logProblem(log: FastifyBaseLogger, error: unknown, answer: ProblemAnswer, context: Record<string, unknown> = {}): void {
+  if (answer.log === 'warn') log.warn({ ...context, dependency: (error as UnavailableError).dependency, err: String((error as { cause?: unknown }).cause) }, 'dependency unavailable');
+  else if (answer.log === 'error') log.error({ ...context, err: error }, 'request failed');
+}
+
+/**
+ * The app's error handler, and the framework's before routing: every error a request ends in, as
+ * its problem answer (toProblem). Such an answer may skip the hooks: the security headers are
+ * added here.
  */
 export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  if (error instanceof DomainError) {
-    if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
-    return sendProblem(reply, problemFromDomainError(error));
-  }
-  if (error instanceof UnavailableError) {
-    request.log.warn({ dependency: error.dependency, err: String((error as { cause?: unknown }).cause) }, 'dependency unavailable');
-    reply.header('retry-after', String(UNAVAILABLE_RETRY_SECONDS));
-    return sendProblem(reply, unavailableProblem(error));
-  }
-  const status = (error as FastifyError).statusCode;
-  if ((error as FastifyError).code === 'FST_ERR_NOT_FOUND') {
-    // A method the router cannot route at all (PRI, HTTP/2's connection preface, is one): answered
-    // as a method the parser does not know is, without waiting, since Node closes such a
-    // connection as soon as it is handed over. Such an answer skips the hooks: the security
-    // headers are added here.
-    reply.headers(SECURITY_HEADERS).header('allow', 'GET, HEAD').header('connection', 'close');
-    return sendProblem(reply, unknownMethodProblem());
-  }
-  if (status !== undefined && status >= 400 && status < 500) {
-    // None names a query parameter, so none is a parameter code: the request addresses nothing served here.
-    const code: ErrorCode = status === 405 ? 'method_not_allowed' : 'not_found';
-    const problem = problemOf(code, (error as Error).message);
-    return sendProblem(reply, { ...problem, status, title: STATUS_CODES[status] ?? problem.title });
-  }
-  request.log.error({ err: error }, 'request failed');
-  return sendProblem(reply, problemOf('internal_error', INTERNAL_DETAIL));
+  const answer = toProblem(error);
+  logProblem(request.log, error, answer);
+  reply.headers(SECURITY_HEADERS);
+  if (answer.headers) reply.headers(answer.headers);
+  return sendProblem(reply, answer.problem);
 }

@@ -506,6 +506,7 @@ export const KEYED_ERRORS = {
   401: problem('`unauthorized`: missing, malformed, unknown or revoked API key.', {
     'WWW-Authenticate': { type: 'string', description: 'ApiKey realm="exrates", header="X-Api-Key", query="apikey".' },
   }),
+  413: problem('`payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes.'),
   429: problem('`quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted.', { ...QUOTA_HEADERS, ...RETRY_AFTER }),
   503: problem('`feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After.', {
     ...QUOTA_HEADERS,
@@ -514,7 +515,7 @@ export const KEYED_ERRORS = {
 };
 
 export function badRequest(codes: string) {
-  return problem(`Invalid input: ${codes}. \`param\` names the offending parameter. A required parameter given twice is also a 400.`);
+  return problem(`Invalid input: ${codes}. \`param\` names the offending parameter. A required parameter given twice is also a 400. A request that cannot be taken as sent (two Host headers, a body that cannot be delimited) is a 400 \`malformed_request\`, with no \`param\`.`);
 }
 
 export function notFoundProblem(description: string) {

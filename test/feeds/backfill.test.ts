@@ -168,7 +168,7 @@ describe('the first requests for a currency nobody stores yet', () => {
     );
     assert.ok(expectedDays.length > 5 * 260, 'about five years of weekdays');
 
-    const metrics = parseMetrics((await service.app.inject({ method: 'GET', url: '/metrics' })).body);
+    const metrics = parseMetrics(await service.deps.metricsText());
     assert.equal(metrics.get(sampleKey('exrates_backfills_total', { provider: 'frankfurter', outcome: 'stored' })), 1);
   });
 
@@ -292,7 +292,7 @@ describe('a backfill while Frankfurter fails', () => {
         assert.match(String(answer.headers['retry-after']), /^[1-9][0-9]*$/);
       }
       assert.equal(await service.deps.rates.countQuotes(), count);
-      const metrics = parseMetrics((await service.app.inject({ method: 'GET', url: '/metrics' })).body);
+      const metrics = parseMetrics(await service.deps.metricsText());
       assert.equal(metrics.get(sampleKey('exrates_backfills_total', { provider: 'frankfurter', outcome: 'failure' })), 3);
 
       await fake.frankfurter.setMode('ok');

@@ -4,6 +4,8 @@ import { closeFakeFeeds, createFeedsService, startFakeFeeds, type FeedsService }
 import { parseMetrics, sampleKey } from '../support/prometheus.js';
 import type { FakeUpstreams } from '../support/upstreams.js';
 
+const SCRAPE_TOKEN = 'metrics-scrape-token-for-tests';
+const SCRAPE = { authorization: `Bearer ${SCRAPE_TOKEN}` };
 const HTTP_BUCKETS = ['0.0005', '0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '+Inf'];
 
 let fake: FakeUpstreams;
@@ -17,7 +19,8 @@ before(async () => {
   let template: string;
   ({ fake, template } = await startFakeFeeds());
   await fake.reset();
-  service = await createFeedsService(fake, { copyFrom: template });
+  // /metrics on the app's own port, as EXRATES_METRICS_TOKEN serves it to a scraper that sends the token.
+  service = await createFeedsService(fake, { copyFrom: template, env: { EXRATES_METRICS_TOKEN: SCRAPE_TOKEN } });
 
   for (let i = 0; i < 3; i++) assert.equal((await service.get('/api/v1/rate?from=EUR&to=USD')).status, 200);
   assert.equal((await service.get('/api/v1/rate?from=EUR&to=ABC')).status, 400);
@@ -36,7 +39,7 @@ before(async () => {
   await service.deps.refresher.refreshAll();
   assert.equal((await service.get('/api/v1/rate?from=GBP&to=USD')).body.stale, false);
 
-  const response = await service.app.inject({ method: 'GET', url: '/metrics' });
+  const response = await service.app.inject({ method: 'GET', url: '/metrics', headers: SCRAPE });
   assert.equal(response.statusCode, 200);
   contentType = String(response.headers['content-type']);
   text = response.body;
@@ -118,7 +121,7 @@ describe('/metrics', () => {
   });
 
   it('counts its own scrapes on the next scrape', async () => {
-    const next = parseMetrics((await service.app.inject({ method: 'GET', url: '/metrics' })).body);
+    const next = parseMetrics((await service.app.inject({ method: 'GET', url: '/metrics', headers: SCRAPE })).body);
     assert.equal(next.get(sampleKey('exrates_http_requests_total', { route: '/metrics', method: 'GET', status: '200' })), 1);
   });
 });

@@ -147,7 +147,7 @@ describe('refresh cycle', () => {
       await waitFor(() => fake.calls(DAILY) >= 2, 4_000, 'two scheduled refreshes');
       await service.deps.refresher.stop();
       assert.equal(await service.deps.rates.latestDay('ecb'), ECB_DAILY_DAY);
-      const metrics = parseMetrics((await service.app.inject({ method: 'GET', url: '/metrics' })).body);
+      const metrics = parseMetrics(await service.deps.metricsText());
       assert.ok((metrics.get(sampleKey('exrates_refresh_total', { provider: 'ecb', outcome: 'success' })) ?? 0) >= 2);
 
       const stoppedAt = fake.calls(DAILY);

@@ -261,7 +261,8 @@ describe('beyond the interface, on the shared ECB history', () => {
       assert.ok(rate.get.responses['429'].headers['Retry-After']);
       assert.ok(rate.get.responses['401'].headers['WWW-Authenticate']);
       assert.ok(doc.paths['/api/v1/history'].get.responses['200'].headers['Content-Disposition']);
-      for (const path of ['/healthz', '/readyz', '/metrics']) assert.deepEqual(doc.paths[path].get.security, [], `${path} is public`);
+      for (const path of ['/healthz', '/readyz']) assert.deepEqual(doc.paths[path].get.security, [], `${path} is public`);
+      assert.equal(doc.paths['/metrics'], undefined, '/metrics is not on the public port without EXRATES_METRICS_TOKEN');
       assert.equal(JSON.stringify(doc).match(/"invalid_currency"/g)?.length, 1, 'the error codes are listed once');
     });
 
@@ -270,7 +271,8 @@ describe('beyond the interface, on the shared ECB history', () => {
       const ready = (await t.app.inject('/readyz')).json();
       assert.equal(ready.status, 'ready');
       assert.deepEqual(Object.keys(ready.providers[0]), ['id', 'latestDay', 'stale', 'lastSuccessAt', 'lastFailureAt', 'lastError', 'crossCheck']);
-      assert.match((await t.app.inject('/metrics')).body, /^# HELP/m);
+      assert.equal((await t.app.inject('/metrics')).statusCode, 404);
+      assert.match(await t.deps.metricsText(), /^# HELP/m);
     });
   });
 

@@ -12,6 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { ERROR_CODES } from '../../src/core/errors.js';
 import { createDeps, type Deps } from '../../src/deps.js';
+import { PROBLEMS } from '../../src/http/problem.js';
 import { createLogger, redactUrl } from '../../src/log.js';
 import { issueKey, loadAll, tempDir, testConfig } from '../helper.js';
 import { listenApp } from '../support/ports.js';
@@ -32,6 +33,7 @@ function assertProblem(reply: { status: number; headers: Record<string, unknown>
   assert.equal(problem.code, code);
   assert.ok((ERROR_CODES as readonly string[]).includes(String(problem.code)));
   assert.equal(problem.type, `/problems/${code}`);
+  assert.equal(PROBLEMS[code as keyof typeof PROBLEMS].status, status, 'a code means one status everywhere');
   assert.equal(typeof problem.title, 'string');
   assert.equal(typeof problem.detail, 'string');
   return problem;
@@ -67,7 +69,7 @@ describe('requests outside the ordinary path', () => {
 
   it('a request line the parser rejects is a 400 problem, not a bare JSON error', async () => {
     for (const request of ['GET /a b c HTTP/1.1\r\nHost: x\r\n\r\n', 'GET /api/v1/rate\x00 HTTP/1.1\r\nHost: x\r\n\r\n', 'GET /healthz HTTP/1.1\nHost: x\n\n', 'GET /api/v1/r\u00e1te HTTP/1.1\r\nHost: x\r\n\r\n']) {
-      assertProblem(await raw(port, Buffer.from(request, 'utf8')), 400, 'not_found');
+      assertProblem(await raw(port, Buffer.from(request, 'utf8')), 400, 'malformed_request');
     }
   });
 
@@ -77,12 +79,12 @@ describe('requests outside the ordinary path', () => {
       'GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab',
       'GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\n',
     ];
-    for (const request of requests) assertProblem(await raw(port, request), 400, 'not_found');
+    for (const request of requests) assertProblem(await raw(port, request), 400, 'malformed_request');
   });
 
   it('a request line and headers over the limit are a 431 problem', async () => {
-    assertProblem(await raw(port, `GET /api/v1/rate?from=EUR&to=USD HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`), 431, 'not_found');
-    assertProblem(await raw(port, `GET /api/v1/rate?from=EUR&to=USD&x=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`), 431, 'not_found');
+    assertProblem(await raw(port, `GET /api/v1/rate?from=EUR&to=USD HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`), 431, 'header_too_large');
+    assertProblem(await raw(port, `GET /api/v1/rate?from=EUR&to=USD&x=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`), 431, 'header_too_large');
   });
 
   it('a method the parser does not know, and CONNECT, are 405 problems with Allow', async () => {
@@ -111,7 +113,7 @@ describe('requests outside the ordinary path', () => {
   });
 
   it('an HTTP/1.1 request without Host is a 400 problem; HTTP/1.0 needs none', async () => {
-    assertProblem(await raw(port, 'GET /healthz HTTP/1.1\r\n\r\n'), 400, 'not_found');
+    assertProblem(await raw(port, 'GET /healthz HTTP/1.1\r\n\r\n'), 400, 'malformed_request');
     assert.equal((await raw(port, 'GET /healthz HTTP/1.0\r\n\r\n')).status, 200);
   });
 

@@ -76,7 +76,7 @@ describe('two apps in one process', () => {
     for (let i = 0; i < 3; i++) await get(a, '/api/v1/currencies');
     assert.equal((await get(b, '/api/v1/usage')).json().used, before);
     const requests = async (t: TestApp) => {
-      const text = (await t.app.inject('/metrics')).body;
+      const text = await t.deps.metricsText();
       const match = text.match(/^exrates_http_requests_total\{[^}]*route="\/api\/v1\/currencies"[^}]*\} (\d+)$/m);
       return match ? Number(match[1]) : 0;
     };

@@ -6,7 +6,8 @@ import { createTestApp, type TestApp } from '../helper.js';
 
 let t: TestApp;
 before(async () => {
-  t = await createTestApp({}, { load: false });
+  // /metrics is in the document of a port that serves it: with EXRATES_METRICS_TOKEN set.
+  t = await createTestApp({ EXRATES_METRICS_TOKEN: 'metrics-scrape-token-for-tests' }, { load: false });
 });
 after(async () => {
   await t.close();
@@ -31,7 +32,8 @@ test('the document describes the interface: version, security, parameters, error
   assert.match(doc.openapi, /^3\.1\./);
   assert.equal(doc.info.version, '1.0.0');
   assert.equal(doc.info.contact.email, 'keys@example.org');
-  assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['ApiKeyHeader', 'ApiKeyQuery']);
+  assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['ApiKeyHeader', 'ApiKeyQuery', 'MetricsToken']);
+  assert.deepEqual(doc.paths['/metrics'].get.security, [{ MetricsToken: [] }]);
   assert.deepEqual(Object.keys(doc.paths).sort(), ['/api/v1/convert', '/api/v1/currencies', '/api/v1/history', '/api/v1/providers', '/api/v1/rate', '/api/v1/rates', '/api/v1/usage', '/healthz', '/metrics', '/readyz']);
   const history = doc.paths['/api/v1/history'].get;
   assert.deepEqual(
@@ -47,7 +49,7 @@ test('the document describes the interface: version, security, parameters, error
   assert.ok(history.responses['200'].content['application/json'] && history.responses['200'].content['text/csv']);
   assert.doesNotMatch(doc.info.description, /Every 200 has/);
   for (const path of ['/healthz', '/readyz', '/metrics']) assert.ok(doc.paths[path].get.description.length > 40, `${path} is described`);
-  assert.deepEqual(Object.keys(history.responses).sort(), ['200', '304', '400', '401', '404', '429', '503']);
+  assert.deepEqual(Object.keys(history.responses).sort(), ['200', '304', '400', '401', '404', '413', '429', '503']);
   assert.ok(history.responses['200'].content['text/csv']);
   assert.ok(history.responses['200'].content['application/x-ndjson']);
   const convert = doc.paths['/api/v1/convert'].get;

@@ -80,7 +80,7 @@ describe('cross-checks between providers', () => {
       });
 
       it('is counted in exrates_cross_check_outliers', async () => {
-        const text = (await service.app.inject({ method: 'GET', url: '/metrics' })).body;
+        const text = await service.deps.metricsText();
         const setAside = /^exrates_cross_check_outliers\{provider="nbp",served="false"\} (\d+)$/m.exec(text);
         assert.ok(setAside, text.split('\n').filter((l) => l.includes('cross_check')).join('\n'));
         // Its dollar of each recorded day the others also published: 2 to 5 March.

@@ -7,11 +7,15 @@
  *    unknown and a revoked key take the same time, on PostgreSQL where a store round trip is
  *    large enough to see: the suite first shows that it can see one;
  *  - SQL injection and path traversal attempts are harmless;
- *  - security headers, request line and header limits, CORS.
+ *  - security headers, request line and header limits, CORS;
+ *  - hostile clients get nothing expensive: bodies refused from their headers, JSON-RPC batches on
+ *    /mcp refused or bounded and counted, two Host headers refused, /metrics not public.
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
@@ -38,6 +42,54 @@ function check(name: string, ok: boolean, detail: string): void {
   figures.push([name, `${ok ? 'yes' : 'NO'}: ${detail}`]);
   if (!ok) failures.push(`${name}: ${detail}`);
   assert.ok(ok, `${name}: ${detail}`);
+}
+
+
+/** Resident set size of a process in MiB, from /proc (Linux); NaN elsewhere. */
+function rssMiB(pid: number): number {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/**
+ * Sends a request's head and `bodyBytes` of the body it announces (never the rest): the status of
+ * the answer, whether the server then closed the connection, and the ms to the answer.
+ */
+function announceBody(port: number, head: string, bodyBytes: number): Promise<{ status: number; closed: boolean; ms: number }> {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    const socket = net.connect(port, '127.0.0.1');
+    let text = '';
+    let ms = Number.NaN;
+    const finish = (closed: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0), closed, ms });
+    };
+    const timer = setTimeout(() => finish(false), 10_000);
+    socket.on('data', (chunk: Buffer) => {
+      if (text === '') ms = performance.now() - started;
+      text += chunk.toString('latin1');
+    });
+    // Closed by the server: its FIN, or the reset its kernel sends for the body bytes it never read.
+    socket.on('close', () => finish(true));
+    socket.on('end', () => finish(true));
+    socket.on('error', () => undefined);
+    socket.write(head);
+    // Written in pieces, as a client streaming its body would, while the server may already refuse it.
+    const piece = Buffer.alloc(64 * 1024, 0x61);
+    let sent = 0;
+    const more = () => {
+      while (sent < bodyBytes && !socket.destroyed) {
+        sent += piece.length;
+        if (!socket.write(piece)) return void socket.once('drain', more);
+      }
+    };
+    more();
+  });
 }
 
 describe('security', () => {
@@ -224,6 +276,78 @@ describe('security', () => {
       small.status === 200 &&
       [longLine, bigHeader, both].every((r) => r.status === 431 && problemDefect(431, r.headers['content-type'], r.body.toString('utf8'), false) === undefined);
     check('size limits', ok, `12 KB of request line and headers: ${small.status}; 17 KB request line: ${longLine.status}; 17 KB header: ${bigHeader.status}; 9 + 9 KB: ${both.status} (Node's 16 KiB max header size, request line included)`);
+  });
+
+  it('hostile clients get nothing expensive: bodies, JSON-RPC batches, two Host headers, /metrics', async () => {
+    const pid = server.child.pid!;
+    const rateOnce = async () => {
+      const t0 = performance.now();
+      const reply = await get(`${server.base}/api/v1/rate?from=EUR&to=USD`, { headers: { 'X-Api-Key': key }, agent });
+      assert.equal(reply.status, 200);
+      return performance.now() - t0;
+    };
+    const ratesDuring = async (attack: Promise<unknown>) => {
+      const times: number[] = [];
+      let done = false;
+      void attack.finally(() => (done = true));
+      while (!done) times.push(await rateOnce());
+      await attack;
+      return times;
+    };
+    const quiet: number[] = [];
+    for (let i = 0; i < 50; i += 1) quiet.push(await rateOnce());
+    const rssBefore = rssMiB(pid);
+
+    // Eight connections each announcing a 200 MB body on a GET and sending 8 MB of it.
+    const huge = 200 * 1024 * 1024;
+    let bodies: Array<{ status: number; closed: boolean; ms: number }> = [];
+    const duringBodies = await ratesDuring(
+      Promise.all(
+        Array.from({ length: 8 }, () => announceBody(server.port, `GET /api/v1/rate?from=EUR&to=USD HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${key}\r\nContent-Length: ${huge}\r\n\r\n`, 8 * 1024 * 1024)),
+      ).then((answers) => (bodies = answers)),
+    );
+    const rssAfterBodies = rssMiB(pid);
+    check(
+      'request bodies bounded',
+      bodies.every((b) => (b.status === 413 || b.status === 0) && b.closed) && bodies.some((b) => b.status === 413),
+      `8 parallel GETs announcing 200 MB bodies (8 MB of each sent): ${bodies.filter((b) => b.status === 413).length} × 413 payload_too_large read before the server's reset of the unread body (the rest reset first), ${bodies.filter((b) => b.closed).length} connections closed by the server, the answer read in a median ${median(bodies.filter((b) => b.status === 413).map((b) => b.ms)).toFixed(1)} ms; RSS ${rssBefore.toFixed(0)} → ${rssAfterBodies.toFixed(0)} MiB; others' /rate median ${median(quiet).toFixed(2)} ms quiet, ${median(duringBodies).toFixed(2)} ms meanwhile`,
+    );
+
+    // Eight connections sending batches of 100 tools/list on /mcp, without a protocol version and
+    // under 2025-03-26, which alone has batches.
+    const batch = JSON.stringify(Array.from({ length: 100 }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/list' })));
+    const usage = async () => (JSON.parse((await get(`${server.base}/api/v1/usage`, { headers: { 'X-Api-Key': key } })).body) as { used: number }).used;
+    const usedBefore = await usage();
+    const statuses = new Map<string, number>();
+    let answeredMessages = 0;
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'X-Api-Key': key };
+    const duringBatches = await ratesDuring(
+      Promise.all(
+        Array.from({ length: 8 }, async (_, connection) => {
+          for (let i = 0; i < 10; i += 1) {
+            const versioned: Record<string, string> = connection % 2 === 0 ? {} : { 'mcp-protocol-version': '2025-03-26' };
+            const reply = await fetch(`${server.base}/mcp`, { method: 'POST', headers: { ...headers, ...versioned }, body: batch });
+            statuses.set(String(reply.status), (statuses.get(String(reply.status)) ?? 0) + 1);
+            const answer = (await reply.json()) as unknown;
+            if (Array.isArray(answer)) answeredMessages += answer.length;
+          }
+        }),
+      ),
+    );
+    const usedAfter = await usage();
+    check(
+      'JSON-RPC batches bounded',
+      answeredMessages === 0 && statuses.get('400') === 80 && usedAfter === usedBefore + duringBatches.length,
+      `80 batches of 100 tools/list (4.8 KB each) on 8 connections: ${[...statuses].map(([status, n]) => `${n} × ${status}`).join(', ')}, ${answeredMessages} messages answered, ${usedAfter - usedBefore - duringBatches.length} counted; others' /rate median ${median(duringBatches).toFixed(2)} ms meanwhile`,
+    );
+
+    const twoHosts = await rawRequest(server.port, 'GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n');
+    const metrics = await get(`${server.base}/metrics`);
+    check(
+      'Host and /metrics',
+      twoHosts.status === 400 && metrics.status === 404,
+      `two Host headers: ${twoHosts.status}; /metrics on the public port without EXRATES_METRICS_PORT or EXRATES_METRICS_TOKEN: ${metrics.status}`,
+    );
   });
 
   it('CORS: any origin may GET with X-Api-Key; no other method, no credentials', async () => {

@@ -14,6 +14,7 @@ import pg from 'pg';
 import { tempDir } from '../helper.js';
 import { fakeUpstreamVars, processEnv } from '../support/env.js';
 import { get, type Reply } from '../support/http.js';
+import { freePort } from '../support/ports.js';
 import { createKey, ensureBuilt, keyPrefix, startInstance, stopInstance, type Instance, type ProcessSetup } from '../support/processes.js';
 import { createPostgresSchema, deleteRedisKeys, missingEngines, REDIS_URL } from '../support/stores.js';
 import { startFakeUpstreams, TODAY, type FakeUpstreams } from '../support/upstreams.js';
@@ -41,9 +42,11 @@ function sample(text: string, name: string, labels: Record<string, string>): num
     // A namespace of this suite's own: its keys are found, counted and deleted by this prefix alone.
     const prefix = `exrates-test-${randomUUID()}:`;
     let key = '';
+    let metricsPort = 0;
 
     const call = (path: string): Promise<Reply> => get(`${server!.base}${path}`, { headers: { 'X-Api-Key': key }, agent, timeoutMs: 15_000 });
-    const metrics = async () => (await get(`${server!.base}/metrics`, { agent, timeoutMs: 15_000 })).body;
+    // /metrics from the metrics listener of its own, which each worker serves on the port they share.
+    const metrics = async () => (await get(`http://127.0.0.1:${metricsPort}/metrics`, { agent, timeoutMs: 15_000 })).body;
 
     async function redisKeys(pattern: string): Promise<string[]> {
       const found: string[] = [];
@@ -65,6 +68,7 @@ function sample(text: string, name: string, labels: Record<string, string>): num
       db = new pg.Client({ connectionString: schema.url });
       await db.connect();
       redis = new Redis(REDIS_URL);
+      metricsPort = await freePort();
       const setup: ProcessSetup = {
         cwd: dir.path,
         env: processEnv({
@@ -74,6 +78,7 @@ function sample(text: string, name: string, labels: Record<string, string>): num
           ...fakeUpstreamVars(fake),
           EXRATES_PROVIDERS: 'ecb',
           EXRATES_WORKERS: '2',
+          EXRATES_METRICS_PORT: String(metricsPort),
         }),
       };
       server = await startInstance('cluster', setup);

@@ -58,7 +58,7 @@ function description(config: Config): string {
     '',
     '**Dates.** `date=YYYY-MM-DD` on rate, convert and rates answers the latest day on or before it on which both currencies have a published rate: the same value as that day\'s history point, with that day\'s fixing time as asOf and stale false. Malformed or after today (UTC): 400 `invalid_date`; before the oldest stored day: 404 `no_history`.',
     '',
-    '**Errors.** Every error is `application/problem+json` (RFC 9457) with `type`, `title`, `status`, `detail` and a stable `code`; validation errors add `param`. Codes: invalid_currency, unsupported_currency, unsupported_source, invalid_amount, invalid_range, invalid_format, invalid_date, missing_parameter (400); unauthorized (401); no_history, not_found (404); method_not_allowed (405, with Allow: GET, HEAD); quota_exceeded (429); internal_error (500); feed_unavailable, service_unavailable (503, with Retry-After). Unknown query parameters are ignored; a parameter given twice is a 400.',
+    '**Errors.** Every error is `application/problem+json` (RFC 9457) with `type`, `title`, `status`, `detail` and a stable `code`; validation errors add `param`. Codes: invalid_currency, unsupported_currency, unsupported_source, invalid_amount, invalid_range, invalid_format, invalid_date, missing_parameter (400); unauthorized (401); no_history, not_found (404); method_not_allowed (405, with Allow: GET, HEAD); quota_exceeded (429); and for a request that cannot be taken as sent, malformed_request (400), request_timeout (408), payload_too_large (413: a body longer than the route reads, refused from Content-Length before it is read), unsupported_media_type (415), header_too_large (431); internal_error (500); feed_unavailable, service_unavailable (503, with Retry-After). Unknown query parameters are ignored; a parameter given twice is a 400.',
   ].join('\n');
 }
 
@@ -139,6 +139,7 @@ export function openApiOptions(config: Config): SwaggerOptions {
         securitySchemes: {
           ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'API key, `exr_…`. Wins over the query parameter.' },
           ApiKeyQuery: { type: 'apiKey', in: 'query', name: 'apikey', description: 'API key as a query parameter, for clients that cannot set headers.' },
+          MetricsToken: { type: 'http', scheme: 'bearer', description: 'EXRATES_METRICS_TOKEN, for a Prometheus scraper of /metrics on the public port.' },
         },
       },
       security: [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }],
@@ -191,6 +192,14 @@ export function docsPageOptions(): FastifySwaggerUiOptions {
       url: '/api/v1/openapi.json',
     },
     validatorUrl: false,
+    // The package redirects /docs/static/index.html to the page by editing the URL, which a query
+    // string defeats: /docs/static/index.html?x was sent to itself, forever. It goes to the page.
+    uiHooks: {
+      onRequest: (request, reply, done) => {
+        if (request.url.split('?')[0] === '/docs/static/index.html') return void reply.redirect('/docs/');
+        done();
+      },
+    },
     // The page's own copy of the document (at /docs/json) says, last in its introduction, where the
     // document lives; the one at /api/v1/openapi.json is left as it is.
     transformSpecification: (document: Record<string, unknown>) => {

@@ -4,14 +4,13 @@ import Type, { type TSchema } from 'typebox';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { decimalOfNumber } from '../../core/decimal.js';
-import { DomainError, UnavailableError } from '../../core/errors.js';
 import { parseGroup, parseWindow, type History } from '../../core/history.js';
 import type { ManyRates } from '../../core/many-rates.js';
 import { parseDate, quoteFor, type Conversion, type RateQuote } from '../../core/rates.js';
 import type { ListedCurrency } from '../../core/served-currencies.js';
 import { AJV_OPTIONS, validationProblem, type Caller } from '../keyed.js';
 import { sent } from '../kept-body.js';
-import { INTERNAL_DETAIL, problemFromDomainError, problemOf, sendProblem, unavailableProblem, type Problem } from '../problem.js';
+import { logProblem, problemFromDomainError, problemOf, sendProblem, toProblem, type Problem } from '../problem.js';
 import { renderProviderList } from '../responses.js';
 import { ConvertQuery, HistoryQuery, NoQuery, RateQuery, RatesQuery } from '../schemas.js';
 import type { ApiServices } from './api.js';
@@ -24,13 +23,21 @@ import type { ApiServices } from './api.js';
  * Keys and quotas are the API's: the key (X-Api-Key, or Authorization: Bearer) is checked before
  * the body is read, and a request without a valid one is the API's 401. Each tools/call counts
  * once against the key's quota, through the same step as an API request; initialize, tools/list
- * and notifications do not count. Every answer comes from the same functions as the API's, with
+ * and notifications do not count, except in a JSON-RPC batch, where every message counts (see
+ * BATCH_PROTOCOL_VERSION). Every answer comes from the same functions as the API's, with
  * the same decimal strings, asOf and stale, and every error is the API's problem, as a tool error.
  */
 
 const MCP_PATH = '/mcp';
 /** A tools/call names at most 200 currencies; the app's 1 KiB body bound is for bodiless GETs. */
-const MCP_BODY_LIMIT = 64 * 1024;
+export const MCP_BODY_LIMIT = 64 * 1024;
+/**
+ * JSON-RPC batches exist only in MCP 2025-03-26 (added there, removed in 2025-06-18): a batch is
+ * taken only from a client that names that version in MCP-Protocol-Version, and it holds at most
+ * this many messages, each counted against the key's quota.
+ */
+const BATCH_PROTOCOL_VERSION = '2025-03-26';
+const MCP_BATCH_LIMIT = 10;
 const SERVER_INFO = { name: 'exrates', version: '1.0.0' };
 const INSTRUCTIONS =
   'Mid-market exchange rates (no bank or transfer margin, no forecasts), exact conversion and up to 5 years of daily history for ISO 4217 currencies. Amounts, rates and results are decimal strings: quote them as given, do not recompute them. asOf is when the provider says the rate applies; stale true means the latest refresh failed and the last stored rate is served.';
@@ -221,12 +228,21 @@ function toolError(problem: Problem): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: `${problem.code}: ${problem.detail}` }], structuredContent: { ...problem } };
 }
 
-/** The key an MCP request presents: X-Api-Key wins over Authorization: Bearer; a header sent twice is no key. */
-function presentedKey(request: FastifyRequest): string | undefined {
-  const header = request.headers['x-api-key'];
-  if (header !== undefined) return typeof header === 'string' ? header : undefined;
-  const bearer = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '');
-  return bearer?.[1];
+/** Why a JSON-RPC batch is not taken, or undefined when it is (see BATCH_PROTOCOL_VERSION). */
+function batchRefusal(version: string | string[] | undefined, length: number): string | undefined {
+  if (version !== BATCH_PROTOCOL_VERSION) {
+    const named = typeof version === 'string' ? `MCP ${version.slice(0, 20)}` : 'a request without MCP-Protocol-Version';
+    return `a JSON-RPC batch is not taken from ${named}: batches are part of MCP ${BATCH_PROTOCOL_VERSION} only; send each message in a POST of its own.`;
+  }
+  if (length === 0) return 'an empty batch.';
+  if (length > MCP_BATCH_LIMIT) return `a batch holds at most ${MCP_BATCH_LIMIT} messages; this one holds ${length}.`;
+  return undefined;
+}
+
+/** The id of a JSON-RPC request, which its answer names; a notification has none and gets no answer. */
+function requestId(message: unknown): unknown[] {
+  const id = (message as { id?: unknown; method?: unknown } | null)?.id;
+  return typeof (message as { method?: unknown } | null)?.method === 'string' && (typeof id === 'string' || typeof id === 'number') ? [id] : [];
 }
 
 /** The request as the SDK's web-standard transport reads it: its headers; the body Fastify parsed is passed beside it. */
@@ -252,14 +268,14 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
     return new Map(tools.map((tool) => [tool.name, compile({ schema: tool.input, method: 'POST', url: MCP_PATH, httpPart: 'body' })]));
   };
   const listed: Tool[] = tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.input as Tool['inputSchema'], annotations: { readOnlyHint: true } }));
-  const unauthorizedDetail = `Send a valid API key in the X-Api-Key header or as Authorization: Bearer <key>. To get a key, or the pro tier, e-mail ${options.contactEmail}.`;
 
   /** A tool call's answer; undefined for a tool that does not exist (a protocol error). */
-  async function call(name: string, args: Record<string, unknown>, caller: Caller, request: FastifyRequest, reply: FastifyReply): Promise<CallToolResult | undefined> {
+  async function call(name: string, args: Record<string, unknown>, caller: Caller, request: FastifyRequest, reply: FastifyReply, counted: boolean): Promise<CallToolResult | undefined> {
     try {
       // Every call counts, before its tool or arguments are looked at, as an API request counts
-      // before validation and a path that names nothing counts too.
-      const refused = await keyStep.count(request, reply, caller);
+      // before validation and a path that names nothing counts too (a batch's messages are counted
+      // before they are read).
+      const refused = counted ? undefined : await keyStep.count(request, reply, caller);
       if (refused) return toolError(refused);
       const tool = tools.find((candidate) => candidate.name === name);
       if (tool === undefined) return undefined;
@@ -277,24 +293,20 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
       // The JSON as text too, as the protocol asks, for clients that pass only text to the model.
       return { content: [{ type: 'text', text }, { type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
     } catch (error) {
-      if (error instanceof DomainError) return toolError(problemFromDomainError(error));
-      if (error instanceof UnavailableError) {
-        request.log.warn({ dependency: error.dependency, err: String((error as { cause?: unknown }).cause) }, 'dependency unavailable');
-        return toolError(unavailableProblem(error));
-      }
-      request.log.error({ err: error, tool: name }, 'tool call failed');
-      return toolError(problemOf('internal_error', INTERNAL_DETAIL));
+      const answer = toProblem(error);
+      logProblem(request.log, error, answer, { tool: name });
+      return toolError(answer.problem);
     }
   }
 
   let sdk: ReturnType<typeof loadSdk> | undefined;
 
-  function mcpServer(loaded: Awaited<ReturnType<typeof loadSdk>>, caller: Caller, request: FastifyRequest, reply: FastifyReply): Server {
+  function mcpServer(loaded: Awaited<ReturnType<typeof loadSdk>>, caller: Caller, request: FastifyRequest, reply: FastifyReply, counted: boolean): Server {
     const server = new loaded.Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
     server.setRequestHandler(loaded.ListToolsRequestSchema, () => ({ tools: listed }));
     server.setRequestHandler(loaded.CallToolRequestSchema, async (message) => {
       const { name, arguments: args = {} } = message.params;
-      const result = await call(name, args, caller, request, reply);
+      const result = await call(name, args, caller, request, reply, counted);
       if (result === undefined) throw new loaded.McpError(loaded.InvalidParams, `No tool '${name.slice(0, 40)}': tools/list names them.`);
       return result;
     });
@@ -303,29 +315,47 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
 
   /** The key check, before the body is read: without a valid key, the API's 401 and nothing else. */
   const keyed = async (request: FastifyRequest, reply: FastifyReply) => {
-    const caller = await keyStep.callerOf(presentedKey(request));
-    if (caller === undefined) {
-      reply.header('www-authenticate', 'Bearer realm="exrates"');
-      return sendProblem(reply, problemOf('unauthorized', unauthorizedDetail));
-    }
+    const caller = await keyStep.authenticate(request, reply, 'mcp');
+    if (caller === undefined) return reply;
     request.caller = caller;
     return undefined;
   };
 
   app.post(MCP_PATH, { bodyLimit: MCP_BODY_LIMIT, onRequest: keyed, schema: { hide: true } }, async (request, reply) => {
-    // A failed load is not kept: the next request tries again.
+    const caller = request.caller!;
+    let messages: unknown = request.body;
+    let refused: { ids: unknown[]; problem: Problem } | undefined;
+    if (Array.isArray(messages)) {
+      const refusal = batchRefusal(request.headers['mcp-protocol-version'], messages.length);
+      if (refusal) return reply.code(400).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: ${refusal}` } }));
+      // Each message counts, in order, before any is read; those past the quota are not answered
+      // but refused, each with the API's 429 problem, and not counted. None left: the 429 itself.
+      let allowed = 0;
+      for (; allowed < messages.length; allowed += 1) {
+        const problem = await keyStep.count(request, reply, caller);
+        if (problem === undefined) continue;
+        if (allowed === 0) return sendProblem(reply, problem);
+        refused = { ids: messages.slice(allowed).flatMap((message) => requestId(message)), problem };
+        break;
+      }
+      messages = messages.slice(0, allowed);
+    }
+    // Loaded once a request is to be answered. A failed load is not kept: the next request tries again.
     const loaded = await (sdk ??= loadSdk().catch((error: unknown) => {
       sdk = undefined;
       throw error;
     }));
-    const server = mcpServer(loaded, request.caller!, request, reply);
+    const server = mcpServer(loaded, caller, request, reply, Array.isArray(messages));
     const transport = new loaded.Transport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     try {
       await server.connect(transport);
-      const response = await transport.handleRequest(webRequest(request), { parsedBody: request.body });
-      reply.code(response.status);
+      const response = await transport.handleRequest(webRequest(request), { parsedBody: messages });
       response.headers.forEach((value, name) => reply.header(name, value));
-      return reply.send(await response.text());
+      const text = await response.text();
+      if (refused === undefined || (response.status !== 200 && response.status !== 202)) return reply.code(response.status).send(text);
+      const answered = text === '' ? [] : (JSON.parse(text) as unknown[]);
+      const errors = refused.ids.map((id) => ({ jsonrpc: '2.0', id, error: { code: -32000, message: `${refused.problem.code}: ${refused.problem.detail}`, data: refused.problem } }));
+      return reply.code(200).type('application/json').send(JSON.stringify([...answered, ...errors]));
     } finally {
       await server.close();
     }
