@@ -177,7 +177,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
  */
 export async function buildMetricsApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
-    loggerInstance: deferringChildren(deps.log) as FastifyBaseLogger,
+    loggerInstance: deps.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
   });
