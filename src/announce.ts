@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { Config, ProviderId } from './config.js';
 import type { RateSnapshot } from './core/rates.js';
 import type { ProviderState } from './core/ports.js';
+import { failureCause, shortError } from './core/refresh.js';
 import { grouped } from './core/text.js';
 import { providerEntry } from './providers/registry.js';
 import { redactedUrl, type Deps } from './deps.js';
@@ -47,14 +48,19 @@ export function listeningLine(config: Config, port: number): string {
   return `exrates listening on ${base}/${bind}; portal ${base}/, API docs ${base}/docs${metrics}; store: ${describeStore(config.databaseUrl)}; providers: ${config.providers.join(', ')}; loading rates…`;
 }
 
-/** The offline way to run, with the exact variables: for when no provider can be reached. */
+/**
+ * The offline way to run, with the exact variables: for when no provider can be reached. The hosts
+ * are named when there are one or two; more would be a line of host names (/readyz has each error).
+ */
 export function noRatesAdvice(config: Config): string {
   const hosts = config.providers
+    .filter((id) => providerEntry(id)?.metadata.kind !== 'peg')
     .map((id) => config.providerUrls[id])
     .filter((url): url is string => url !== undefined)
     .map((url) => new URL(url).host);
-  const network = hosts.length > 0 ? `check that this machine can reach ${hosts.join(' and ')} (HTTPS, or a proxy), ` : 'check EXRATES_FILE_URL, ';
-  return `${network}or run offline from an ECB file: EXRATES_PROVIDERS=file EXRATES_FILE_URL=/path/to/eurofxref-hist.csv (ECB publishes it at https://www.ecb.europa.eu/stats/eurofxref/eurofxref-hist.zip)`;
+  const reach = hosts.length === 0 ? undefined : hosts.length <= 2 ? hosts.join(' and ') : "the providers' sites";
+  const network = reach !== undefined ? `check that this machine can reach ${reach} (HTTPS, or a proxy), ` : 'check EXRATES_FILE_URL, ';
+  return `${network}or run offline from an ECB file: EXRATES_PROVIDERS=file EXRATES_FILE_URL=/path/to/eurofxref-hist.csv`;
 }
 
 function span(first: string, last: string): string {
@@ -64,20 +70,29 @@ function span(first: string, last: string): string {
   return `${Math.round(days) + 1} days`;
 }
 
-/** "39,356 ECB rates, 5 years, newest 2026-03-05" for each provider holding rates, or why one holds none. */
+/**
+ * "39,356 ECB rates, 5 years, newest 2026-03-05" for each provider holding rates, or why one holds
+ * none. The legal parities are computed here, not fetched: they alone do not make the service ready.
+ * With nothing loaded, one short line: which failed, why in a word, and, last, what to do.
+ */
 export function loadedLine(config: Config, snapshot: RateSnapshot, states: ReadonlyMap<string, ProviderState | null>): { ready: boolean; line: string } {
   const parts: string[] = [];
+  const failed: string[] = [];
+  const causes = new Set<string>();
   let ready = false;
   for (const id of config.providers) {
     const data = snapshot.data.get(id);
     const quotes = data ? [...data.series.values()].reduce((sum, series) => sum + series.rates.length, 0) : 0;
     const state = states.get(id);
+    const peg = providerEntry(id)?.metadata.kind === 'peg';
     if (data && quotes > 0) {
-      ready = true;
-      const stale = state?.failing ? ` (stale: ${state.lastError})` : '';
+      if (!peg) ready = true;
+      const stale = state?.failing ? ` (stale: ${shortError(state.lastError ?? 'failed')})` : '';
       parts.push(`${grouped(quotes)} ${labelOf(id)} rates, ${span(data.days[0]!, data.days.at(-1)!)}, newest ${data.days.at(-1)}${stale}`);
     } else if (state?.failing) {
-      parts.push(`${labelOf(id)} failed: ${state.lastError}`);
+      parts.push(`${labelOf(id)} failed: ${shortError(state.lastError ?? 'failed')}`);
+      failed.push(labelOf(id));
+      causes.add(failureCause(state.lastError ?? 'failed'));
     } else if (providerEntry(id)?.loadsOnRequest) {
       parts.push(`${labelOf(id)} currencies load on first request`);
     } else {
@@ -85,7 +100,8 @@ export function loadedLine(config: Config, snapshot: RateSnapshot, states: Reado
     }
   }
   if (ready) return { ready, line: `ready: ${parts.join('; ')}` };
-  return { ready, line: `no rates loaded (${parts.join('; ')}): ${noRatesAdvice(config)}` };
+  const what = failed.length > 0 ? `${failed.join(', ')} failed (${[...causes].join(', ')}; /readyz has each error)` : 'nothing stored yet';
+  return { ready, line: `no rates loaded: ${what}. To fix: ${noRatesAdvice(config)}` };
 }
 
 /** Logs the outcome of the first load: the ready line, or the advice when nothing could be loaded. */

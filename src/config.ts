@@ -311,11 +311,33 @@ export function unknownVariables(env: Record<string, string | undefined>): strin
     });
 }
 
-/** Environment → validated, frozen Config; throws ConfigError with one line per bad variable. */
-export function loadConfig(env: Record<string, string | undefined>): Config {
+/** Settings only a serving process reads: a one-off command neither checks nor uses them. */
+export const SERVING_SETTINGS: readonly string[] = [
+  'PORT', 'HOST', 'EXRATES_WORKERS', 'EXRATES_TRUST_PROXY', 'EXRATES_METRICS_PORT', 'EXRATES_METRICS_HOST', 'EXRATES_METRICS_TOKEN',
+  'EXRATES_DEMO_KEY_TIER', 'EXRATES_DEMO_QUOTA_PER_IP', 'EXRATES_CONTACT_EMAIL', 'EXRATES_LOG_REQUESTS', 'EXRATES_KEY_CACHE_MS', 'EXRATES_REVOCATION_POLL_MS',
+];
+
+/** Settings of the rates and where they come from: a command that neither fetches nor stores rates does not check them. */
+export const RATES_SETTINGS: readonly string[] = [
+  'EXRATES_PROVIDERS', ...PROVIDER_REGISTRY.flatMap((entry) => (entry.urlVariable === undefined ? [] : [entry.urlVariable])),
+  'EXRATES_FILE_URL', 'EXRATES_OXR_APP_ID', 'EXRATES_UPSTREAM_TIMEOUT_MS', 'EXRATES_REFRESH_SECONDS', 'EXRATES_CROSSCHECK_PERCENT', 'EXRATES_OLD_RATES_DAYS', 'EXRATES_NEGATIVE_CACHE_SECONDS',
+];
+
+/** The entries of a provider list that name no provider, each as written. */
+function unknownProviders(list: string): string[] {
+  return list.split(',').map((id) => id.trim()).filter((id) => !(PROVIDER_NAMES as readonly string[]).includes(id));
+}
+
+/**
+ * Environment → validated, frozen Config; throws ConfigError with one line per bad variable.
+ * `unused` names settings the caller does not read (a one-off command, the serving ones): they
+ * are neither checked nor taken, and their defaults stand in.
+ */
+export function loadConfig(env: Record<string, string | undefined>, options: { unused?: readonly string[] } = {}): Config {
   const properties = ConfigSchema.properties as unknown as Record<string, TSchema & Record<string, unknown>>;
   const raw: Record<string, string> = {};
   for (const name of Object.keys(properties)) {
+    if (options.unused?.includes(name)) continue;
     const value = env[name];
     if (value !== undefined && value !== '') raw[name] = value;
   }
@@ -326,7 +348,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     if (!name || problems.has(name)) continue;
     // Secrets are named, never echoed.
     const shown = SECRET_VARIABLES.has(name) ? 'a value (hidden)' : `'${raw[name] ?? ''}'`;
-    problems.set(name, `${name}: expected ${expectation(properties[name]!)}; got ${shown}`);
+    // In a list, the entries that are wrong are named first: `ecb,nosuch` is wrong by `nosuch`.
+    const wrong = name === 'EXRATES_PROVIDERS' && raw[name]!.includes(',') ? unknownProviders(raw[name]!) : [];
+    const named = wrong.length > 0 ? `${wrong.map((id) => (id === '' ? 'an empty entry' : `'${id}'`)).join(', ')} ${wrong.length === 1 ? 'is' : 'are'} not a provider; ` : '';
+    problems.set(name, `${name}: ${named}expected ${expectation(properties[name]!)}; got ${shown}`);
   }
   // Convert reads '1.5' as 1 and '0x10' or '1e3' as numbers: a whole number is written in decimal digits.
   for (const [name, text] of Object.entries(raw)) {

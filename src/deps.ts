@@ -9,6 +9,7 @@ import { createLocalLock } from './core/local-lock.js';
 import type { Clock, KeyStore, Lock, Metrics, Provider, QuotaStore, RateStore } from './core/ports.js';
 import { createRateBook, type RateBook } from './core/rates.js';
 import { createRefresher, type Refresher } from './core/refresher.js';
+import { noRatesAdvice } from './announce.js';
 import { clockStartingAt, systemClock } from './core/time.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics, type ServiceMetrics } from './metrics.js';
@@ -259,7 +260,7 @@ async function wire(
     historyOnRequest: providers.filter((p) => p.keepsWholeDays).map((p) => p.id),
   });
   backfill = createBackfill({ providers, store: rates, book, clock, log, metrics, lock, negativeCacheMs: config.negativeCacheSeconds * 1000 });
-  const refresher = createRefresher({ providers, store: rates, book, clock, log, metrics, lock, intervalSeconds: config.refreshSeconds });
+  const refresher = createRefresher({ providers, store: rates, book, clock, log, metrics, lock, intervalSeconds: config.refreshSeconds, advice: () => noRatesAdvice(config) });
   return {
     config,
     log,

@@ -4,11 +4,12 @@ import cluster from 'node:cluster';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, CommanderError } from 'commander';
 import { noRatesAdvice } from '../announce.js';
-import { ConfigError, environmentWithDotenv, loadConfig, PLACEHOLDER_CONTACT_EMAIL, unknownVariables, type Config, type ProviderId } from '../config.js';
+import { ConfigError, environmentWithDotenv, loadConfig, PLACEHOLDER_CONTACT_EMAIL, RATES_SETTINGS, SERVING_SETTINGS, unknownVariables, type Config, type ProviderId } from '../config.js';
 import { issueApiKey, revokeApiKeys, shownKey } from '../core/api-keys.js';
 import { outdatedRates } from '../core/freshness.js';
 import type { ApiKeyRecord, RateStore } from '../core/ports.js';
-import { retentionStart, storeDocument } from '../core/refresh.js';
+import { retentionStart, shortError, storeDocument } from '../core/refresh.js';
+import { providerEntry } from '../providers/registry.js';
 import { createRefresher } from '../core/refresher.js';
 import { counted, grouped } from '../core/text.js';
 import { utcDay } from '../core/time.js';
@@ -35,9 +36,9 @@ function importProvider(requested: string | undefined, configured: readonly Prov
  * The validated configuration; variables that look like settings but are none are warned about
  * (once: not again by each worker), on the stream the command logs to.
  */
-function config(logTo: NodeJS.WriteStream = process.stderr): Config {
+function config(logTo: NodeJS.WriteStream = process.stderr, unused: readonly string[] = []): Config {
   const env = environmentWithDotenv();
-  const cfg = loadConfig(env);
+  const cfg = loadConfig(env, { unused });
   const unknown = isClusterWorker() ? [] : unknownVariables(env);
   if (unknown.length > 0) {
     const log = createLogger(cfg.logLevel, logTo as never, cfg.logFormat);
@@ -47,12 +48,27 @@ function config(logTo: NodeJS.WriteStream = process.stderr): Config {
 }
 
 /**
+ * What each kind of command leaves unread, so that a bad value there stops nothing it does: a
+ * command that stores or fetches rates reads all but the serving settings; one that only works on
+ * the store (migrate, keys) reads neither those nor the rates' settings, nor EXRATES_NOW: the
+ * replay clock is the serving process's, and a key is issued or revoked at the real time.
+ */
+const RATES_COMMAND_UNUSED = SERVING_SETTINGS;
+const STORE_COMMAND_UNUSED = [...SERVING_SETTINGS, ...RATES_SETTINGS, 'EXRATES_NOW'];
+
+/** A command that works on the replay clock says so, with the day it takes for today. */
+function noteReplayClock(deps: Deps): void {
+  if (deps.config.now === undefined) return;
+  console.error(`note: EXRATES_NOW is set: this command runs on the replay clock, started at ${deps.config.now.toISOString()} (today is ${utcDay(deps.clock.now())} for it)`);
+}
+
+/**
  * Runs a command on the configured store, without the HTTP server, and always closes the store.
  * Commands log to stderr, warnings and worse unless the level is set lower, so their stdout stays
  * clean for scripts; `quiet` leaves the reporting of failures to the command itself.
  */
 async function withDeps<T>(run: (deps: Deps) => Promise<T>, options: { quiet?: boolean; config?: Config } = {}): Promise<T> {
-  const cfg = options.config ?? config();
+  const cfg = options.config ?? config(process.stderr, STORE_COMMAND_UNUSED);
   const level = options.quiet && ['info', 'warn'].includes(cfg.logLevel) ? 'error' : cfg.logLevel === 'info' ? 'warn' : cfg.logLevel;
   // A command run from another folder would otherwise work on a new, empty store without a word.
   const file = sqliteFile(cfg.databaseUrl);
@@ -105,6 +121,14 @@ function withoutFailedAttempts(store: RateStore): RateStore {
       return recordAttempt;
     },
   });
+}
+
+/** What a refresh that stored nothing says: why, and what the store holds of that provider. */
+async function nothingStoredLine(deps: Deps, provider: string): Promise<string> {
+  const newest = await deps.rates.latestDay(provider);
+  if (newest !== null) return `nothing new stored (newest stored day ${newest})`;
+  if (providerEntry(provider)?.loadsOnRequest) return 'nothing stored: it loads a currency when a request first asks for it, and none has been asked for yet';
+  return 'nothing stored: it published no rates';
 }
 
 /** What `keys create` says beside the key: where it went when that is not this terminal. */
@@ -181,7 +205,7 @@ export function buildCli(): Command {
     .command('migrate')
     .description('apply pending database migrations and exit')
     .action(async () => {
-      const cfg = config();
+      const cfg = config(process.stderr, STORE_COMMAND_UNUSED);
       const database = await openDatabase(cfg.databaseUrl);
       try {
         const result = await migrateToLatest(database.db);
@@ -199,12 +223,13 @@ export function buildCli(): Command {
     .argument('<file>', 'path or URL of the file (required)')
     .option('--provider <id>', `store the rates as this provider: ${IMPORT_PROVIDERS.join(' or ')} (default: the first of them in EXRATES_PROVIDERS, else ecb)`)
     .action(async (file: string, options: { provider?: string }) => {
-      const cfg = config();
+      const cfg = config(process.stderr, RATES_COMMAND_UNUSED);
       const provider = importProvider(options.provider, cfg.providers);
       if (!cfg.providers.includes(provider)) {
         console.error(`note: '${provider}' is not in EXRATES_PROVIDERS (${cfg.providers.join(', ')}); the service serves these rates once it is`);
       }
       await withDeps(async (deps) => {
+        noteReplayClock(deps);
         console.error(`reading ${file}…`);
         const bytes = await readSource(file, { timeoutMs: deps.config.upstreamTimeoutMs, maxBytes: ECB_HISTORY_MAX_BYTES });
         const document = { ...parseEcbDocument(bytes), provider };
@@ -235,6 +260,7 @@ export function buildCli(): Command {
     .description('fetch the latest rates from every configured provider once and report what changed')
     .action(async () => {
       await withDeps(async (deps) => {
+        noteReplayClock(deps);
         const refresher = createRefresher({
           providers: deps.providers,
           store: withoutFailedAttempts(deps.rates),
@@ -247,8 +273,9 @@ export function buildCli(): Command {
         });
         const outcomes = await refresher.refreshAll();
         for (const outcome of outcomes) {
-          if (outcome.ok) console.log(`${outcome.provider}: stored ${counted(outcome.quotes, 'rate')} over ${counted(outcome.days, 'day')} (newest day ${outcome.latestDay ?? 'none'})`);
-          else console.error(`${outcome.provider}: failed: ${outcome.error}`);
+          if (!outcome.ok) console.error(`${outcome.provider}: failed: ${shortError(outcome.error ?? 'failed')}`);
+          else if (outcome.quotes > 0) console.log(`${outcome.provider}: stored ${counted(outcome.quotes, 'rate')} over ${counted(outcome.days, 'day')} (newest day ${outcome.latestDay})`);
+          else console.log(`${outcome.provider}: ${await nothingStoredLine(deps, outcome.provider)}`);
         }
         const failed = outcomes.filter((o) => !o.ok).map((o) => o.provider);
         if (failed.length > 0) {
@@ -256,7 +283,7 @@ export function buildCli(): Command {
           console.error(`note: not recorded as a failure of ${failed.join(', ')}: a running service reports its providers from its own refreshes`);
           process.exitCode = 1;
         }
-      }, { quiet: true });
+      }, { quiet: true, config: config(process.stderr, RATES_COMMAND_UNUSED) });
     });
 
   const keys = program.command('keys').description('issue, list and revoke API keys');

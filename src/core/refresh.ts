@@ -15,9 +15,25 @@ const LATEST_ONLY_WITHIN_DAYS = 4;
 const QUIET_DAYS = 7;
 
 export interface Logger {
+  debug?(obj: object, msg?: string): void;
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
+}
+
+/**
+ * A refresh error as the console shows it: each URL by its host alone (the path and query, often
+ * hundreds of characters, stay in the debug log; /readyz shows the path).
+ */
+export function shortError(message: string): string {
+  return message.replace(/\bhttps?:\/\/([^\s/?#]+)[^\s]*/gi, (url: string, host: string) => `${host}${/[:,;.)]+$/.exec(url)?.[0] ?? ''}`);
+}
+
+/** The cause of a failed fetch in a word or two (ENOTFOUND, HTTP 503, timed out), or the short error. */
+export function failureCause(message: string): string {
+  const short = shortError(message);
+  const code = /\b(E[A-Z]{3,}(?:_[A-Z]+)?|HTTP \d{3})\b/.exec(short);
+  return code ? code[1]! : short;
 }
 
 export function retentionStart(clock: Clock): Day {
@@ -118,7 +134,11 @@ export async function syncProvider(provider: Provider, store: RateStore, clock: 
     return { provider: provider.id, ok: true, ...outcome };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    log.warn({ provider: provider.id, err: message }, newest === null ? 'refresh failed; nothing of this provider is stored yet' : 'refresh failed; serving stored rates as stale');
+    // The whole message, with the URL asked, in the debug log; the console gets the short one. A
+    // provider with nothing stored is summed up by whoever started the refresh (the start line,
+    // one line per retry, the command's own report), not one warning each.
+    log.debug?.({ provider: provider.id, err: message }, 'refresh failed');
+    if (newest !== null) log.warn({ provider: provider.id, err: shortError(message) }, 'refresh failed; serving stored rates as stale');
     try {
       await store.recordAttempt(provider.id, { at, ok: false, error: message });
     } catch (stateError) {

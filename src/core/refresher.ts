@@ -2,7 +2,7 @@ import { otherProvidersNumbers } from './corrections.js';
 import { describeFinding, parsePercent } from './cross-check.js';
 import type { Clock, Lock, Metrics, Provider, RateStore } from './ports.js';
 import type { RateBook } from './rates.js';
-import { syncProvider, type Logger, type SyncOutcome } from './refresh.js';
+import { failureCause, syncProvider, type Logger, type SyncOutcome } from './refresh.js';
 
 /** First retry after a failed refresh; each further failure doubles it, up to the interval. */
 const RETRY_AFTER_FAILURE_MS = 15_000;
@@ -17,6 +17,16 @@ export interface RefresherOptions {
   intervalSeconds: number;
   /** Shared by every instance on one store, so each scheduled refresh runs once across all of them. */
   lock: Lock;
+  /** What to do when providers with nothing stored keep failing: the end of each retry's line. */
+  advice?: () => string;
+}
+
+/** Failures of a retry that land within this long of the first are told in one line. */
+const SUMMARY_WINDOW_MS = 2_000;
+
+/** The same logger with its progress lines (info) moved to debug: for retries already summed up. */
+function quieter(log: Logger): Logger {
+  return { debug: log.debug?.bind(log), info: (obj, msg) => log.debug?.(obj, msg), warn: log.warn.bind(log), error: log.error.bind(log) };
 }
 
 export interface Refresher {
@@ -41,6 +51,11 @@ export function createRefresher(options: RefresherOptions): Refresher {
   const failures = new Map<string, number>();
   const timers = new Map<string, NodeJS.Timeout>();
   let stopped = true;
+  /** Scheduled attempts of providers with nothing stored that failed, by provider: their errors. */
+  const emptyFailures = new Map<string, string>();
+  let summary: NodeJS.Timeout | undefined;
+  /** Milliseconds until each provider's next attempt, as last scheduled. */
+  const nextDelays = new Map<string, number>();
   /** Findings already logged (provider, currency, day, number): each is logged once per process. */
   let logged = new Set<string>();
 
@@ -81,13 +96,29 @@ export function createRefresher(options: RefresherOptions): Refresher {
     }
   }
 
-  async function run(provider: Provider): Promise<SyncOutcome> {
+  /**
+   * One line for every provider with nothing stored whose retry failed: which, why in a word, when
+   * the next try is, and, last, what to do. Their own lines are at debug level.
+   */
+  function summariseEmptyFailures(): void {
+    summary = undefined;
+    if (emptyFailures.size === 0) return;
+    const ids = [...emptyFailures.keys()];
+    const causes = [...new Set([...emptyFailures.values()].map(failureCause))].join(', ');
+    const delays = ids.map((id) => nextDelays.get(id)).filter((ms): ms is number => ms !== undefined);
+    const next = delays.length > 0 ? `; next try in ${Math.round(Math.min(...delays) / 1000)} s` : '';
+    const advice = options.advice ? `. To fix: ${options.advice()}` : '';
+    options.log.warn({ providers: ids }, `still no rates from ${ids.join(', ')} (${causes})${next}${advice}`);
+    emptyFailures.clear();
+  }
+
+  async function run(provider: Provider, log: Logger = options.log): Promise<SyncOutcome> {
     const started = performance.now();
     // A wide provider refreshes the currencies it holds (those backfilled so far).
     const currencies = provider.listCurrencies
       ? [...((await options.book.snapshot()).data.get(provider.id)?.series.keys() ?? [])]
       : undefined;
-    const outcome = await syncProvider(provider, options.store, options.clock, options.log, { currencies, others: await othersThan(provider) });
+    const outcome = await syncProvider(provider, options.store, options.clock, log, { currencies, others: await othersThan(provider) });
     const seconds = (performance.now() - started) / 1000;
     if (outcome.stored) await options.book.apply(outcome.stored);
     options.book.invalidate();
@@ -104,10 +135,10 @@ export function createRefresher(options: RefresherOptions): Refresher {
     return outcome;
   }
 
-  function refreshProvider(provider: Provider): Promise<SyncOutcome> {
+  function refreshProvider(provider: Provider, log?: Logger): Promise<SyncOutcome> {
     let pending = running.get(provider.id);
     if (!pending) {
-      pending = run(provider).finally(() => running.delete(provider.id));
+      pending = run(provider, log).finally(() => running.delete(provider.id));
       running.set(provider.id, pending);
     }
     return pending;
@@ -130,7 +161,16 @@ export function createRefresher(options: RefresherOptions): Refresher {
       options.book.invalidate();
       return;
     }
-    await refreshProvider(provider);
+    // The first attempt at start is summed up by the start's own line; later ones of a provider
+    // with nothing stored, by one line per retry.
+    const empty = !attempt.endsWith(':start') && (await options.store.latestDay(provider.id)) === null;
+    const alreadyTold = empty && (failures.get(provider.id) ?? 0) > 0;
+    const outcome = await refreshProvider(provider, alreadyTold ? quieter(options.log) : options.log);
+    if (empty && !outcome.ok) {
+      emptyFailures.set(provider.id, outcome.error ?? 'failed');
+      summary ??= setTimeout(summariseEmptyFailures, SUMMARY_WINDOW_MS);
+      summary.unref();
+    }
   }
 
   /*
@@ -147,6 +187,7 @@ export function createRefresher(options: RefresherOptions): Refresher {
     const delay = retry ? RETRY_AFTER_FAILURE_MS * 2 ** (failed - 1) : toTick;
     const tick = Math.floor((now + delay) / intervalMs);
     const attempt = retry ? `${tick - 1}:retry${failed}` : String(tick);
+    nextDelays.set(provider.id, delay);
     const timer = setTimeout(() => {
       scheduledRefresh(provider, attempt)
         .catch((error: unknown) => options.log.error({ provider: provider.id, err: String(error) }, 'refresh crashed'))
@@ -157,12 +198,12 @@ export function createRefresher(options: RefresherOptions): Refresher {
   }
 
   return {
-    refreshAll: () => Promise.all(options.providers.map(refreshProvider)),
+    refreshAll: () => Promise.all(options.providers.map((provider) => refreshProvider(provider))),
     async refreshAllOnce() {
       const tick = Math.floor(Date.now() / intervalMs);
       await Promise.all(options.providers.map((p) => scheduledRefresh(p, `${tick}:start`)));
     },
-    refreshProvider,
+    refreshProvider: (provider) => refreshProvider(provider),
     start() {
       stopped = false;
       for (const provider of options.providers) schedule(provider);
@@ -171,6 +212,8 @@ export function createRefresher(options: RefresherOptions): Refresher {
       stopped = true;
       for (const timer of timers.values()) clearTimeout(timer);
       timers.clear();
+      if (summary) clearTimeout(summary);
+      summary = undefined;
       await Promise.allSettled([...running.values()]);
     },
   };
