@@ -350,7 +350,7 @@ export function loadConfig(env: Record<string, string | undefined>, options: { u
     const shown = SECRET_VARIABLES.has(name) ? 'a value (hidden)' : `'${raw[name] ?? ''}'`;
     // In a list, the entries that are wrong are named first: `ecb,nosuch` is wrong by `nosuch`.
     const wrong = name === 'EXRATES_PROVIDERS' && raw[name]!.includes(',') ? unknownProviders(raw[name]!) : [];
-    const named = wrong.length > 0 ? `${wrong.map((id) => (id === '' ? 'an empty entry' : `'${id}'`)).join(', ')} ${wrong.length === 1 ? 'is' : 'are'} not a provider; ` : '';
+    const named = wrong.length > 0 ? `${wrong.map((id) => (id === '' ? 'an empty entry' : `'${id}'`)).join(', ')} ${wrong.length === 1 ? 'is not a provider' : 'are not providers'}; ` : '';
     problems.set(name, `${name}: ${named}expected ${expectation(properties[name]!)}; got ${shown}`);
   }
   // Convert reads '1.5' as 1 and '0x10' or '1e3' as numbers: a whole number is written in decimal digits.

@@ -208,14 +208,49 @@ describe('exrates CLI', () => {
     assert.equal(after.find((k) => k.prefix === other.slice(0, 12))?.revokedAt, null, 'the other key is still active');
   });
 
-  test('an invalid configuration stops every command with one line per problem', async () => {
-    const result = await cli(['migrate'], { ...env, PORT: 'x', EXRATES_QUOTA_FREE: '-1' });
+  test('an invalid configuration stops the command that reads it with one line per problem', async () => {
+    const result = await cli(['serve'], { ...env, PORT: 'x', EXRATES_QUOTA_FREE: '-1' });
     assert.equal(result.code, 1);
     // One line per bad setting, each whole on its own, and no heading.
     assert.deepEqual(result.stderr.split('\n').filter((line) => line !== '').sort(), [
       "exrates: invalid configuration: EXRATES_QUOTA_FREE: expected a whole number of at least 1; got '-1'",
       "exrates: invalid configuration: PORT: expected a whole number from 0 to 65535; got 'x'",
     ]);
+  });
+
+  test('a command checks only the settings it reads: a bad PORT or provider list stops no keys command, and stops what reads it, naming the bad entry', async () => {
+    const bad = { ...env, PORT: 'abc', EXRATES_PROVIDERS: 'file,nosuch' };
+    const listed = await cli(['keys', 'list'], bad);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, /^prefix\ttier\towner\tcreated\trevoked\n/);
+    const migrated = await cli(['migrate'], bad);
+    assert.equal(migrated.code, 0, migrated.stderr);
+    const refreshed = await cli(['refresh'], bad);
+    assert.equal(refreshed.code, 1);
+    assert.match(refreshed.stderr, /^exrates: invalid configuration: EXRATES_PROVIDERS: 'nosuch' is not a provider; expected a comma-separated list of /);
+    assert.doesNotMatch(refreshed.stderr, /PORT/, 'refresh does not read PORT');
+    const served = await cli(['serve'], bad);
+    assert.equal(served.code, 1);
+    assert.match(served.stderr, /PORT: expected a whole number/);
+    assert.match(served.stderr, /'nosuch' is not a provider/);
+  });
+
+  test('EXRATES_NOW moves the clock of the service only: keys are issued and revoked at the real time, and a rates command says it runs on the replay clock', async () => {
+    const startedAt = Date.now();
+    const created = await cli(['keys', 'create', '--tier', 'free', '--owner', 'clock@example.org'], env);
+    assert.equal(created.code, 0, created.stderr);
+    const issued = created.stdout.trim();
+    assert.equal((await cli(['keys', 'revoke', issued], env)).code, 0);
+    const endedAt = Date.now();
+    const listed = JSON.parse((await cli(['keys', 'list', '--json'], env)).stdout) as Array<{ prefix: string; createdAt: string; revokedAt: string | null }>;
+    const record = listed.find((k) => k.prefix === issued.slice(0, 12))!;
+    for (const at of [record.createdAt, record.revokedAt!]) {
+      assert.ok(Date.parse(at) >= startedAt - 1000 && Date.parse(at) <= endedAt + 1000, `${at} is the real time, not EXRATES_NOW (${FIXED_NOW})`);
+    }
+    assert.ok(record.revokedAt! >= record.createdAt, 'revoked after it was created');
+    const refreshed = await cli(['refresh'], env);
+    assert.equal(refreshed.code, 0, refreshed.stderr);
+    assert.match(refreshed.stderr, new RegExp(`^note: EXRATES_NOW is set: this command runs on the replay clock, started at ${new Date(FIXED_NOW).toISOString().replaceAll('.', '\\.')} \\(today is ${FIXED_NOW.slice(0, 10)} for it\\)$`, 'm'));
   });
 
   test('an unknown command is an error', async () => {

@@ -1,7 +1,7 @@
 /** Configuration errors and warnings as a person reads them: in words, never a regular expression. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConfigError, ConfigSchema, loadConfig, PROVIDER_IDS, PROVIDER_NAMES, unknownVariables } from '../src/config.js';
+import { ConfigError, ConfigSchema, loadConfig, PROVIDER_IDS, PROVIDER_NAMES, RATES_SETTINGS, SERVING_SETTINGS, unknownVariables } from '../src/config.js';
 
 function problems(env: Record<string, string>): string[] {
   try {
@@ -86,4 +86,21 @@ test('a whole-number setting is refused unless written in decimal digits, not tr
     );
   }
   assert.equal(loadConfig({ EXRATES_QUOTA_FREE: '250', PORT: '0' }).quota.free, 250);
+});
+
+test('in a provider list, the entries that are not providers are named first', () => {
+  const expected = `expected a comma-separated list of ${PROVIDER_NAMES.join(', ')}`;
+  assert.deepEqual(problems({ EXRATES_PROVIDERS: 'ecb,nosuch' }), [`EXRATES_PROVIDERS: 'nosuch' is not a provider; ${expected}; got 'ecb,nosuch'`]);
+  assert.deepEqual(problems({ EXRATES_PROVIDERS: 'ecbb, nbu,,frank' }), [`EXRATES_PROVIDERS: 'ecbb', an empty entry, 'frank' are not providers; ${expected}; got 'ecbb, nbu,,frank'`]);
+});
+
+test('settings the caller does not read are neither checked nor taken', () => {
+  const env = { PORT: 'abc', EXRATES_PROVIDERS: 'ecb,nosuch', EXRATES_NOW: '2026-03-06T12:00:00Z' };
+  const config = loadConfig(env, { unused: [...SERVING_SETTINGS, ...RATES_SETTINGS, 'EXRATES_NOW'] });
+  assert.equal(config.port, 8080);
+  assert.equal(config.now, undefined);
+  assert.deepEqual(config.providers, loadConfig({}).providers);
+  // Whoever reads them still hears of each.
+  assert.deepEqual(problems(env).map((line) => line.split(':')[0]).sort(), ['EXRATES_PROVIDERS', 'PORT']);
+  assert.ok(SERVING_SETTINGS.every((name) => name in ConfigSchema.properties) && RATES_SETTINGS.every((name) => name in ConfigSchema.properties));
 });

@@ -13,6 +13,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ConfigSchema } from '../src/config.js';
+import { PROVIDER_REGISTRY } from '../src/providers/registry.js';
 import { SHARED_DATA, tempDir } from './helper.js';
 import { ensureBuilt, ROOT } from './support/processes.js';
 import { get } from './support/http.js';
@@ -100,6 +101,23 @@ describe('README quick start, followed on a fresh clone', () => {
       assert.ok(name in ConfigSchema.properties, `${name} is a setting`);
     }
     assert.match(quickStart, /Run the whole test suite \(about \d+ minutes on a 2-core machine[^)]*\) with:\n\n```sh\nnpm test\n```/);
+  });
+
+  test('the quick start and the architecture picture name what the defaults load, as the provider registry has it', () => {
+    const defaults = PROVIDER_REGISTRY.filter((entry) => entry.byDefault);
+    const loaded = defaults.filter((entry) => entry.family === undefined && !entry.loadsOnRequest).map((entry) => entry.metadata.label);
+    assert.equal(/<!-- defaults:start -->([\s\S]*?)<!-- defaults:end -->/.exec(README)?.[1], loaded.join(', '));
+    const quickStart = README.slice(README.indexOf('## Quick start'), README.indexOf('### Your first API key'));
+    for (const entry of defaults.filter((e) => e.loadsOnRequest)) assert.ok(quickStart.includes(entry.metadata.label), `the quick start says where ${entry.id} comes in`);
+    for (const family of new Set(defaults.flatMap((e) => (e.family === undefined ? [] : [e.family])))) assert.ok(quickStart.includes(`(\`${family}\`)`), `the quick start names ${family}`);
+
+    const picture = README.slice(README.indexOf('## Architecture'));
+    const named = /src\/providers\/[\s\S]*?by default ([\s\S]*?);\s+on request ([^\n]+)/.exec(picture);
+    assert.ok(named, 'the picture lists the providers by default and on request');
+    const list = (text: string) => text.replace(/\s+/g, ' ').replace(' + ECB parsers', '').split(', ').map((name) => name.trim());
+    const byName = (entries: typeof PROVIDER_REGISTRY) => [...new Set(entries.map((e) => e.family ?? e.id))];
+    assert.deepEqual(list(named[1]!), byName(defaults));
+    assert.deepEqual(list(named[2]!), byName(PROVIDER_REGISTRY.filter((e) => !e.byDefault)).sort());
   });
 
   test('the server block is npm install and npm start', () => {

@@ -215,22 +215,38 @@ describe('no network', () => {
     });
   const advice = /EXRATES_PROVIDERS=file EXRATES_FILE_URL=\/path\/to\/eurofxref-hist\.csv/;
 
-  test('the log and /readyz say what to do next', async () => {
+  test('the log says in one short line what failed and, last, what to do; each retry in one line that repeats it; /readyz too', async () => {
     const port = await freePort();
     const server = startCommand(['serve'], { env: env({ PORT: String(port) }), cwd: dir.path });
+    const fix = noRatesAdvice(loadConfig(env()));
     try {
       await waitFor(() => records(server.output()).some((r) => String(r.msg).startsWith('no rates loaded')), 20_000, 'the no-rates line', 100);
       const line = records(server.output()).find((r) => String(r.msg).startsWith('no rates loaded'))!;
       assert.equal(line.level, 50);
-      assert.match(String(line.msg), /ECB failed: .*ECONNREFUSED/);
-      assert.match(String(line.msg), /check that this machine can reach 127\.0\.0\.1:\d+/);
-      assert.match(String(line.msg), advice);
+      assert.match(String(line.msg), /^no rates loaded: ECB failed \(ECONNREFUSED; \/readyz has each error\)\. To fix: check that this machine can reach 127\.0\.0\.1:\d+ /);
+      assert.ok(String(line.msg).endsWith(`To fix: ${fix}`), String(line.msg));
+      assert.match(fix, advice);
+      assert.ok(String(line.msg).length < 300, `${String(line.msg).length} characters`);
       assert.ok(!server.output().includes('serving stored rates as stale'), 'nothing is stored, so nothing is served as stale');
       const ready = await get(`http://127.0.0.1:${port}/readyz`);
       assert.equal(ready.status, 503);
-      const body = JSON.parse(ready.body) as { status: string; next?: string };
+      const body = JSON.parse(ready.body) as { status: string; next?: string; providers: Array<{ id: string; lastError: string | null }> };
       assert.equal(body.status, 'no rates loaded');
       assert.match(body.next ?? '', advice);
+      // The path asked is kept there, not in the console.
+      assert.match(body.providers.find((p) => p.id === 'ecb')?.lastError ?? '', /\/eurofxref-hist\.zip/);
+
+      // The first retry comes 15 s later: one line, ending with the same fix.
+      await waitFor(() => records(server.output()).some((r) => String(r.msg).startsWith('still no rates')), 40_000, 'the retry line', 200);
+      await sleep(2_500);
+      // Warnings and errors from the start to the first retry: the contact address, then the two lines.
+      const told = records(server.output()).filter((r) => Number(r.level) >= 40);
+      assert.deepEqual(
+        told.map((r) => [r.level, String(r.msg).split(':')[0]]),
+        [[40, 'EXRATES_CONTACT_EMAIL is not set'], [50, 'no rates loaded'], [40, 'still no rates from ecb (ECONNREFUSED); next try in 30 s. To fix']],
+      );
+      assert.equal(told[2]!.msg, `still no rates from ecb (ECONNREFUSED); next try in 30 s. To fix: ${fix}`);
+      for (const record of records(server.output())) assert.doesNotMatch(String(record.msg), /https?:\/\//, 'no URL of an upstream in the console');
     } finally {
       await stop(server);
     }
@@ -239,10 +255,12 @@ describe('no network', () => {
   test('exrates refresh prints each failure once, the advice serve gives, and nothing about serving', async () => {
     const run = await runCommand(['refresh'], { env: env(), cwd: dir.path, timeoutMs: 30_000 });
     assert.equal(run.code, 1);
-    assert.equal(run.stdout, 'frankfurter: stored 0 rates over 0 days (newest day none)\n');
+    // Frankfurter holds no currency yet, so it fetched nothing: not a success of "0 rates".
+    assert.equal(run.stdout, 'frankfurter: nothing stored: it loads a currency when a request first asks for it, and none has been asked for yet\n');
     const said = lines(run.stderr);
     assert.equal(said.length, 3, run.stderr);
-    assert.match(said[0]!, /^ecb: failed: http:\/\/127\.0\.0\.1:\d+\/eurofxref-hist\.zip: fetch failed: ECONNREFUSED/);
+    // The host, not the whole URL.
+    assert.match(said[0]!, /^ecb: failed: 127\.0\.0\.1:\d+: fetch failed: ECONNREFUSED/);
     // Word for word what serve says when nothing could be loaded: one function writes both.
     assert.equal(said[1], `hint: ${noRatesAdvice(loadConfig(env()))}`);
     assert.match(said[1]!, advice);
