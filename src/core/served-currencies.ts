@@ -31,7 +31,10 @@ export interface ListedCurrency {
   servedBy: string | null;
   /** Providers that quote it now, in order of preference; for one on request, those that may. */
   providers: string[];
-  /** Oldest and newest stored day of its rates (absent until something is stored). */
+  /**
+   * Oldest and newest day of its rates (absent until something is stored): the oldest stored, or
+   * the oldest a history may start on (a stored day) when more is stored.
+   */
   firstDate?: Day;
   lastDate?: Day;
   /** true: nothing is stored yet; the first request for it loads its history, or is unsupported_currency. */
@@ -85,10 +88,10 @@ export function currencyCatalogue(snapshot: RateSnapshot, options: { wideCoverag
 
 /**
  * The currencies list: every currency quoted now, with the providers that quote it (in order of
- * preference) and its stored days, then, marked onRequest, those the wide-coverage providers may
+ * preference) and its stored days (from `historyFrom` at the earliest, when given), then, marked onRequest, those the wide-coverage providers may
  * load on first request. Sorted by code.
  */
-export function listCurrencies(snapshot: RateSnapshot, preference: readonly string[], wideProviders: readonly string[]): ListedCurrency[] {
+export function listCurrencies(snapshot: RateSnapshot, preference: readonly string[], wideProviders: readonly string[], historyFrom?: Day): ListedCurrency[] {
   const served = servedCodes(snapshot);
   const list: ListedCurrency[] = [];
   for (const code of served) {
@@ -100,7 +103,9 @@ export function listCurrencies(snapshot: RateSnapshot, preference: readonly stri
       if (!data || !hasCurrency(data, code)) continue;
       if (quotesNow(data, code)) providers.push(id);
       const days = daysOf(data, code);
-      if (firstDate === undefined || days[0]! < firstDate) firstDate = days[0]!;
+      // The days before the oldest a history may start on (the store keeps a margin) are not offered.
+      const first = historyFrom === undefined ? days[0]! : (days.find((day) => day >= historyFrom) ?? days.at(-1)!);
+      if (firstDate === undefined || first < firstDate) firstDate = first;
       if (lastDate === undefined || days.at(-1)! > lastDate) lastDate = days.at(-1)!;
     }
     const { name } = named(code);

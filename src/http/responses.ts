@@ -4,10 +4,10 @@ import { providerCrossCheck } from '../core/cross-check.js';
 import { manyRates, type ManyRates } from '../core/many-rates.js';
 import type { MaybePromise } from '../core/maybe.js';
 import type { Provider, RateStore, Tier } from '../core/ports.js';
-import { utcDayNumber, type Day } from '../core/time.js';
+import { utcDay, utcDayNumber, type Day } from '../core/time.js';
 import type { QuotaUsage } from '../core/quota.js';
 import { listCurrencies, quotedBy } from '../core/served-currencies.js';
-import { GROUPS, historyCsv, historyJson, historyNdjson, pairHistory, RANGES, type History, type HistoryGroup, type HistoryRange, type HistoryWindow } from '../core/history.js';
+import { GROUPS, historyCsv, historyJson, historyNdjson, pairHistory, RANGES, rangeStart, type History, type HistoryGroup, type HistoryRange, type HistoryWindow } from '../core/history.js';
 import { retentionStart } from '../core/refresh.js';
 import { convertAt, pairKey, parseAmount, type Conversion, type RateBook, type RateQuote } from '../core/rates.js';
 import { TextKeyedMap } from '../core/text-key.js';
@@ -272,14 +272,16 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
 
 /** The currencies list, rendered once per generation of the rates (it changes only when they do). */
 export function createCurrencyListBodies(book: RateBook, wideProviders: readonly string[]): () => MaybePromise<RenderedBody> {
-  let held: { generation: number; rendered: RenderedBody } | undefined;
+  // firstDate is no older than a history may start, which moves with the day.
+  let held: { generation: number; day: Day; rendered: RenderedBody } | undefined;
   return () => {
-    if (held && held.generation === book.generation() && book.current()) return held.rendered;
+    const day = utcDay(book.clock.now());
+    if (held && held.generation === book.generation() && held.day === day && book.current()) return held.rendered;
     return book.snapshot().then((snapshot) => {
       const generation = book.generation();
-      if (held?.generation === generation) return held.rendered;
-      const body = JSON.stringify({ currencies: listCurrencies(snapshot, book.providers, wideProviders) });
-      held = { generation, rendered: { body, etag: strongEtag(body), length: Buffer.byteLength(body) } };
+      if (held?.generation === generation && held.day === day) return held.rendered;
+      const body = JSON.stringify({ currencies: listCurrencies(snapshot, book.providers, wideProviders, rangeStart('5y', day)) });
+      held = { generation, day, rendered: { body, etag: strongEtag(body), length: Buffer.byteLength(body) } };
       return held.rendered;
     });
   };

@@ -64,10 +64,15 @@ describe('beyond the interface, on the shared ECB history', () => {
       }
       const usd = currencies.find((c) => c.code === 'USD')!;
       assert.deepEqual(usd, { code: 'USD', name: 'US Dollar', minorUnits: 2, servedBy: 'file', providers: ['file'], firstDate: usd.firstDate, lastDate: '2026-03-05', onRequest: false });
-      // The oldest stored day (history keeps 5 years and a margin): a rate on it, none the day before.
+      // The oldest day a history may start on (the store keeps a margin before it): a rate on it,
+      // a history from it, and none from the day before.
       const first = String(usd.firstDate);
+      assert.equal(first, '2021-03-08', 'the first business day on or after 2021-03-06, 5 years before the clock');
       assert.match((await get(`/api/v1/rate?from=EUR&to=USD&date=${first}`)).json().asOf, new RegExp(`^${first}T15:00:00Z$`));
-      assertProblem(await get(`/api/v1/rate?from=EUR&to=USD&date=${dayBefore(first)}`), 404, 'no_history');
+      const history = await get(`/api/v1/history?from=EUR&to=USD&start=${first}&end=${first}`);
+      assert.equal(history.statusCode, 200, history.body);
+      assert.equal(history.json().points[0].date, first);
+      assertProblem(await get(`/api/v1/history?from=EUR&to=USD&start=${dayBefore(dayBefore(dayBefore(first)))}`), 400, 'invalid_date', 'start');
       const again = await get('/api/v1/currencies', { 'if-none-match': String(response.headers.etag) }, key);
       assert.equal(again.statusCode, 304);
     });
