@@ -218,7 +218,7 @@ export function buildCli(): Command {
 
   program
     .command('import')
-    .description('load an ECB CSV (plain or zipped) or XML file into the store; it adds rates and removes none')
+    .description('load an ECB CSV (plain or zipped) or XML file into the store; it adds rates and removes none, and skips days older than the service keeps (5 years and a month, on the clock EXRATES_NOW sets)')
     .usage('[--provider ecb|file] FILE')
     .argument('<file>', 'path or URL of the file (required)')
     .option('--provider <id>', `store the rates as this provider: ${IMPORT_PROVIDERS.join(' or ')} (default: the first of them in EXRATES_PROVIDERS, else ecb)`)
@@ -232,26 +232,26 @@ export function buildCli(): Command {
         noteReplayClock(deps);
         console.error(`reading ${file}…`);
         const bytes = await readSource(file, { timeoutMs: deps.config.upstreamTimeoutMs, maxBytes: ECB_HISTORY_MAX_BYTES });
-        const document = { ...parseEcbDocument(bytes), provider };
-        const first = document.days[0]?.day;
-        const last = document.days.at(-1)?.day;
-        console.error(`storing ${counted(document.days.length, 'day')} (${first} to ${last}) as '${provider}'…`);
+        const parsed = { ...parseEcbDocument(bytes), provider };
+        const first = parsed.days[0]?.day;
+        const last = parsed.days.at(-1)?.day;
+        // Days the service does not keep are refused here, with the reason, rather than stored
+        // for nothing: it would neither serve them nor keep them past its next refresh.
+        const start = retentionStart(deps.clock);
+        const replay = 'to replay older days, import them with EXRATES_NOW set as the service has it (its clock set back)';
+        const document = { ...parsed, days: parsed.days.filter((d) => d.day >= start) };
+        if (document.days.length === 0) {
+          throw new Error(`nothing imported: every day of ${file} (${first} to ${last}) is before ${start}, and the service keeps 5 years and a month (from ${start}); ${replay}`);
+        }
+        const older = parsed.days.length - document.days.length;
+        if (older > 0) console.error(`note: ${counted(older, 'day')} of this file before ${start} skipped: the service keeps 5 years and a month (from ${start}); ${replay}`);
+        console.error(`storing ${counted(document.days.length, 'day')} (${document.days[0]!.day} to ${last}) as '${provider}'…`);
         // An import adds and removes nothing, so the rates it added are what the store gained.
         const before = await deps.rates.countQuotes();
         const outcome = await storeDocument(document, deps.rates, deps.clock, deps.log, { onlyAdd: true });
         const added = (await deps.rates.countQuotes()) - before;
         const fresh = added === 0 ? 'none new: every one was stored already' : added === outcome.quotes ? 'all new' : `${grouped(added)} new`;
         console.log(`imported ${counted(outcome.quotes, 'rate')} over ${counted(outcome.days, 'day')} as '${provider}', ${fresh} (newest day ${outcome.latestDay ?? 'none'})`);
-        // Stored all the same, for a server whose clock is set back (EXRATES_NOW); a server on
-        // today's clock prunes them at its next refresh.
-        const start = retentionStart(deps.clock);
-        const older = document.days.filter((d) => d.day < start).length;
-        if (older > 0) {
-          console.error(
-            `note: the service serves 5 years and a month (from ${start}); ${counted(older, 'day')} of this file ${older === 1 ? 'is' : 'are'} older: ` +
-              'not served, and removed at its next refresh unless EXRATES_NOW sets its clock back',
-          );
-        }
       }, { config: cfg });
     });
 

@@ -76,18 +76,29 @@ describe('exrates import beside an offline service', () => {
     assert.deepEqual(stored(), rows);
   });
 
-  test('days older than the years served are stored, and the import says they are not served and go at the next refresh', async () => {
+  test('days older than the service keeps are refused with the reason, changing nothing; a file holding some imports the rest', async () => {
+    const rows = stored();
     const run = await runCommand(['import', join(ECB_XML_DIR, 'eurofxref-daily_2018-06-29.xml')], { env: processEnv(offline), cwd: dir.path });
-    assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stdout, /^imported \d+ rates over 1 day as 'file', all new \(newest day 2018-06-29\)\n$/);
-    assert.match(run.stderr, /^storing 1 day \(2018-06-29 to 2018-06-29\) as 'file'…$/m);
-    const start = /note: the service serves 5 years and a month \(from (\d{4}-\d{2}-\d{2})\); 1 day of this file is older: not served, and removed at its next refresh unless EXRATES_NOW sets its clock back/.exec(run.stderr)?.[1];
+    assert.equal(run.code, 1);
+    assert.equal(run.stdout, '');
+    const start = /^exrates: nothing imported: every day of \S+eurofxref-daily_2018-06-29\.xml \(2018-06-29 to 2018-06-29\) is before (\d{4}-\d{2}-\d{2}), and the service keeps 5 years and a month \(from \1\); to replay older days, import them with EXRATES_NOW set as the service has it \(its clock set back\)$/m.exec(run.stderr)?.[1];
     assert.ok(start && start > '2018-06-29', run.stderr);
-    const rows = new Database(dbPath, { readonly: true });
+    assert.deepEqual(stored(), rows);
+
+    // The whole ECB history, from 1999: the days from the start on are imported, the others named.
+    const whole = await runCommand(['import', ECB_CSV], { env: processEnv(offline), cwd: dir.path });
+    assert.equal(whole.code, 0, whole.stderr);
+    const skipped = /^note: ([\d,]+) days of this file before (\d{4}-\d{2}-\d{2}) skipped: the service keeps 5 years and a month \(from \2\)/m.exec(whole.stderr);
+    assert.ok(skipped, whole.stderr);
+    const from = /^storing [\d,]+ days \((\d{4}-\d{2}-\d{2}) to 2026-03-05\) as 'file'…$/m.exec(whole.stderr)?.[1];
+    assert.ok(from !== undefined && from >= skipped[2]!, whole.stderr);
+    const db = new Database(dbPath, { readonly: true });
     try {
-      assert.equal((rows.prepare("select count(*) as n from rates where provider = 'file' and day = '2018-06-29'").get() as { n: number }).n > 0, true);
+      // Nothing older than what the service itself loaded (from its clock's start) was added.
+      const oldest = (db.prepare("select min(day) as first from rates where provider = 'file'").get() as { first: string }).first;
+      assert.equal(oldest, (rows as Array<{ provider: string; first: string }>).find((r) => r.provider === 'file')!.first);
     } finally {
-      rows.close();
+      db.close();
     }
   });
 });
