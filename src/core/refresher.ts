@@ -103,7 +103,7 @@ export function createRefresher(options: RefresherOptions): Refresher {
   function summariseEmptyFailures(): void {
     summary = undefined;
     if (emptyFailures.size === 0) return;
-    const ids = [...emptyFailures.keys()];
+    const ids = options.providers.map((provider) => provider.id).filter((id) => emptyFailures.has(id));
     const causes = [...new Set([...emptyFailures.values()].map(failureCause))].join(', ');
     const delays = ids.map((id) => nextDelays.get(id)).filter((ms): ms is number => ms !== undefined);
     const next = delays.length > 0 ? `; next try in ${Math.round(Math.min(...delays) / 1000)} s` : '';
