@@ -268,6 +268,15 @@ describe('no network', () => {
     assert.equal(said[2], 'note: not recorded as a failure of ecb: a running service reports its providers from its own refreshes');
     assert.doesNotMatch(run.stderr, /stale|serving/);
   });
+
+  test('the whole URL of a failed refresh is in the debug log', async () => {
+    const run = await runCommand(['refresh'], { env: env({ EXRATES_LOG_LEVEL: 'debug', EXRATES_LOG_FORMAT: 'json' }), cwd: dir.path, timeoutMs: 30_000 });
+    assert.equal(run.code, 1);
+    const failed = records(run.stderr).find((r) => r.msg === 'refresh failed' && r.provider === 'ecb');
+    assert.ok(failed, run.stderr);
+    assert.equal(failed.level, 20);
+    assert.match(String(failed.err), new RegExp(`^${unreachable.replaceAll('.', '\\.')}/eurofxref-hist\\.zip: fetch failed: ECONNREFUSED`));
+  });
 });
 
 test('EXRATES_LOG_FORMAT=auto is readable on a terminal and JSON anywhere else', async () => {
