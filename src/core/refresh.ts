@@ -32,7 +32,7 @@ export function shortError(message: string): string {
 /** The cause of a failed fetch in a word or two (ENOTFOUND, HTTP 503, timed out), or the short error. */
 export function failureCause(message: string): string {
   const short = shortError(message);
-  const code = /\b(E[A-Z]{3,}(?:_[A-Z]+)?|HTTP \d{3})\b/.exec(short);
+  const code = /\b(E[A-Z]{2,}(?:_[A-Z]+)+|E[A-Z]{3,}|HTTP \d{3})\b/.exec(short);
   return code ? code[1]! : short;
 }
 

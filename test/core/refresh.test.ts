@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { zipSync } from 'fflate';
 import { FeedError } from '../../src/core/errors.js';
 import type { Clock, RateDocument, RateStore } from '../../src/core/ports.js';
-import { RETENTION_MONTHS, retentionStart, syncProvider, validateDocument, type Logger } from '../../src/core/refresh.js';
+import { failureCause, RETENTION_MONTHS, retentionStart, shortError, syncProvider, validateDocument, type Logger } from '../../src/core/refresh.js';
 import { createEcbProvider } from '../../src/providers/ecb.js';
 import { createFileProvider } from '../../src/providers/file.js';
 import { migrateToLatest, openDatabase, type OpenDatabase } from '../../src/storage/database.js';
@@ -323,7 +323,8 @@ describe('syncProvider with the ECB provider against a local server', () => {
       assert.equal(state?.lastAttemptAt, new Date(at).toISOString());
       // The last success is still the one before.
       assert.equal(state?.lastSuccessAt, stateBefore?.lastSuccessAt);
-      assert.ok(log.entries.some((e) => e.level === 'warn' && (e.obj as { err?: string }).err === outcome.error));
+      // The warning names the upstream by its host; the recorded error keeps the URL asked.
+      assert.ok(log.entries.some((e) => e.level === 'warn' && (e.obj as { err?: string }).err === shortError(outcome.error!)));
     } finally {
       upstream.routes.set('/eurofxref-daily.xml', serve(DAILY));
     }
@@ -521,5 +522,18 @@ describe('syncProvider on a file that stays as it is', () => {
     assert.deepEqual(await allRows(database), before);
     assert.equal((await store.providerState('file'))?.failing, false);
     assert.deepEqual(log.entries.filter((e) => e.level !== 'info'), []);
+  });
+});
+
+describe('a refresh error as the console shows it', () => {
+  it('names each URL by its host, keeping the punctuation after it, and the cause in a word', () => {
+    const message = 'https://api.nbp.pl/api/exchangerates/tables/A/2021-10-28/2022-01-28/?format=json: fetch failed: ENOTFOUND: getaddrinfo api.nbp.pl';
+    assert.equal(shortError(message), 'api.nbp.pl: fetch failed: ENOTFOUND: getaddrinfo api.nbp.pl');
+    assert.equal(failureCause(message), 'ENOTFOUND');
+    assert.equal(shortError('http://127.0.0.1:9/a.zip, then http://[::1]:9/b.xml.'), '127.0.0.1:9, then [::1]:9.');
+    assert.equal(failureCause('http://127.0.0.1:9/x: HTTP 503 Service Unavailable'), 'HTTP 503');
+    // A path of capitals (EXR, EUR) is no error code; without one, the short error is the cause.
+    assert.equal(failureCause('https://edge.boi.gov.il/sdmx/EXR/EUR/?c=1: the document holds no usable rates'), 'edge.boi.gov.il: the document holds no usable rates');
+    assert.equal(failureCause('connect EAI_AGAIN example.org'), 'EAI_AGAIN');
   });
 });
