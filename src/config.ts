@@ -315,6 +315,7 @@ export function unknownVariables(env: Record<string, string | undefined>): strin
 export const SERVING_SETTINGS: readonly string[] = [
   'PORT', 'HOST', 'EXRATES_WORKERS', 'EXRATES_TRUST_PROXY', 'EXRATES_METRICS_PORT', 'EXRATES_METRICS_HOST', 'EXRATES_METRICS_TOKEN',
   'EXRATES_DEMO_KEY_TIER', 'EXRATES_DEMO_QUOTA_PER_IP', 'EXRATES_CONTACT_EMAIL', 'EXRATES_LOG_REQUESTS', 'EXRATES_KEY_CACHE_MS', 'EXRATES_REVOCATION_POLL_MS',
+  'EXRATES_QUOTA_FREE', 'EXRATES_QUOTA_PRO',
 ];
 
 /** Settings of the rates and where they come from: a command that neither fetches nor stores rates does not check them. */
