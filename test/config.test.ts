@@ -47,7 +47,7 @@ test('each provider origin is EXRATES_<ID>_URL, and the older URL settings keep 
     assert.match(error.message, /EXRATES_NBP_URL: expected an http:\/\/ or https:\/\/ origin/);
     return true;
   });
-  assert.throws(() => loadConfig({ EXRATES_PROVIDERS: 'ecb,bdi' }), /EXRATES_PROVIDERS: expected a comma-separated list of ecb, nbu, .*, bancaditalia, frankfurter/);
+  assert.throws(() => loadConfig({ EXRATES_PROVIDERS: 'ecb,bdi' }), /EXRATES_PROVIDERS: expected a comma-separated list of ecb, nbu, .*, bancaditalia, peg-eur, .*, frankfurter/);
 });
 
 test('values are converted and checked', () => {
