@@ -74,7 +74,7 @@ export function addVary(reply: FastifyReply, value: string): void {
 export const PROBLEM_CACHE_CONTROL = 'no-store';
 
 /** The one policy of the daily quota, as the IETF RateLimit fields name it. */
-export const RATE_LIMIT_POLICY = 'daily';
+const RATE_LIMIT_POLICY = 'daily';
 /** The quota's window: one UTC day. */
 const DAY_SECONDS = 86_400;
 
