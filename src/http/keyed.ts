@@ -6,7 +6,7 @@ import { DomainError, type ErrorCode } from '../core/errors.js';
 import type { ApiKeyRecord, Clock, KeyStore, QuotaStore, Tier } from '../core/ports.js';
 import { consumeDailyQuota, dailyUsage, type QuotaCalendar, type QuotaDecision, type QuotaLimits, type QuotaUsage } from '../core/quota.js';
 import type { ServiceMetrics } from '../metrics.js';
-import { setQuotaHeaders } from './headers.js';
+import { addVary, KEY_VARY, setQuotaHeaders } from './headers.js';
 import { notFound, problemOf, sendProblem, type Problem } from './problem.js';
 import { PARAM_CODES } from './schemas.js';
 
@@ -209,6 +209,8 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
   }
 
   function authenticate(request: FastifyRequest, reply: FastifyReply, entry: KeyEntry): MaybePromise<Caller | undefined> {
+    // Whatever the answer is, success or error, it depends on the key headers.
+    addVary(reply, KEY_VARY);
     return andThen(identify(request, entry), (caller) => {
       if (caller !== undefined) return caller;
       reply.header('www-authenticate', WWW_AUTHENTICATE[entry]);
@@ -251,6 +253,7 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
 
   /** An error answer to a request under /api/ that still counts against a valid key (SPEC §6). */
   function countedError(request: FastifyRequest, reply: FastifyReply, problem: Problem): MaybePromise<void> {
+    addVary(reply, KEY_VARY);
     return andThen(identify(request), (caller) => {
       if (caller === undefined) return void sendProblem(reply, problem);
       return andThen(refused(request, reply, caller), (wasRefused) => {
