@@ -37,7 +37,7 @@ function writeProblem(socket: Duplex, answer: ProblemAnswer, retried = false): v
     return;
   }
   const body = JSON.stringify(answer.problem);
-  response.writeHead(answer.problem.status, { ...ANSWER_HEADERS, ...answer.headers, 'content-type': PROBLEM_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), connection: 'close' });
+  response.writeHead(answer.problem.status, { ...ANSWER_HEADERS, ...answer.headers, 'cache-control': 'no-store', 'content-type': PROBLEM_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), connection: 'close' });
   response.end(body, () => socket.end());
   // Destroyed shortly after in case the client never closes its side.
   const timer = setTimeout(() => socket.destroy(), 2_000);
