@@ -134,9 +134,15 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   const apiCors = { ...CORS, allowedHeaders: [...CORS.allowedHeaders, 'Authorization'], strictPreflight: false };
   const mcpCors = { ...mcpCorsPolicy(deps.config.mcpOrigins), strictPreflight: false };
   await app.register(async (preflight) => {
-    await preflight.register(cors, {
-      delegator: (request, callback) => callback(null, request.url.split('?')[0] === MCP_PATH ? mcpCors : apiCors),
-    });
+    const isMcp = (request: FastifyRequest) => request.url.split('?')[0] === MCP_PATH;
+    // With listed origins, /mcp grants only those (ANSWER_HEADERS' `*` goes; @fastify/cors names a listed one).
+    if (mcpCors.origin !== '*') {
+      preflight.addHook('onRequest', (request, reply, done) => {
+        if (isMcp(request)) reply.removeHeader('access-control-allow-origin');
+        done();
+      });
+    }
+    await preflight.register(cors, { delegator: (request, callback) => callback(null, isMcp(request) ? mcpCors : apiCors) });
   });
   app.setErrorHandler(sendError);
   app.setNotFoundHandler((request, reply) => {
