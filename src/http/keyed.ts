@@ -49,6 +49,12 @@ export const WWW_AUTHENTICATE: Readonly<Record<KeyEntry, string>> = {
   mcp: 'ApiKey realm="exrates", header="X-Api-Key"',
 };
 
+/**
+ * The request headers a key is read from, for the Vary of a keyed answer a cache may keep: a
+ * browser's own cache would otherwise answer one Bearer key's request with another's answer.
+ */
+export const KEY_HEADERS_VARY = 'Authorization, X-Api-Key';
+
 /** The key a request presents to an entry, or undefined for none. */
 function presentedKey(request: FastifyRequest, entry: KeyEntry): string | undefined {
   const header = request.headers['x-api-key'];

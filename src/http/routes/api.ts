@@ -6,7 +6,7 @@ import type { Provider, RateStore } from '../../core/ports.js';
 import type { QuotaCalendar } from '../../core/quota.js';
 import { parseDate, quoteFor, type RateBook, type RateQuote } from '../../core/rates.js';
 import { sendConditional, type HttpCaches } from '../caching.js';
-import type { KeyStep } from '../keyed.js';
+import { KEY_HEADERS_VARY, type KeyStep } from '../keyed.js';
 import { sent } from '../kept-body.js';
 import { PROBLEMS, problemOf, sendProblem } from '../problem.js';
 import {
@@ -46,7 +46,7 @@ const CACHE_HEADERS = {
     type: 'string',
     description: 'private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable.',
   },
-  Vary: { type: 'string', description: 'X-Api-Key (history: Accept-Encoding, X-Api-Key).' },
+  Vary: { type: 'string', description: 'Authorization, X-Api-Key (history: Accept-Encoding, Authorization, X-Api-Key, and Accept without format).' },
 };
 
 /** A 200 with a named JSON shape and the headers every cacheable answer carries. */
@@ -140,7 +140,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       body: rendered.body,
       length: rendered.length,
       etag: rendered.etag,
-      vary: 'X-Api-Key',
+      vary: KEY_HEADERS_VARY,
       cacheControl,
       ...(rendered.lastModified === undefined ? {} : { lastModified: rendered.lastModified }),
       contentType: JSON_TYPE,
@@ -270,7 +270,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
             body: rendered.kept.body,
             etag: rendered.etag,
             // Without format, the Accept header chooses between JSON and NDJSON.
-            vary: format === undefined ? 'Accept, Accept-Encoding, X-Api-Key' : 'Accept-Encoding, X-Api-Key',
+            vary: format === undefined ? `Accept, Accept-Encoding, ${KEY_HEADERS_VARY}` : `Accept-Encoding, ${KEY_HEADERS_VARY}`,
             cacheControl: HISTORY_CACHE_CONTROL,
             lastModified: rendered.lastModified,
             ...(chosen === 'csv' ? { disposition: `attachment; filename="${rendered.name}"` } : {}),
@@ -383,7 +383,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
     // Never stored by a shared cache: it is one key's, and changes with every request.
     handler: async (request, reply) => {
       const { tier, usage } = await services.keyStep.usage(request, reply);
-      reply.header('cache-control', 'no-store').header('vary', 'X-Api-Key').header('content-type', JSON_TYPE);
+      reply.header('cache-control', 'no-store').header('vary', KEY_HEADERS_VARY).header('content-type', JSON_TYPE);
       reply.send(renderUsage(tier, usage));
     },
   });
