@@ -304,8 +304,9 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
       if (tool === undefined) return undefined;
       if (typeof args.amount === 'number') {
         // Models and the MCP Inspector send an amount as a JSON number: taken when no digit can have
-        // been lost. A negative one is what the API refuses in any form: its own problem, as REST's.
-        const amount = args.amount < 0 ? String(args.amount) : decimalOfNumber(args.amount);
+        // been lost. A negative one, or one of more than 18 integer digits, is refused whatever was
+        // written: the validator's problem, worded as the API's.
+        const amount = args.amount < 0 || args.amount >= 1e18 ? String(args.amount) : decimalOfNumber(args.amount);
         if (amount === undefined) {
           return toolError(problemOf('invalid_amount', `amount ${String(args.amount)} as a JSON number may not be the number written; send it as a decimal string, such as "99.95".`, 'amount'));
         }
