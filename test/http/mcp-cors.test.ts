@@ -193,6 +193,7 @@ describe('EXRATES_MCP_ORIGINS: the origins whose pages may call /mcp', () => {
       assert.equal(answer.jsonrpc, '2.0');
       assert.equal(answer.id, null);
       assert.match(answer.error.message, /may not call this MCP endpoint/);
+      assert.doesNotMatch(answer.error.message, /localhost:3000/, 'the allowed origins are not told');
     }
     assert.equal((await post({ origin: 'https://evil.example' }, INITIALIZE)).statusCode, 403);
     assert.equal((await test.app.inject({ method: 'POST', url: '/mcp', headers: { ...MCP_HEADERS, origin: 'https://evil.example' }, payload: INITIALIZE })).statusCode, 403, 'not a 401: the origin is judged first');

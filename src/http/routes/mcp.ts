@@ -361,7 +361,8 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
       return done();
     }
     reply.removeHeader('access-control-allow-origin');
-    const message = `Forbidden: pages of ${origin.slice(0, 100)} may not call this MCP endpoint; its operator allows ${origins.join(', ')}.`;
+    // The allowed origins are not named: they are the operator's to tell.
+    const message = `Forbidden: pages of ${origin.slice(0, 100)} may not call this MCP endpoint (EXRATES_MCP_ORIGINS lists those that may).`;
     return void reply.code(403).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message } }));
   };
 
