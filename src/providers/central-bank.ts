@@ -6,7 +6,7 @@ import { FeedError } from '../core/errors.js';
 import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
 import { addDays, utcDay, type Day } from '../core/time.js';
 import { checkRange, createGate, DEFAULT_PACE_MS, inTurn, MAX_IN_FLIGHT, spansOf } from './paced.js';
-import type { ProviderLog } from './registry.js';
+import type { ProviderLog } from './types.js';
 
 // Deliberately narrower than what Number() accepts: no sign, exponent, comma or surrounding space.
 const PLAIN_DECIMAL = /^\d+(\.\d+)?$/;

@@ -7,11 +7,11 @@
 import { FeedError } from '../core/errors.js';
 import type { Clock, DailyQuotes, DecimalString, Provider, RateDocument } from '../core/ports.js';
 import { isDay, utcDay, type Day } from '../core/time.js';
-import { fetchBytes } from './fetch-bytes.js';
+import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
-import { decodeUtf8, describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
+import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
 import { checkRange, createGate, MAX_IN_FLIGHT, DEFAULT_PACE_MS, inTurn, perUnit } from './paced.js';
-import type { ProviderLog } from './registry.js';
+import type { ProviderLog } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of daily tables is under a megabyte of JSON: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 8 * 1024 * 1024;
@@ -65,7 +65,7 @@ export function createCnbProvider(options: CnbProviderOptions): Provider {
   const paceMs = options.paceMs ?? DEFAULT_PACE_MS;
   const gate = createGate(MAX_IN_FLIGHT);
   const get = async (path: string, signal: AbortSignal | undefined): Promise<RateDocument> =>
-    parseOffThread('cnb', [decodeUtf8(await fetchBytes(`${origin}${path}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal }), FEED)], signal);
+    parseOffThread('cnb', parseCnbRates, [decodeUtf8(await fetchBytes(`${origin}${path}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal }), FEED)], signal);
 
   return {
     id: PROVIDER,

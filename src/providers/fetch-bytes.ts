@@ -137,6 +137,15 @@ export async function readBody(response: Response, url: string, maxBytes: number
   return bytes;
 }
 
+/** UTF-8 text of a feed body; a FeedError naming the feed for bytes that are not UTF-8. */
+export function decodeUtf8(bytes: Uint8Array, feed: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch (error) {
+    throw new FeedError(`${feed}: the body is not UTF-8 text`, { cause: error });
+  }
+}
+
 /** Reads an `http(s)://` URL, a `file://` URL or a plain file path. */
 export async function readSource(location: string, options: FetchBytesOptions): Promise<Uint8Array> {
   if (/^https?:\/\//i.test(location)) return fetchBytes(location, options);

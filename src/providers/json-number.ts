@@ -82,15 +82,6 @@ export function parseJsonKeepingNumbers(text: string, feed: string): unknown {
   }
 }
 
-/** UTF-8 text of a feed body; a FeedError for bytes that are not UTF-8. */
-export function decodeUtf8(bytes: Uint8Array, feed: string): string {
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch (error) {
-    throw new FeedError(`${feed}: the body is not UTF-8 text`, { cause: error });
-  }
-}
-
 /** A short description of a parsed JSON value for error messages. */
 export function describeJsonValue(value: unknown): string {
   if (value === null) return 'null';

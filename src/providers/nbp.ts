@@ -8,11 +8,11 @@
 import { FeedError } from '../core/errors.js';
 import type { Clock, DailyQuotes, DayRange, DecimalString, Provider, RateDocument } from '../core/ports.js';
 import { isDay, utcDay, type Day } from '../core/time.js';
-import { FeedHttpError, fetchBytes } from './fetch-bytes.js';
+import { decodeUtf8, FeedHttpError, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
-import { decodeUtf8, describeJsonValue, isJsonObject, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
+import { describeJsonValue, isJsonObject, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
 import { checkRange, createGate, MAX_IN_FLIGHT, DEFAULT_PACE_MS, inTurn, spansOf } from './paced.js';
-import type { ProviderLog } from './registry.js';
+import type { ProviderLog } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A quarter's tables (the longest span asked for) are a few hundred KB: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 4 * 1024 * 1024;
@@ -75,7 +75,7 @@ export function createNbpProvider(options: NbpProviderOptions): Provider {
 
   const get = async (path: string, signal: AbortSignal | undefined): Promise<RateDocument | null> => {
     try {
-      return await parseOffThread('nbp', [decodeUtf8(await fetchBytes(`${origin}${path}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal }), FEED)], signal);
+      return await parseOffThread('nbp', parseNbpTables, [decodeUtf8(await fetchBytes(`${origin}${path}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal }), FEED)], signal);
     } catch (error) {
       // "404 NotFound - Brak danych": no table in the range (weekends, holidays).
       if (error instanceof FeedHttpError && error.status === 404) return null;

@@ -9,11 +9,11 @@ import { FeedError } from '../core/errors.js';
 import { compare, parseDecimal } from '../core/decimal.js';
 import type { Clock, DailyQuotes, DayRange, DecimalString, Provider, RateDocument } from '../core/ports.js';
 import { addDays, utcDay, type Day } from '../core/time.js';
-import { fetchBytes } from './fetch-bytes.js';
+import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
-import { decodeUtf8, describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
+import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
 import { checkRange, createGate, MAX_IN_FLIGHT, dayFromDotted, DEFAULT_PACE_MS, inTurn, perUnit, spansOf } from './paced.js';
-import type { ProviderLog } from './registry.js';
+import type { ProviderLog } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A quarter of every currency is about a megabyte of JSON: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 16 * 1024 * 1024;
@@ -87,7 +87,7 @@ export function createNbuProvider(options: NbuProviderOptions): Provider {
   /** The NBU dates tomorrow's rates today: days after today (UTC) are left for tomorrow. */
   const fetchSpan = async (span: DayRange, signal: AbortSignal | undefined): Promise<RateDocument> => {
     const url = `${origin}/NBU_Exchange/exchange_site?end=${compact(span.to)}&json=&order=asc&sort=exchangedate&start=${compact(span.from)}`;
-    const document = await parseOffThread('nbu', [decodeUtf8(await fetchBytes(url, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal }), FEED)], signal);
+    const document = await parseOffThread('nbu', parseNbuRates, [decodeUtf8(await fetchBytes(url, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal }), FEED)], signal);
     const today = utcDay(options.clock.now());
     return { ...document, days: document.days.filter((d) => d.day >= span.from && d.day <= span.to && d.day <= today) };
   };

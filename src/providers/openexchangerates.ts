@@ -8,15 +8,8 @@
 import { FeedError } from '../core/errors.js';
 import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
 import { addDays, isDay, utcDay, type Day } from '../core/time.js';
-import { describeCause, FeedHttpError, readBody } from './fetch-bytes.js';
-import {
-  decodeUtf8,
-  describeJsonValue,
-  isJsonObject,
-  JsonNumber,
-  parseJsonKeepingNumbers,
-  positiveDecimal,
-} from './json-number.js';
+import { decodeUtf8, describeCause, FeedHttpError, readBody } from './fetch-bytes.js';
+import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
 
 const PROVIDER = 'openexchangerates';
 const FEED = 'Open Exchange Rates feed';

@@ -9,7 +9,7 @@ import { divide, exactDecimal, fromInteger, parseDecimal } from '../core/decimal
 import { FeedError } from '../core/errors.js';
 import type { DayRange } from '../core/ports.js';
 import { addDays, dayNumber, type Day } from '../core/time.js';
-import type { ProviderLog } from './registry.js';
+import type { ProviderLog } from './types.js';
 
 /** A pause that keeps a first history load polite without making it slow: about four requests a second. */
 export const DEFAULT_PACE_MS = 250;
