@@ -6,11 +6,12 @@
  */
 import { FeedError } from '../core/errors.js';
 import type { Clock, DailyQuotes, DecimalString, Provider, RateDocument } from '../core/ports.js';
-import { isDay, utcDay, type Day } from '../core/time.js';
+import { isDay, type Day } from '../core/time.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
-import { checkRange, createGate, MAX_IN_FLIGHT, DEFAULT_PACE_MS, inTurn, perUnit } from './paced.js';
+import { spannedSeries, yearsOf } from './central-bank.js';
+import { perUnit } from './paced.js';
 import type { ProviderLog } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of daily tables is under a megabyte of JSON: the limit leaves a wide margin (docs/operations.md lists every feed's). */
@@ -62,8 +63,6 @@ export interface CnbProviderOptions {
 
 export function createCnbProvider(options: CnbProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
-  const paceMs = options.paceMs ?? DEFAULT_PACE_MS;
-  const gate = createGate(MAX_IN_FLIGHT);
   const get = async (path: string, signal: AbortSignal | undefined): Promise<RateDocument> =>
     parseOffThread('cnb', parseCnbRates, [decodeUtf8(await fetchBytes(`${origin}${path}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal }), FEED)], signal);
 
@@ -78,19 +77,10 @@ export function createCnbProvider(options: CnbProviderOptions): Provider {
       return { ...document, days: [newest] };
     },
 
-    async series(range, fetchOptions) {
-      checkRange(range);
-      const today = utcDay(options.clock.now());
-      const to = range.to < today ? range.to : today;
-      if (range.from > to) return { provider: PROVIDER, base: BASE, days: [] };
-      const years: number[] = [];
-      for (let year = Number(range.from.slice(0, 4)); year <= Number(to.slice(0, 4)); year++) years.push(year);
-      const parts = await inTurn(
-        years.map((year) => () => get(`/cnbapi/exrates/daily-year?lang=EN&year=${year}`, fetchOptions?.signal)),
-        { provider: PROVIDER, paceMs, gate, log: options.log, signal: fetchOptions?.signal, describe: (i) => String(years[i]) },
-      );
-      const days = parts.flatMap((part) => part.days).filter((d) => d.day >= range.from && d.day <= to);
-      return { provider: PROVIDER, base: BASE, days };
-    },
+    // One document per calendar year.
+    series: spannedSeries(
+      { id: PROVIDER, base: BASE, spans: yearsOf, upToToday: options.clock, log: options.log, ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }) },
+      (span, fetchOptions) => get(`/cnbapi/exrates/daily-year?lang=EN&year=${span.from.slice(0, 4)}`, fetchOptions?.signal),
+    ),
   };
 }

@@ -7,12 +7,13 @@
  */
 import { FeedError } from '../core/errors.js';
 import { compare, parseDecimal } from '../core/decimal.js';
-import type { Clock, DailyQuotes, DayRange, DecimalString, Provider, RateDocument } from '../core/ports.js';
-import { addDays, utcDay, type Day } from '../core/time.js';
+import type { Clock, DailyQuotes, DecimalString, Provider, RateDocument } from '../core/ports.js';
+import type { Day } from '../core/time.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
-import { checkRange, createGate, MAX_IN_FLIGHT, dayFromDotted, DEFAULT_PACE_MS, inTurn, perUnit, spansOf } from './paced.js';
+import { rangeQueryProvider } from './central-bank.js';
+import { dayFromDotted, perUnit } from './paced.js';
 import type { ProviderLog } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A quarter of every currency is about a megabyte of JSON: the limit leaves a wide margin (docs/operations.md lists every feed's). */
@@ -81,40 +82,21 @@ const compact = (day: Day): string => day.replaceAll('-', '');
 
 export function createNbuProvider(options: NbuProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
-  const paceMs = options.paceMs ?? DEFAULT_PACE_MS;
-  const gate = createGate(MAX_IN_FLIGHT);
-
-  /** The NBU dates tomorrow's rates today: days after today (UTC) are left for tomorrow. */
-  const fetchSpan = async (span: DayRange, signal: AbortSignal | undefined): Promise<RateDocument> => {
-    const url = `${origin}/NBU_Exchange/exchange_site?end=${compact(span.to)}&json=&order=asc&sort=exchangedate&start=${compact(span.from)}`;
-    const document = await parseOffThread('nbu', parseNbuRates, [decodeUtf8(await fetchBytes(url, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal }), FEED)], signal);
-    const today = utcDay(options.clock.now());
-    return { ...document, days: document.days.filter((d) => d.day >= span.from && d.day <= span.to && d.day <= today) };
-  };
-
-  return {
+  return rangeQueryProvider({
     id: PROVIDER,
     base: BASE,
-
-    async latest(fetchOptions) {
-      const today = utcDay(options.clock.now());
-      const document = await fetchSpan({ from: addDays(today, -LATEST_LOOKBACK_DAYS), to: today }, fetchOptions?.signal);
-      const newest = document.days.at(-1);
-      if (newest === undefined) throw new FeedError(`${FEED}: no rates in the ${LATEST_LOOKBACK_DAYS} days to ${today}`);
-      return { ...document, days: [newest] };
+    feed: FEED,
+    windowDays: LATEST_LOOKBACK_DAYS,
+    spanDays: SPAN_DAYS,
+    // The NBU dates tomorrow's rates today: days after today (UTC) are left for tomorrow.
+    upToToday: true,
+    clock: options.clock,
+    log: options.log,
+    ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }),
+    async fetchRange(range, fetchOptions) {
+      const url = `${origin}/NBU_Exchange/exchange_site?end=${compact(range.to)}&json=&order=asc&sort=exchangedate&start=${compact(range.from)}`;
+      const bytes = await fetchBytes(url, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
+      return parseOffThread('nbu', parseNbuRates, [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
     },
-
-    async series(range, fetchOptions) {
-      checkRange(range);
-      const today = utcDay(options.clock.now());
-      const to = range.to < today ? range.to : today;
-      if (range.from > to) return { provider: PROVIDER, base: BASE, days: [] };
-      const spans = spansOf({ from: range.from, to }, SPAN_DAYS);
-      const parts = await inTurn(
-        spans.map((span) => () => fetchSpan(span, fetchOptions?.signal)),
-        { provider: PROVIDER, paceMs, gate, log: options.log, signal: fetchOptions?.signal, describe: (i) => `${spans[i]!.from}..${spans[i]!.to}` },
-      );
-      return { provider: PROVIDER, base: BASE, days: parts.flatMap((part) => part.days) };
-    },
-  };
+  });
 }
