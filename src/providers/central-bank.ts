@@ -1,6 +1,8 @@
 /**
- * What the national central banks' adapters share besides paced.ts: the strict reading of a
- * published number and a strict reader for the banks' plain CSV files.
+ * The template the national central banks' adapters are made from (with paced.ts, which paces
+ * and gates their requests): the strict reading of a published number, a strict reader for the
+ * banks' plain CSV files, and the one way a bank's history is fetched (spannedSeries) and its
+ * newest day found (rangeQueryProvider). README "Adding a bank" says how a new bank uses it.
  */
 import { FeedError } from '../core/errors.js';
 import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';

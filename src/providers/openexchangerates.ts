@@ -20,7 +20,7 @@ const DEFAULT_BASE_URL = 'https://openexchangerates.org/api';
 const MAX_SERIES_DAYS = 31;
 /** Enough to fetch a month in a few round trips without looking like a burst to the API. */
 const SERIES_CONCURRENCY = 4;
-/** The most bytes one answer may hold (sent and inflated; readBody). A day of every currency is a few KB: the limit leaves a wide margin (docs/operations.md lists every feed's). */
+/** The most bytes one answer may hold (sent and inflated; fetchBytes). A day of every currency is a few KB: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 1024 * 1024;
 const REDACTED = '[redacted]';
 
@@ -105,7 +105,7 @@ export function createOpenExchangeRatesProvider(options: OpenExchangeRatesProvid
     const shown = redact(url);
     let bytes: Uint8Array;
     try {
-      bytes = await fetchBytes(url, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, accept: 'application/json', keepErrorBody: true, redact, ...(signal ? { signal } : {}) });
+      bytes = await fetchBytes(url, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, accept: 'application/json', keepErrorBody: true, redact, signal });
     } catch (error) {
       if (!(error instanceof FeedHttpError) || error.body === undefined) throw error;
       let reason: string | null = null;

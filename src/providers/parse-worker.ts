@@ -18,7 +18,7 @@ import type { ParseAnswer, ParserName } from './off-thread.js';
 import { parseRiksbankObservations } from './riksbank.js';
 
 /** Each parser by the name an adapter gives parseOffThread with it. */
-export const PARSERS = {
+const PARSERS = {
   ecb: parseEcbDocument,
   boc: parseBocObservations,
   boe: parseBoeCsv,
@@ -31,13 +31,11 @@ export const PARSERS = {
   riksbank: parseRiksbankObservations,
 } satisfies Record<ParserName, (...args: never[]) => RateDocument>;
 
-if (parentPort !== null) {
-  const { name, input } = workerData as { name: ParserName; input: unknown[] };
-  let answer: ParseAnswer;
-  try {
-    answer = { ok: true, document: (PARSERS[name] as (...args: unknown[]) => RateDocument)(...input) };
-  } catch (error) {
-    answer = { ok: false, feed: error instanceof FeedError, message: error instanceof Error ? error.message : String(error) };
-  }
-  parentPort.postMessage(answer);
+const { name, input } = workerData as { name: ParserName; input: unknown[] };
+let answer: ParseAnswer;
+try {
+  answer = { ok: true, document: (PARSERS[name] as (...args: unknown[]) => RateDocument)(...input) };
+} catch (error) {
+  answer = { ok: false, feed: error instanceof FeedError, message: error instanceof Error ? error.message : String(error) };
 }
+parentPort!.postMessage(answer);

@@ -20,6 +20,7 @@ import { createPegProvider, PARITIES, PEG_ANCHORS, PEG_FAMILY, pegProviderId } f
 import { createRiksbankProvider, RIKSBANK_METADATA } from './riksbank.js';
 import type { ProviderEntry } from './types.js';
 
+// The shared types, for the registry's callers (configuration, wiring, HTTP); adapters take them from types.ts.
 export { PROVIDER_KINDS, type ProviderContext, type ProviderEntry, type ProviderKind, type ProviderLog, type ProviderMetadata } from './types.js';
 
 function required(value: string | undefined, what: string): string {
