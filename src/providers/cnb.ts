@@ -5,12 +5,12 @@
  * API: https://api.cnb.cz/cnbapi/swagger-ui.html (`/cnbapi/exrates/daily`, `/cnbapi/exrates/daily-year`).
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, DailyQuotes, DecimalString, Provider, RateDocument } from '../core/ports.js';
-import { isDay, type Day } from '../core/time.js';
+import type { Clock, Provider, RateDocument } from '../core/ports.js';
+import { isDay } from '../core/time.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
-import { spannedSeries, yearsOf } from './central-bank.js';
+import { CURRENCY_CODE, RatesByDay, spannedSeries, yearsOf } from './central-bank.js';
 import { perUnit } from './paced.js';
 import type { ProviderLog } from './types.js';
 
@@ -30,26 +30,22 @@ export function parseCnbRates(text: string): RateDocument {
   if (!isJsonObject(body)) throw new FeedError(`${FEED}: expected an object with rates, got ${describeJsonValue(body)}`);
   const rows = body['rates'];
   if (!Array.isArray(rows)) throw new FeedError(`${FEED}: rates is ${describeJsonValue(rows)}, not a list`);
-  const byDay = new Map<Day, Record<string, DecimalString>>();
+  const byDay = new RatesByDay(FEED);
   rows.forEach((row: unknown, index) => {
     const where = `rate #${index}`;
     if (!isJsonObject(row)) throw new FeedError(`${FEED}: ${where} is ${describeJsonValue(row)}, not an object`);
     const code = row['currencyCode'];
-    if (typeof code !== 'string' || !/^[A-Z]{3}$/.test(code)) throw new FeedError(`${FEED}: ${where}: currencyCode is ${describeJsonValue(code)}`);
+    if (typeof code !== 'string' || !CURRENCY_CODE.test(code)) throw new FeedError(`${FEED}: ${where}: currencyCode is ${describeJsonValue(code)}`);
     const day = row['validFor'];
     if (typeof day !== 'string' || !isDay(day)) throw new FeedError(`${FEED}: ${where} (${code}): validFor is ${describeJsonValue(day)}`);
     const rate = positiveDecimal(row['rate']);
     if (rate === null) throw new FeedError(`${FEED}: ${where} (${day} ${code}): rate is ${describeJsonValue(row['rate'])}, not a positive number`);
     const amount = row['amount'];
     if (!(amount instanceof JsonNumber)) throw new FeedError(`${FEED}: ${where} (${day} ${code}): amount is ${describeJsonValue(amount)}`);
-    let rates = byDay.get(day);
-    if (rates === undefined) byDay.set(day, (rates = {}));
-    if (rates[code] !== undefined) throw new FeedError(`${FEED}: ${code} appears twice on ${day}`);
     // Koruna per unit: stored as the reciprocal of units per koruna.
-    rates[code] = `1/${perUnit(rate, amount.text, FEED, `${where} (${day} ${code})`)}`;
+    byDay.add(day, code, `1/${perUnit(rate, amount.text, FEED, `${where} (${day} ${code})`)}`, where);
   });
-  const days: DailyQuotes[] = [...byDay.keys()].sort().map((day) => ({ day, asOf: `${day}T00:00:00Z`, rates: byDay.get(day)! }));
-  return { provider: PROVIDER, base: BASE, days };
+  return { provider: PROVIDER, base: BASE, days: byDay.days((day) => `${day}T00:00:00Z`) };
 }
 
 export interface CnbProviderOptions {

@@ -7,12 +7,12 @@
  */
 import { FeedError } from '../core/errors.js';
 import { compare, parseDecimal } from '../core/decimal.js';
-import type { Clock, DailyQuotes, DecimalString, Provider, RateDocument } from '../core/ports.js';
+import type { Clock, Provider, RateDocument } from '../core/ports.js';
 import type { Day } from '../core/time.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
-import { rangeQueryProvider } from './central-bank.js';
+import { CURRENCY_CODE, rangeQueryProvider, RatesByDay } from './central-bank.js';
 import { dayFromDotted, perUnit } from './paced.js';
 import type { ProviderLog } from './types.js';
 
@@ -37,13 +37,13 @@ const LATEST_LOOKBACK_DAYS = 7;
 export function parseNbuRates(text: string): RateDocument {
   const body = parseJsonKeepingNumbers(text, FEED);
   if (!Array.isArray(body)) throw new FeedError(`${FEED}: expected an array of rates, got ${describeJsonValue(body)}`);
-  const byDay = new Map<Day, Record<string, DecimalString>>();
+  const byDay = new RatesByDay(FEED);
   body.forEach((item: unknown, index) => {
     const where = `rate #${index}`;
     if (!isJsonObject(item)) throw new FeedError(`${FEED}: ${where} is ${describeJsonValue(item)}, not an object`);
     const code = item['cc'];
     if (typeof code !== 'string') throw new FeedError(`${FEED}: ${where}: cc is ${describeJsonValue(code)}`);
-    if (!/^[A-Z]{3}$/.test(code)) return;
+    if (!CURRENCY_CODE.test(code)) return;
     const date = item['exchangedate'];
     const day = typeof date === 'string' ? dayFromDotted(date) : undefined;
     if (day === undefined) throw new FeedError(`${FEED}: ${where} (${code}): exchangedate is ${describeJsonValue(date)}, not DD.MM.YYYY`);
@@ -59,14 +59,10 @@ export function parseNbuRates(text: string): RateDocument {
         throw new FeedError(`${FEED}: ${where} (${day} ${code}): ${rate} per ${unitsValue.text} units is ${value} per unit, but rate_per_unit is ${describeJsonValue(stated)}`);
       }
     }
-    let rates = byDay.get(day);
-    if (rates === undefined) byDay.set(day, (rates = {}));
-    if (rates[code] !== undefined) throw new FeedError(`${FEED}: ${code} appears twice on ${day}`);
     // Hryvnias per unit, as published: stored as the reciprocal of units per hryvnia.
-    rates[code] = `1/${value}`;
+    byDay.add(day, code, `1/${value}`, where);
   });
-  const days: DailyQuotes[] = [...byDay.keys()].sort().map((day) => ({ day, asOf: `${day}T00:00:00Z`, rates: byDay.get(day)! }));
-  return { provider: PROVIDER, base: BASE, days };
+  return { provider: PROVIDER, base: BASE, days: byDay.days((day) => `${day}T00:00:00Z`) };
 }
 
 export interface NbuProviderOptions {
