@@ -110,7 +110,7 @@ export function sizeText(bytes: number): string {
  * than its declared length one naming both. `url` is the address as messages may show it; `fail`
  * turns a read that broke off (timeout, abort, reset) into the caller's error.
  */
-export async function readBody(response: Response, url: string, maxBytes: number, fail: (error: unknown) => never): Promise<Uint8Array> {
+async function readBody(response: Response, url: string, maxBytes: number, fail: (error: unknown) => never): Promise<Uint8Array> {
   // Content-Length counts the bytes as sent, so it is checked against the limit before any is read,
   // and against what arrived only when the body was not decoded.
   const declaredText = response.headers.get('content-length');
