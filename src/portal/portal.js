@@ -120,8 +120,15 @@ function formatPeriod(day, group) {
   if (group === 'week') return `week of ${formatDay(day)}`;
   return formatDay(day);
 }
-/** Today's date in UTC, the calendar the API's days follow. */
-const todayUtc = () => new Date().toISOString().slice(0, 10);
+/**
+ * How far the service's clock is ahead of this browser's, as the Date of its latest answer says:
+ * a rate's age and today's date are the service's, as its `stale` and its days are (a visitor's
+ * clock may be wrong, and a service replaying another time runs on EXRATES_NOW).
+ */
+let serviceClockOffset = 0;
+const serviceNow = () => Date.now() + serviceClockOffset;
+/** Today's date in UTC on the service's clock, the calendar the API's days follow. */
+const todayUtc = () => new Date(serviceNow()).toISOString().slice(0, 10);
 /** The day a rate belongs to: its fixing time's UTC date (ECB's 16:00 Frankfurt is 15:00 or 14:00 UTC the same day). */
 const dayOf = (asOf) => asOf.slice(0, 10);
 
@@ -151,6 +158,8 @@ async function api(path, query, signal) {
   // Revalidated every time (a 304 when nothing changed): the browser's cache is keyed by URL, not
   // by key, so a cached answer must not stand in for what the server says to the key in use now.
   const response = await fetch(apiUrl(path, query), { headers: { 'X-Api-Key': activeKey() }, cache: 'no-cache', signal });
+  const served = Date.parse(response.headers.get('date') ?? '');
+  if (!Number.isNaN(served)) serviceClockOffset = served - Date.now();
   showQuota(response.headers);
   if (!response.ok) {
     let problem = null;
@@ -532,18 +541,43 @@ function withSource(query) {
 // Conversion
 
 const amountInput = $('amount');
+const amountError = $('amount-error');
 const convertError = $('convert-error');
 const result = $('result');
 let convertRequest = null;
 let amountTimer = 0;
 
 amountInput.value = state.amount;
+/** What is wrong with a typed amount, in a sentence; null when it can be asked for. */
+function amountProblem(text) {
+  if (AMOUNT.test(text)) return null;
+  if (text === '') return 'Enter an amount.';
+  if (/^[-−]/.test(text)) return 'The amount cannot be negative.';
+  if (AMOUNT.test(text.replace(',', '.'))) return `Use “.” as the decimal point: ${text.replace(',', '.')}.`;
+  const [whole, fraction] = text.split('.');
+  if (/^[0-9]+$/.test(whole) && (fraction === undefined || /^[0-9]+$/.test(fraction))) {
+    return whole.length > 18 ? 'At most 18 digits before the decimal point.' : 'At most 12 decimals.';
+  }
+  return 'Digits only, with one “.” as the decimal point (such as 1234.5).';
+}
+
+/** A bad amount is said next to the field, and what was shown for the last good one is cleared. */
+function showAmountProblem(problem) {
+  amountInput.setAttribute('aria-invalid', String(problem !== null));
+  amountError.textContent = problem ?? '';
+  amountError.hidden = problem === null;
+  if (problem === null) return;
+  clearTimeout(amountTimer);
+  convert();
+  loadMany();
+}
+
 amountInput.addEventListener('input', () => {
   clearTimeout(amountTimer);
   const text = amountInput.value.trim();
-  const valid = AMOUNT.test(text);
-  amountInput.setAttribute('aria-invalid', String(!valid && text !== ''));
-  if (!valid) return;
+  const problem = amountProblem(text);
+  showAmountProblem(problem);
+  if (problem) return;
   // Typing is quick: ask once the figure settles.
   amountTimer = setTimeout(() => {
     state.amount = text;
@@ -596,6 +630,11 @@ function onDate(query) {
 
 async function convert() {
   convertRequest?.abort();
+  // A bad amount is said next to its field (showAmountProblem); the last good one is not shown in its place.
+  if (amountProblem(amountInput.value.trim()) !== null) {
+    showError(convertError, null);
+    return clearResult();
+  }
   if (!activeKey()) return clearResult();
   const controller = new AbortController();
   convertRequest = controller;
@@ -674,7 +713,7 @@ function showConversion(body, requested) {
   $('result-hint').hidden = true;
   $('stale-marker').hidden = !body.stale;
   // Not live when older than its providers publish (an old file, a feed that stopped): its age instead.
-  const age = Date.now() - Date.parse(body.asOf);
+  const age = serviceNow() - Date.parse(body.asOf);
   const aged = !body.stale && !requested && age > liveForHours(body.provenance) * 3_600_000;
   $('fresh-marker').hidden = body.stale || Boolean(requested) || aged;
   const ageMarker = $('age-marker');
@@ -787,6 +826,11 @@ async function loadMany() {
   $('many-pair').textContent = `${formatDecimal(state.amount)} ${state.from}`;
   markPicked();
   if (!state.table) return;
+  if (amountProblem(amountInput.value.trim()) !== null) {
+    manyRequest?.abort();
+    manyWanted = '';
+    return clearMany();
+  }
   const query = withSource(onDate({ from: state.from, amount: state.amount }));
   const wanted = JSON.stringify([activeKey(), query]);
   if (wanted === manyWanted) return;
