@@ -120,6 +120,14 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     reply.headers(ANSWER_HEADERS);
     keyStep.onRequest(request, reply, done);
   });
+  // A service replaying another time (EXRATES_NOW) dates its answers on its own clock, the one
+  // its `stale`, its days and its quotas follow: the portal tells a rate's age from that Date.
+  if (deps.config.now) {
+    app.addHook('onRequest', (_request, reply, done) => {
+      reply.header('date', deps.clock.now().toUTCString());
+      done();
+    });
+  }
   app.addHook('preParsing', keyStep.preParsing);
   const unmatched = measured('unmatched');
   app.addHook('onResponse', (request, reply, done) => {
