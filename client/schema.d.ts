@@ -753,13 +753,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -776,13 +780,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -797,6 +805,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -808,6 +824,10 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -823,6 +843,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -838,6 +866,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -853,8 +889,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -870,8 +914,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -920,13 +972,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -941,13 +997,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -962,6 +1022,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -971,6 +1039,10 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -984,6 +1056,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -997,6 +1077,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1010,8 +1098,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1025,8 +1121,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1075,13 +1179,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -1098,13 +1206,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -1119,6 +1231,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1130,6 +1250,10 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1145,6 +1269,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1160,6 +1292,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1175,8 +1315,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1192,8 +1340,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1244,13 +1400,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -1265,13 +1425,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -1286,6 +1450,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1295,6 +1467,10 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1308,6 +1484,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1321,6 +1505,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1334,8 +1526,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1349,8 +1549,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1403,13 +1611,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     /** @description CSV only: attachment; filename="<PAIR>_<range>.csv" (dates: <PAIR>_<start>_<end>.csv; grouped: _week or _month before .csv). */
                     "Content-Disposition"?: string;
@@ -1430,13 +1642,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -1451,6 +1667,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1462,6 +1686,10 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1477,6 +1705,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1492,6 +1728,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1507,8 +1751,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1524,8 +1776,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1580,13 +1840,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     /** @description CSV only: attachment; filename="<PAIR>_<range>.csv" (dates: <PAIR>_<start>_<end>.csv; grouped: _week or _month before .csv). */
                     "Content-Disposition"?: string;
@@ -1603,13 +1867,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -1624,6 +1892,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1633,6 +1909,10 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1646,6 +1926,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1659,6 +1947,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1672,8 +1968,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1687,8 +1991,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1737,13 +2049,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -1760,13 +2076,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -1781,6 +2101,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1792,6 +2120,10 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1807,6 +2139,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1822,6 +2162,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1837,8 +2185,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1854,8 +2210,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1906,13 +2270,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -1927,13 +2295,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -1948,6 +2320,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1957,6 +2337,10 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1970,6 +2354,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1983,6 +2375,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1996,8 +2396,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2011,8 +2419,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2042,13 +2458,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -2065,13 +2485,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -2082,6 +2506,10 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2097,6 +2525,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2112,8 +2548,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2129,8 +2573,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2162,13 +2614,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -2183,13 +2639,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -2200,6 +2660,10 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2213,6 +2677,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2226,8 +2698,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2241,8 +2721,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2272,13 +2760,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -2295,13 +2787,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -2312,6 +2808,10 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2327,6 +2827,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2342,8 +2850,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2359,8 +2875,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2392,13 +2916,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -2413,13 +2941,17 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Strong validator of this representation (a compressed body has its own). */
                     ETag?: string;
                     /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key (history: Accept-Encoding, X-Api-Key). */
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -2430,6 +2962,10 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2443,6 +2979,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2456,8 +3000,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2471,8 +3023,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2497,6 +3057,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2508,6 +3072,10 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2523,8 +3091,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2551,6 +3127,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2560,6 +3140,10 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2573,8 +3157,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds of the next reset (00:00 UTC). */
                     "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;

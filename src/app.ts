@@ -20,7 +20,7 @@ import {
   createQuoteBodies,
 } from './http/responses.js';
 import { registerApiRoutes, type ApiServices } from './http/routes/api.js';
-import { MCP_BODY_LIMIT, registerMcpRoutes } from './http/routes/mcp.js';
+import { MCP_BODY_LIMIT, MCP_PATH, mcpCorsPolicy, registerMcpRoutes } from './http/routes/mcp.js';
 import { registerMetricsRoute, registerOpsRoutes } from './http/routes/ops.js';
 import { registerPortalRoutes } from './http/routes/portal.js';
 import { docsPageOptions, openApiOptions, registerDocumentRoutes } from './http/routes/documents.js';
@@ -120,6 +120,14 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     reply.headers(ANSWER_HEADERS);
     keyStep.onRequest(request, reply, done);
   });
+  // A service replaying another time (EXRATES_NOW) dates its answers on its own clock, the one
+  // its `stale`, its days and its quotas follow: the portal tells a rate's age from that Date.
+  if (deps.config.now) {
+    app.addHook('onRequest', (_request, reply, done) => {
+      reply.header('date', deps.clock.now().toUTCString());
+      done();
+    });
+  }
   app.addHook('preParsing', keyStep.preParsing);
   const unmatched = measured('unmatched');
   app.addHook('onResponse', (request, reply, done) => {
@@ -129,8 +137,20 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   // @fastify/cors answers preflights (and an OPTIONS request that is not one, with the same
   // headers, not a bare-text 400). Registered in a context of its own, its hook runs on its
   // OPTIONS route only; every other answer has the policy's headers from ANSWER_HEADERS.
+  // /mcp has a policy of its own (POST, the MCP headers, the origins EXRATES_MCP_ORIGINS allows);
+  // the API's adds Authorization (a Bearer key) to the headers CORS names.
+  const apiCors = { ...CORS, allowedHeaders: [...CORS.allowedHeaders, 'Authorization'], strictPreflight: false };
+  const mcpCors = { ...mcpCorsPolicy(deps.config.mcpOrigins), strictPreflight: false };
   await app.register(async (preflight) => {
-    await preflight.register(cors, { ...CORS, strictPreflight: false });
+    const isMcp = (request: FastifyRequest) => request.url.split('?')[0] === MCP_PATH;
+    // With listed origins, /mcp grants only those (ANSWER_HEADERS' `*` goes; @fastify/cors names a listed one).
+    if (mcpCors.origin !== '*') {
+      preflight.addHook('onRequest', (request, reply, done) => {
+        if (isMcp(request)) reply.removeHeader('access-control-allow-origin');
+        done();
+      });
+    }
+    await preflight.register(cors, { delegator: (request, callback) => callback(null, isMcp(request) ? mcpCors : apiCors) });
   });
   app.setErrorHandler(sendError);
   app.setNotFoundHandler((request, reply) => {
@@ -157,7 +177,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     calendar: deps.quotaCalendar,
   };
   registerApiRoutes(app, services);
-  registerMcpRoutes(app, { services, contactEmail: deps.config.contactEmail });
+  registerMcpRoutes(app, { services, contactEmail: deps.config.contactEmail, origins: deps.config.mcpOrigins });
   registerDocumentRoutes(app);
   registerOpsRoutes(app, deps);
   registerPortalRoutes(app, {

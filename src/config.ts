@@ -192,6 +192,12 @@ export const ConfigSchema = Type.Object({
         'The reverse proxies in front of the service, as comma-separated addresses and CIDR ranges (`10.0.0.0/8`) or the names `loopback`, `linklocal` and `uniquelocal`. A request from one of them is taken to come from the address it puts in `X-Forwarded-For` (the nearest address there that is not itself a trusted proxy): the demo key\'s per-address quota and the logs use it. Unset: the connection\'s peer, and `X-Forwarded-For` is ignored.',
     }),
   ),
+  EXRATES_MCP_ORIGINS: Type.String({
+    minLength: 1,
+    default: '*',
+    description:
+      'The web pages that may call `/mcp`: `*` (any) or a comma-separated list of origins (`https://app.example.com`, `http://localhost:3000`: scheme, host and port, no path). A browser request whose `Origin` is not listed is a 403, as the MCP transport asks of servers against DNS rebinding, and gets no CORS grant; a request without `Origin` (not a browser) is not judged. `*` by default: every request needs an API key, which a page cannot borrow from its visitor (no cookie, no ambient credential), so a rebound page gets nothing it could not get with a key of its own, and pages on any origin keep working as they do on the REST API (README, "MCP").',
+  }),
   EXRATES_METRICS_PORT: Type.Optional(
     Type.Integer({
       minimum: 0,
@@ -256,6 +262,8 @@ export interface Config {
   demoKey: { tier: 'free' | 'pro'; perAddress: number } | undefined;
   /** The addresses and ranges of trusted reverse proxies (EXRATES_TRUST_PROXY); empty when none. */
   trustedProxies: readonly string[];
+  /** The origins whose pages may call /mcp (EXRATES_MCP_ORIGINS), serialized as browsers send them, or `*` for any. */
+  mcpOrigins: '*' | readonly string[];
   /** Where /metrics is served: a listener of its own (port and host), and PORT to a bearer of the token. */
   metrics: Readonly<{ port: number | undefined; host: string; token: string | undefined }>;
   upstreamTimeoutMs: number;
@@ -314,7 +322,7 @@ export function unknownVariables(env: Record<string, string | undefined>): strin
 /** Settings only a serving process reads: a one-off command neither checks nor uses them. */
 export const SERVING_SETTINGS: readonly string[] = [
   'PORT', 'HOST', 'EXRATES_WORKERS', 'EXRATES_TRUST_PROXY', 'EXRATES_METRICS_PORT', 'EXRATES_METRICS_HOST', 'EXRATES_METRICS_TOKEN',
-  'EXRATES_DEMO_KEY_TIER', 'EXRATES_DEMO_QUOTA_PER_IP', 'EXRATES_CONTACT_EMAIL', 'EXRATES_LOG_REQUESTS', 'EXRATES_KEY_CACHE_MS', 'EXRATES_REVOCATION_POLL_MS',
+  'EXRATES_DEMO_KEY_TIER', 'EXRATES_DEMO_QUOTA_PER_IP', 'EXRATES_CONTACT_EMAIL', 'EXRATES_MCP_ORIGINS', 'EXRATES_LOG_REQUESTS', 'EXRATES_KEY_CACHE_MS', 'EXRATES_REVOCATION_POLL_MS',
   'EXRATES_QUOTA_FREE', 'EXRATES_QUOTA_PRO',
 ];
 
@@ -327,6 +335,22 @@ export const RATES_SETTINGS: readonly string[] = [
 /** The entries of a provider list that name no provider, each as written. */
 function unknownProviders(list: string): string[] {
   return list.split(',').map((id) => id.trim()).filter((id) => !(PROVIDER_NAMES as readonly string[]).includes(id));
+}
+
+/**
+ * EXRATES_MCP_ORIGINS as the origins browsers send (`new URL(entry).origin`: lower-case host, no
+ * default port), or `*`; an entry that is not an origin is named in `problems`.
+ */
+function parseOrigins(value: string, problems: string[]): '*' | readonly string[] {
+  const entries = value.split(',').map((entry) => entry.trim());
+  if (entries.length === 1 && entries[0] === '*') return '*';
+  const origins: string[] = [];
+  for (const entry of entries) {
+    const origin = URL.canParse(entry) ? new URL(entry).origin : 'null';
+    if (/^https?:\/\/[^/?#\s]+\/?$/i.test(entry) && origin !== 'null') origins.push(origin);
+    else problems.push(`EXRATES_MCP_ORIGINS: '${entry}' is not an origin such as https://app.example.com (scheme, host and optional port, no path), nor * alone; got '${value}'`);
+  }
+  return Object.freeze(origins);
 }
 
 /**
@@ -366,7 +390,7 @@ export function loadConfig(env: Record<string, string | undefined>, options: { u
     PORT: number; HOST: string; EXRATES_DATABASE_URL: string; EXRATES_REDIS_URL?: string; EXRATES_REDIS_PREFIX: string; EXRATES_PROVIDERS: string; EXRATES_ECB_URL: string;
     EXRATES_FILE_URL?: string; EXRATES_NOW?: string; EXRATES_OLD_RATES_DAYS: number; EXRATES_CROSSCHECK_PERCENT: string; EXRATES_FRANKFURTER_URL: string; EXRATES_OXR_APP_ID?: string; EXRATES_OXR_URL: string;
     EXRATES_NEGATIVE_CACHE_SECONDS: number; EXRATES_KEY_CACHE_MS: number; EXRATES_REVOCATION_POLL_MS: number; EXRATES_LOG_REQUESTS: boolean; EXRATES_WORKERS: number; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
-    EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_LOG_FORMAT: Config['logFormat']; EXRATES_CONTACT_EMAIL: string; EXRATES_DEMO_KEY_TIER: (typeof DEMO_KEY_TIERS)[number]; EXRATES_DEMO_QUOTA_PER_IP: number; EXRATES_TRUST_PROXY?: string; EXRATES_METRICS_PORT?: number; EXRATES_METRICS_HOST: string; EXRATES_METRICS_TOKEN?: string; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
+    EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_LOG_FORMAT: Config['logFormat']; EXRATES_CONTACT_EMAIL: string; EXRATES_DEMO_KEY_TIER: (typeof DEMO_KEY_TIERS)[number]; EXRATES_DEMO_QUOTA_PER_IP: number; EXRATES_TRUST_PROXY?: string; EXRATES_MCP_ORIGINS: string; EXRATES_METRICS_PORT?: number; EXRATES_METRICS_HOST: string; EXRATES_METRICS_TOKEN?: string; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
   };
   const list: string[] = [];
   const providers = expandFamilies(v.EXRATES_PROVIDERS.split(',').map((id) => id.trim())) as ProviderId[];
@@ -389,6 +413,7 @@ export function loadConfig(env: Record<string, string | undefined>, options: { u
       list.push(`EXRATES_TRUST_PROXY: ${error instanceof Error ? error.message : String(error)}; got '${v.EXRATES_TRUST_PROXY}'`);
     }
   }
+  const mcpOrigins = parseOrigins(v.EXRATES_MCP_ORIGINS, list);
   if (v.EXRATES_REDIS_URL !== undefined) {
     try {
       parseRedisUrl(v.EXRATES_REDIS_URL);
@@ -432,6 +457,7 @@ export function loadConfig(env: Record<string, string | undefined>, options: { u
     contactEmail: v.EXRATES_CONTACT_EMAIL,
     demoKey: v.EXRATES_DEMO_KEY_TIER === 'off' ? undefined : Object.freeze({ tier: v.EXRATES_DEMO_KEY_TIER, perAddress: v.EXRATES_DEMO_QUOTA_PER_IP }),
     trustedProxies: Object.freeze(trustedProxies),
+    mcpOrigins,
     metrics: Object.freeze({ port: v.EXRATES_METRICS_PORT, host: v.EXRATES_METRICS_HOST, token: v.EXRATES_METRICS_TOKEN }),
     upstreamTimeoutMs: v.EXRATES_UPSTREAM_TIMEOUT_MS,
     refreshSeconds: v.EXRATES_REFRESH_SECONDS,

@@ -219,6 +219,34 @@ export function stripLeadingZeros(text: string): string {
   return text.replace(/^0+(?=\d)/, '');
 }
 
+/**
+ * A plain non-negative decimal with its point moved `places` to the right (to the left when
+ * negative), every written digit kept, trailing zeros included: `1.2`, -5 → `0.000012`;
+ * `1.50`, 1 → `15.0`; `12.5`, -2 → `0.125`; `5`, 3 → `5000`. For published numbers written with an
+ * exponent or per 10, 100, 1,000 units, whose digits must come through unchanged. Null for text
+ * that is not a plain decimal.
+ */
+export function movePoint(text: string, places: number): string | null {
+  const m = UNSIGNED_DECIMAL.exec(text);
+  if (!m || !Number.isSafeInteger(places)) return null;
+  const digits = m[1]! + (m[2] ?? '');
+  const point = m[1]!.length + places;
+  let whole: string;
+  let decimals: string;
+  if (point <= 0) {
+    whole = '0';
+    decimals = '0'.repeat(-point) + digits;
+  } else if (point >= digits.length) {
+    whole = digits + '0'.repeat(point - digits.length);
+    decimals = '';
+  } else {
+    whole = digits.slice(0, point);
+    decimals = digits.slice(point);
+  }
+  whole = stripLeadingZeros(whole);
+  return decimals === '' ? whole : `${whole}.${decimals}`;
+}
+
 /** Mean of a non-empty list of rationals, exact. */
 export function mean(values: readonly Rational[]): Rational {
   if (values.length === 0) throw new RangeError('mean of no values');

@@ -4,6 +4,7 @@ import { negotiate } from '@fastify/accept-negotiator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import { createByteLru } from './byte-lru.js';
+import { addVary } from './headers.js';
 
 export function strongEtag(body: string | Buffer): string {
   return `"${hash('sha1', body, 'base64url')}"`;
@@ -114,6 +115,7 @@ export interface Conditional {
   length?: number;
   contentType: string;
   cacheControl: string;
+  /** What the representation depends on besides the URL, added to what earlier steps named (the key step: the key headers). */
   vary?: string;
   lastModified?: string;
   /** Content-Encoding of a compressed body. */
@@ -127,7 +129,7 @@ export interface Conditional {
  * If-Modified-Since against Last-Modified (RFC 9110 §13.2.2). A HEAD gets the same headers.
  */
 export function sendConditional(request: FastifyRequest, reply: FastifyReply, answer: Conditional): FastifyReply {
-  if (answer.vary !== undefined) reply.header('vary', answer.vary);
+  if (answer.vary !== undefined) addVary(reply, answer.vary);
   reply.header('etag', answer.etag);
   reply.header('cache-control', answer.cacheControl);
   if (answer.lastModified !== undefined) reply.header('last-modified', answer.lastModified);

@@ -13,8 +13,14 @@ import { PROBLEM_CONTENT_TYPE, problemOf, toProblem, type ProblemAnswer } from '
  * then closes.
  */
 
-/** Writes a problem answer on a socket that has no request Node could read, and closes it. */
-function writeProblem(socket: Duplex, answer: ProblemAnswer): void {
+/**
+ * Writes a problem answer on a socket that has no request Node could read, and closes it. The
+ * socket may still be held by the response before it (finished, but not yet let go of by Node, or
+ * one the app never saw): then the answer waits a turn, and a socket still held after it is closed
+ * unanswered rather than answered twice.
+ */
+function writeProblem(socket: Duplex, answer: ProblemAnswer, retried = false): void {
+  if (socket.destroyed) return;
   // A request Node could not read still gets a response of Node's own making (status line,
   // Date, Content-Length, Connection: close), through a ServerResponse given the socket.
   const unread = new IncomingMessage(socket as Socket);
@@ -22,9 +28,16 @@ function writeProblem(socket: Duplex, answer: ProblemAnswer): void {
   unread.httpVersionMinor = 1;
   const response = new ServerResponse(unread);
   response.shouldKeepAlive = false;
-  response.assignSocket(socket as Socket);
+  try {
+    response.assignSocket(socket as Socket);
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'ERR_HTTP_SOCKET_ASSIGNED') throw error;
+    if (retried) socket.destroy();
+    else setImmediate(() => writeProblem(socket, answer, true));
+    return;
+  }
   const body = JSON.stringify(answer.problem);
-  response.writeHead(answer.problem.status, { ...ANSWER_HEADERS, ...answer.headers, 'content-type': PROBLEM_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), connection: 'close' });
+  response.writeHead(answer.problem.status, { ...ANSWER_HEADERS, ...answer.headers, 'cache-control': 'no-store', 'content-type': PROBLEM_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), connection: 'close' });
   response.end(body, () => socket.end());
   // Destroyed shortly after in case the client never closes its side.
   const timer = setTimeout(() => socket.destroy(), 2_000);

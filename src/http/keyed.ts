@@ -6,7 +6,7 @@ import { DomainError, type ErrorCode } from '../core/errors.js';
 import type { ApiKeyRecord, Clock, KeyStore, QuotaStore, Tier } from '../core/ports.js';
 import { consumeDailyQuota, dailyUsage, type QuotaCalendar, type QuotaDecision, type QuotaLimits, type QuotaUsage } from '../core/quota.js';
 import type { ServiceMetrics } from '../metrics.js';
-import { setQuotaHeaders } from './headers.js';
+import { addVary, KEY_VARY, setQuotaHeaders } from './headers.js';
 import { notFound, problemOf, sendProblem, type Problem } from './problem.js';
 import { PARAM_CODES } from './schemas.js';
 
@@ -34,22 +34,27 @@ declare module 'fastify' {
 export type Caller = { key: ApiKeyRecord; demo?: undefined } | { demo: DemoKeyPolicy; key?: undefined };
 
 /**
- * Where an entry takes the key from, and what its 401 asks for: the API reads X-Api-Key or the
- * apikey query parameter (no registered scheme fits an API key, so it is named, with where the key
- * goes); MCP clients send X-Api-Key or Authorization: Bearer. In both, the header X-Api-Key wins,
- * and a header sent twice is no key.
+ * Where an entry takes the key from, and what its 401 asks for. Both entries read X-Api-Key and
+ * Authorization: Bearer <key> (what MCP clients and generic HTTP clients send); the API also reads
+ * the apikey query parameter. The header X-Api-Key wins, and a header sent twice is no key.
+ *
+ * The challenge names the ApiKey scheme with where the key goes, never Bearer alone: a `Bearer`
+ * challenge on a 401 is what MCP clients (the MCP authorization spec, RFC 9728) take as "this
+ * server uses OAuth" and start an authorization flow from, looking for protected-resource metadata
+ * that this service does not serve; with the ApiKey challenge they show the 401 problem instead.
  */
 export type KeyEntry = 'api' | 'mcp';
 export const WWW_AUTHENTICATE: Readonly<Record<KeyEntry, string>> = {
   api: 'ApiKey realm="exrates", header="X-Api-Key", query="apikey"',
-  mcp: 'Bearer realm="exrates"',
+  mcp: 'ApiKey realm="exrates", header="X-Api-Key"',
 };
 
 /** The key a request presents to an entry, or undefined for none. */
 function presentedKey(request: FastifyRequest, entry: KeyEntry): string | undefined {
   const header = request.headers['x-api-key'];
   if (header !== undefined) return typeof header === 'string' ? header : undefined;
-  if (entry === 'mcp') return /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '')?.[1];
+  const bearer = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '')?.[1];
+  if (bearer !== undefined || entry === 'mcp') return bearer;
   const query = (request.query as Record<string, unknown>).apikey;
   return typeof query === 'string' ? query : undefined;
 }
@@ -200,7 +205,7 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
   const { keys, keyHashes, quotas, quotaCalendar, limits, clock, metrics } = options;
   const keyedPaths = new Set<string>();
   const unauthorizedDetail: Record<KeyEntry, string> = {
-    api: `Send a valid API key in the X-Api-Key header or the apikey query parameter. To get a key, or the pro tier, e-mail ${options.contactEmail}.`,
+    api: `Send a valid API key in the X-Api-Key header, as Authorization: Bearer <key> or in the apikey query parameter. To get a key, or the pro tier, e-mail ${options.contactEmail}.`,
     mcp: `Send a valid API key in the X-Api-Key header or as Authorization: Bearer <key>. To get a key, or the pro tier, e-mail ${options.contactEmail}.`,
   };
 
@@ -209,6 +214,8 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
   }
 
   function authenticate(request: FastifyRequest, reply: FastifyReply, entry: KeyEntry): MaybePromise<Caller | undefined> {
+    // Whatever the answer is, success or error, it depends on the key headers.
+    addVary(reply, KEY_VARY);
     return andThen(identify(request, entry), (caller) => {
       if (caller !== undefined) return caller;
       reply.header('www-authenticate', WWW_AUTHENTICATE[entry]);
@@ -251,6 +258,7 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
 
   /** An error answer to a request under /api/ that still counts against a valid key (SPEC §6). */
   function countedError(request: FastifyRequest, reply: FastifyReply, problem: Problem): MaybePromise<void> {
+    addVary(reply, KEY_VARY);
     return andThen(identify(request), (caller) => {
       if (caller === undefined) return void sendProblem(reply, problem);
       return andThen(refused(request, reply, caller), (wasRefused) => {

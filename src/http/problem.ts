@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, UnavailableError, type ErrorCode } from '../core/errors.js';
-import { SECURITY_HEADERS } from './headers.js';
+import { PROBLEM_CACHE_CONTROL, SECURITY_HEADERS } from './headers.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
@@ -78,8 +78,12 @@ export function notFound(method: string | undefined, url: string | undefined): P
   return problemOf('not_found', `No resource at ${method ?? ''} ${(url ?? '').split('?')[0]!.slice(0, 200)}.`);
 }
 
+/**
+ * Sends a problem, never to be stored by any cache (PROBLEM_CACHE_CONTROL); its Vary is what the
+ * steps before it depended on (the key step's key headers).
+ */
 export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
-  return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
+  return reply.code(problem.status).header('cache-control', PROBLEM_CACHE_CONTROL).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
 }
 
 /** The 405 of a method this server does not know (the parser's, or the router's). */

@@ -494,11 +494,27 @@ export const QUOTA_HEADERS = {
   'X-RateLimit-Limit': { type: 'integer', description: "The key's requests per UTC day." },
   'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left today.' },
   'X-RateLimit-Reset': { type: 'integer', description: 'Unix seconds of the next reset (00:00 UTC).' },
+  'RateLimit-Policy': {
+    type: 'string',
+    description:
+      'The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit.',
+  },
+  RateLimit: {
+    type: 'string',
+    description:
+      'What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After.',
+  },
 };
 const RETRY_AFTER = { 'Retry-After': { type: 'integer', description: 'Seconds to wait before trying again.' } };
 
+/** How every problem may be cached (src/http/headers.ts): never stored, varying on the key headers. */
+const PROBLEM_CACHE_HEADERS = {
+  'Cache-Control': { type: 'string', description: 'no-store: an error is never stored by any cache.' },
+  Vary: { type: 'string', description: 'X-Api-Key, Authorization: the answer depends on the key.' },
+};
+
 function problem(description: string, headers: Record<string, { type: string; description: string }> = QUOTA_HEADERS) {
-  return { description, headers, content: { 'application/problem+json': { schema: ref('Problem') } } };
+  return { description, headers: { ...headers, ...PROBLEM_CACHE_HEADERS }, content: { 'application/problem+json': { schema: ref('Problem') } } };
 }
 
 /** Error responses shared by every keyed endpoint. */

@@ -15,11 +15,11 @@ import { FeedError } from '../core/errors.js';
 import { compare, parseRate } from '../core/decimal.js';
 import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
 import { addDays, frankfurtTime, isDay, utcDay, type Day } from '../core/time.js';
-import { FeedHttpError, fetchBytes } from './fetch-bytes.js';
-import { decodeUtf8, describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, plainDecimalFromNumberText } from './json-number.js';
+import { decodeUtf8, FeedHttpError, fetchBytes } from './fetch-bytes.js';
+import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, plainDecimalFromNumberText } from './json-number.js';
 import { checkRange, createGate, MAX_IN_FLIGHT, DEFAULT_PACE_MS, inTurn, spansOf } from './paced.js';
-import { CURRENCY_CODE, publishedRate } from './central-bank.js';
-import type { ProviderLog } from './registry.js';
+import { CURRENCY_CODE, publishedRate, untilToday } from './central-bank.js';
+import type { ProviderLog } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of one currency, or a day of every one, is well under a megabyte: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 2 * 1024 * 1024;
@@ -309,10 +309,8 @@ export function createBancaDItaliaProvider(
     async series(range, fetchOptions) {
       checkRange(range);
       const codes = requested(fetchOptions);
-      const today = utcDay(options.clock.now());
-      const to = range.to < today ? range.to : today;
-      if (range.from > to || (codes !== undefined && codes.size === 0)) return empty();
-      const clipped = { from: range.from, to };
+      const clipped = untilToday(range, options.clock);
+      if (clipped === undefined || (codes !== undefined && codes.size === 0)) return empty();
       const days = weekdays(clipped);
       const spans = spansOf(clipped, SERIES_MAX_DAYS);
       // The fewer requests wins: a day's document holds every currency, a series call one currency over up to 366 days.

@@ -14,10 +14,10 @@ import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provide
 import { addDays, isDay, utcDay, type Day } from '../core/time.js';
 import { torontoTime } from './bank-time.js';
 import { publishedRate, spannedSeries } from './central-bank.js';
-import { fetchBytes } from './fetch-bytes.js';
+import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
-import { decodeUtf8, describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, plainDecimalFromNumberText } from './json-number.js';
-import type { ProviderMetadata, ProviderLog } from './registry.js';
+import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, plainDecimalFromNumberText } from './json-number.js';
+import type { ProviderLog, ProviderMetadata } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of the FX_RATES_DAILY group is under a megabyte of JSON: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 8 * 1024 * 1024;
@@ -129,7 +129,7 @@ export function createBocProvider(options: BocProviderOptions): Provider {
 
   const get = async (query: string, fetchOptions?: FetchOptions): Promise<RateDocument> => {
     const bytes = await fetchBytes(`${origin}${GROUP_PATH}?${query}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
-    return parseOffThread('boc', [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
+    return parseOffThread('boc', parseBocObservations, [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
   };
 
   // The group is one fixed set of currencies, so `currencies` is not applied.

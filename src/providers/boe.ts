@@ -15,10 +15,9 @@ import type { Clock, DailyQuotes, DecimalString, Provider, RateDocument } from '
 import { isDay, type Day } from '../core/time.js';
 import { londonTime } from './bank-time.js';
 import { publishedRate, rangeQueryProvider, readCsv } from './central-bank.js';
-import { fetchBytes } from './fetch-bytes.js';
+import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
-import { decodeUtf8 } from './json-number.js';
-import type { ProviderMetadata, ProviderLog } from './registry.js';
+import type { ProviderLog, ProviderMetadata } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of the series asked for is well under a megabyte of CSV: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 4 * 1024 * 1024;
@@ -149,7 +148,7 @@ export function createBoeProvider(options: BoeProviderOptions): Provider {
       // The query as the database's own CSV download link writes it: dates and the code list unencoded.
       const query = `CSVF=TN&Datefrom=${boeQueryDate(range.from)}&Dateto=${boeQueryDate(range.to)}&SeriesCodes=${seriesCodes}&UsingCodes=Y&csv.x=yes`;
       const bytes = await fetchBytes(`${origin}${DATA_PATH}?${query}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
-      return parseOffThread('boe', [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
+      return parseOffThread('boe', parseBoeCsv, [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
     },
   });
 }

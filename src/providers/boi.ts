@@ -15,11 +15,10 @@ import type { Clock, Provider, RateDocument } from '../core/ports.js';
 import { isDay, type Day } from '../core/time.js';
 import { jerusalemTime } from './bank-time.js';
 import { columns, CURRENCY_CODE, publishedRate, rangeQueryProvider, RatesByDay, readCsv } from './central-bank.js';
-import { fetchBytes } from './fetch-bytes.js';
+import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
-import { decodeUtf8 } from './json-number.js';
 import { perUnit } from './paced.js';
-import type { ProviderMetadata, ProviderLog } from './registry.js';
+import type { ProviderLog, ProviderMetadata } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of the exchange-rate series is under a megabyte of CSV: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 4 * 1024 * 1024;
@@ -113,7 +112,7 @@ export function createBoiProvider(options: BoiProviderOptions): Provider {
       // The query as the bank's own series database writes it, `c[DATA_TYPE]` percent-encoded.
       const url = `${origin}${DATA_PATH}?c%5BDATA_TYPE%5D=${REPRESENTATIVE_RATE}&endperiod=${range.to}&format=csv&startperiod=${range.from}`;
       const bytes = await fetchBytes(url, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
-      return parseOffThread('boi', [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
+      return parseOffThread('boi', parseBoiCsv, [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
     },
   });
 }

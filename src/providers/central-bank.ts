@@ -1,12 +1,14 @@
 /**
- * What the national central banks' adapters share besides paced.ts: the strict reading of a
- * published number and a strict reader for the banks' plain CSV files.
+ * The template the national central banks' adapters are made from (with paced.ts, which paces
+ * and gates their requests): the strict reading of a published number, a strict reader for the
+ * banks' plain CSV files, and the one way a bank's history is fetched (spannedSeries) and its
+ * newest day found (rangeQueryProvider). README "Adding a bank" says how a new bank uses it.
  */
 import { FeedError } from '../core/errors.js';
 import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
 import { addDays, utcDay, type Day } from '../core/time.js';
 import { checkRange, createGate, DEFAULT_PACE_MS, inTurn, MAX_IN_FLIGHT, spansOf } from './paced.js';
-import type { ProviderLog } from './registry.js';
+import type { ProviderLog } from './types.js';
 
 // Deliberately narrower than what Number() accepts: no sign, exponent, comma or surrounding space.
 const PLAIN_DECIMAL = /^\d+(\.\d+)?$/;
@@ -64,17 +66,20 @@ export function columns<const N extends string>(header: readonly string[], names
   return found;
 }
 
-export interface RangeQueryBank {
+/** How a bank's history is fetched: what `series` needs besides the fetch of one span. */
+export interface SeriesBank {
   id: string;
   base: string;
-  feed: string;
-  /** How many days back `latest` asks for, to reach past weekends and holidays. */
-  windowDays: number;
-  clock: Clock;
-  /** Fetches and parses the bank's document for a range (it may hold days outside it). */
-  fetchRange(range: DayRange, options?: FetchOptions): Promise<RateDocument>;
-  /** Days one request of `series` asks for at most (HISTORY_SPAN_DAYS unless the bank documents less). */
+  /** Days one request asks for at most (HISTORY_SPAN_DAYS unless the bank documents less). */
   spanDays?: number;
+  /** How a range is cut into requests, when not into spans of `spanDays` (CNB: calendar years). */
+  spans?: (range: DayRange) => DayRange[];
+  /**
+   * Given for a bank that dates rates ahead (the NBU sets tomorrow's today) or answers a range
+   * into the future with an error: the range is cut at today (UTC), so no request asks for days
+   * to come and none comes back.
+   */
+  upToToday?: Clock;
   paceMs?: number;
   log?: ProviderLog | undefined;
 }
@@ -86,21 +91,43 @@ export interface RangeQueryBank {
  */
 export const HISTORY_SPAN_DAYS = 366;
 
+/** The range cut at today (UTC), or undefined when it lies wholly after today. */
+export function untilToday(range: DayRange, clock: Clock): DayRange | undefined {
+  const today = utcDay(clock.now());
+  const to = range.to < today ? range.to : today;
+  return range.from > to ? undefined : { from: range.from, to };
+}
+
+/** The calendar years a range touches, each cut to the range: for banks that publish a year per document. */
+export function yearsOf(range: DayRange): DayRange[] {
+  const spans: DayRange[] = [];
+  for (let year = Number(range.from.slice(0, 4)); year <= Number(range.to.slice(0, 4)); year++) {
+    const first = `${year}-01-01`;
+    const last = `${year}-12-31`;
+    spans.push({ from: first > range.from ? first : range.from, to: last < range.to ? last : range.to });
+  }
+  return spans;
+}
+
 /**
- * A range fetched in spans of at most `spanDays` days, one request after another with a pause
- * between them and progress lines for a long load (paced.ts); the days inside the range,
+ * The `series` of every bank whose history comes in ranges: the range checked (a RangeError for
+ * one that is not two real days in order), cut at today when the bank asks for it, fetched in
+ * spans (of at most `spanDays` days, or as `spans` cuts it) one request after another with a pause
+ * between them and progress lines for a long load (paced.ts); the days inside each span,
  * ascending. A refresh of the last days is one request.
  */
 export function spannedSeries(
-  bank: { id: string; base: string; spanDays?: number; paceMs?: number; log?: ProviderLog | undefined },
-  fetchRange: (range: DayRange, options?: FetchOptions) => Promise<RateDocument>,
+  bank: SeriesBank,
+  fetchSpan: (span: DayRange, options?: FetchOptions) => Promise<RateDocument>,
 ): (range: DayRange, options?: FetchOptions) => Promise<RateDocument> {
   const gate = createGate(MAX_IN_FLIGHT);
-  return async (range, options) => {
-    checkRange(range);
-    const spans = spansOf(range, bank.spanDays ?? HISTORY_SPAN_DAYS);
+  return async (asked, options) => {
+    checkRange(asked);
+    const range = bank.upToToday ? untilToday(asked, bank.upToToday) : asked;
+    if (range === undefined) return { provider: bank.id, base: bank.base, days: [] };
+    const spans = bank.spans ? bank.spans(range) : spansOf(range, bank.spanDays ?? HISTORY_SPAN_DAYS);
     const parts = await inTurn(
-      spans.map((span) => () => fetchRange(span, options)),
+      spans.map((span) => () => fetchSpan(span, options)),
       {
         provider: bank.id,
         paceMs: bank.paceMs ?? DEFAULT_PACE_MS,
@@ -115,17 +142,29 @@ export function spannedSeries(
   };
 }
 
+export interface RangeQueryBank extends Omit<SeriesBank, 'upToToday'> {
+  feed: string;
+  /** How many days back `latest` asks for, to reach past weekends and holidays. */
+  windowDays: number;
+  clock: Clock;
+  /** Cut every range at today (SeriesBank.upToToday, with `clock`). */
+  upToToday?: boolean;
+  /** Fetches and parses the bank's document for a range (it may hold days outside it). */
+  fetchRange(range: DayRange, options?: FetchOptions): Promise<RateDocument>;
+}
+
 /**
  * A provider over a bank's range query, which answers for every currency at once (so
  * `currencies` is not applied): `series` fetches the range in paced spans (spannedSeries) and
  * keeps the days inside it, `latest` asks for the last `windowDays` days and keeps the newest.
  */
 export function rangeQueryProvider(bank: RangeQueryBank): Provider {
+  const { upToToday, ...rest } = bank;
   const get = async (range: DayRange, options?: FetchOptions): Promise<RateDocument> => {
     const document = await bank.fetchRange(range, options);
     return { ...document, days: document.days.filter((d) => d.day >= range.from && d.day <= range.to) };
   };
-  const series = spannedSeries(bank, bank.fetchRange);
+  const series = spannedSeries(upToToday ? { ...rest, upToToday: bank.clock } : rest, bank.fetchRange);
   return {
     id: bank.id,
     base: bank.base,

@@ -5,13 +5,14 @@
  * API: https://api.cnb.cz/cnbapi/swagger-ui.html (`/cnbapi/exrates/daily`, `/cnbapi/exrates/daily-year`).
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, DailyQuotes, DecimalString, Provider, RateDocument } from '../core/ports.js';
-import { isDay, utcDay, type Day } from '../core/time.js';
-import { fetchBytes } from './fetch-bytes.js';
+import type { Clock, Provider, RateDocument } from '../core/ports.js';
+import { isDay } from '../core/time.js';
+import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
-import { decodeUtf8, describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
-import { checkRange, createGate, MAX_IN_FLIGHT, DEFAULT_PACE_MS, inTurn, perUnit } from './paced.js';
-import type { ProviderLog } from './registry.js';
+import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
+import { CURRENCY_CODE, RatesByDay, spannedSeries, yearsOf } from './central-bank.js';
+import { perUnit } from './paced.js';
+import type { ProviderLog } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of daily tables is under a megabyte of JSON: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 8 * 1024 * 1024;
@@ -29,26 +30,22 @@ export function parseCnbRates(text: string): RateDocument {
   if (!isJsonObject(body)) throw new FeedError(`${FEED}: expected an object with rates, got ${describeJsonValue(body)}`);
   const rows = body['rates'];
   if (!Array.isArray(rows)) throw new FeedError(`${FEED}: rates is ${describeJsonValue(rows)}, not a list`);
-  const byDay = new Map<Day, Record<string, DecimalString>>();
+  const byDay = new RatesByDay(FEED);
   rows.forEach((row: unknown, index) => {
     const where = `rate #${index}`;
     if (!isJsonObject(row)) throw new FeedError(`${FEED}: ${where} is ${describeJsonValue(row)}, not an object`);
     const code = row['currencyCode'];
-    if (typeof code !== 'string' || !/^[A-Z]{3}$/.test(code)) throw new FeedError(`${FEED}: ${where}: currencyCode is ${describeJsonValue(code)}`);
+    if (typeof code !== 'string' || !CURRENCY_CODE.test(code)) throw new FeedError(`${FEED}: ${where}: currencyCode is ${describeJsonValue(code)}`);
     const day = row['validFor'];
     if (typeof day !== 'string' || !isDay(day)) throw new FeedError(`${FEED}: ${where} (${code}): validFor is ${describeJsonValue(day)}`);
     const rate = positiveDecimal(row['rate']);
     if (rate === null) throw new FeedError(`${FEED}: ${where} (${day} ${code}): rate is ${describeJsonValue(row['rate'])}, not a positive number`);
     const amount = row['amount'];
     if (!(amount instanceof JsonNumber)) throw new FeedError(`${FEED}: ${where} (${day} ${code}): amount is ${describeJsonValue(amount)}`);
-    let rates = byDay.get(day);
-    if (rates === undefined) byDay.set(day, (rates = {}));
-    if (rates[code] !== undefined) throw new FeedError(`${FEED}: ${code} appears twice on ${day}`);
     // Koruna per unit: stored as the reciprocal of units per koruna.
-    rates[code] = `1/${perUnit(rate, amount.text, FEED, `${where} (${day} ${code})`)}`;
+    byDay.add(day, code, `1/${perUnit(rate, amount.text, FEED, `${where} (${day} ${code})`)}`, where);
   });
-  const days: DailyQuotes[] = [...byDay.keys()].sort().map((day) => ({ day, asOf: `${day}T00:00:00Z`, rates: byDay.get(day)! }));
-  return { provider: PROVIDER, base: BASE, days };
+  return { provider: PROVIDER, base: BASE, days: byDay.days((day) => `${day}T00:00:00Z`) };
 }
 
 export interface CnbProviderOptions {
@@ -62,10 +59,8 @@ export interface CnbProviderOptions {
 
 export function createCnbProvider(options: CnbProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
-  const paceMs = options.paceMs ?? DEFAULT_PACE_MS;
-  const gate = createGate(MAX_IN_FLIGHT);
   const get = async (path: string, signal: AbortSignal | undefined): Promise<RateDocument> =>
-    parseOffThread('cnb', [decodeUtf8(await fetchBytes(`${origin}${path}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal }), FEED)], signal);
+    parseOffThread('cnb', parseCnbRates, [decodeUtf8(await fetchBytes(`${origin}${path}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal }), FEED)], signal);
 
   return {
     id: PROVIDER,
@@ -78,19 +73,10 @@ export function createCnbProvider(options: CnbProviderOptions): Provider {
       return { ...document, days: [newest] };
     },
 
-    async series(range, fetchOptions) {
-      checkRange(range);
-      const today = utcDay(options.clock.now());
-      const to = range.to < today ? range.to : today;
-      if (range.from > to) return { provider: PROVIDER, base: BASE, days: [] };
-      const years: number[] = [];
-      for (let year = Number(range.from.slice(0, 4)); year <= Number(to.slice(0, 4)); year++) years.push(year);
-      const parts = await inTurn(
-        years.map((year) => () => get(`/cnbapi/exrates/daily-year?lang=EN&year=${year}`, fetchOptions?.signal)),
-        { provider: PROVIDER, paceMs, gate, log: options.log, signal: fetchOptions?.signal, describe: (i) => String(years[i]) },
-      );
-      const days = parts.flatMap((part) => part.days).filter((d) => d.day >= range.from && d.day <= to);
-      return { provider: PROVIDER, base: BASE, days };
-    },
+    // One document per calendar year.
+    series: spannedSeries(
+      { id: PROVIDER, base: BASE, spans: yearsOf, upToToday: options.clock, log: options.log, ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }) },
+      (span, fetchOptions) => get(`/cnbapi/exrates/daily-year?lang=EN&year=${span.from.slice(0, 4)}`, fetchOptions?.signal),
+    ),
   };
 }

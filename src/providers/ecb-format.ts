@@ -13,7 +13,7 @@ import { FeedError } from '../core/errors.js';
 import type { DailyQuotes, DayRange, DecimalString, RateDocument } from '../core/ports.js';
 import { ecbReferenceTime, isDay, type Day } from '../core/time.js';
 import { CURRENCY_CODE, publishedRate } from './central-bank.js';
-import { sizeText } from './fetch-bytes.js';
+import { decodeUtf8, sizeText } from './fetch-bytes.js';
 
 /**
  * The most bytes the whole history may hold, sent and inflated: ECB's since 1999 in one file, as
@@ -221,14 +221,6 @@ function unzipSingleEntry(bytes: Uint8Array, maxBytes: number): Uint8Array {
   return entries[names[0]!]!;
 }
 
-function decodeUtf8(bytes: Uint8Array): string {
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch (error) {
-    throw new FeedError('ECB feed: the document is not valid UTF-8', { cause: error });
-  }
-}
-
 /**
  * Parses whatever ECB layout the bytes hold: eurofxref-hist.zip, one of the XML files, or the CSV.
  * A ZIP's entry is inflated only up to `maxBytes` (by default, as much as the archive itself holds
@@ -237,7 +229,7 @@ function decodeUtf8(bytes: Uint8Array): string {
 export function parseEcbDocument(bytes: Uint8Array, maxBytes: number = ECB_HISTORY_MAX_BYTES): RateDocument {
   if (bytes.length === 0) throw new FeedError('ECB feed: the document is empty');
   const data = isZip(bytes) ? unzipSingleEntry(bytes, maxBytes) : bytes;
-  const text = stripBom(decodeUtf8(data));
+  const text = stripBom(decodeUtf8(data, 'ECB feed'));
   const first = /\S/.exec(text)?.[0];
   if (first === undefined) throw new FeedError('ECB feed: the document is empty');
   return first === '<' ? parseEcbXml(text) : parseEcbCsv(text);

@@ -5,7 +5,7 @@
  */
 import type { Clock, FetchOptions, Provider, RateDocument } from '../core/ports.js';
 import { addDays, utcDay } from '../core/time.js';
-import { ECB_HISTORY_MAX_BYTES, withinRange } from './ecb-format.js';
+import { ECB_HISTORY_MAX_BYTES, parseEcbDocument, withinRange } from './ecb-format.js';
 import { FeedHttpError, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 
@@ -42,7 +42,7 @@ export function createEcbProvider(options: EcbProviderOptions): Provider {
   const get = async (file: keyof typeof ECB_MAX_BYTES, fetchOptions?: FetchOptions): Promise<RateDocument> => {
     const maxBytes = ECB_MAX_BYTES[file];
     const bytes = await fetchBytes(`${baseUrl}/${file}`, { timeoutMs: options.timeoutMs, maxBytes, signal: fetchOptions?.signal });
-    return parseOffThread('ecb', [bytes, maxBytes], fetchOptions?.signal);
+    return parseOffThread('ecb', parseEcbDocument, [bytes, maxBytes], fetchOptions?.signal);
   };
 
   // ECB publishes one fixed set of currencies, so `currencies` is not applied: there is nothing to save.

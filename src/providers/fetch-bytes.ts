@@ -16,17 +16,32 @@ export interface FetchBytesOptions {
   signal?: AbortSignal;
   /** The Accept header, for upstreams that choose the format by it. */
   accept?: string;
+  /**
+   * Read the body of a non-2xx answer too (under the same limit) and keep it as the
+   * FeedHttpError's `body`: for upstreams that say only there why they refused a request.
+   */
+  keepErrorBody?: boolean;
+  /**
+   * For a URL that carries a secret: applied to every message, and the errors then keep no
+   * `cause` (the network library's errors may quote the URL as it was).
+   */
+  redact?: (text: string) => string;
 }
 
 /** An upstream answer with a non-2xx status; callers may fall back on particular statuses (404). */
 export class FeedHttpError extends FeedError {
   readonly url: string;
   readonly status: number;
+  readonly statusText: string;
+  /** The error page, when the fetch asked to keep it (keepErrorBody). */
+  readonly body: Uint8Array | undefined;
 
-  constructor(url: string, status: number, statusText: string) {
+  constructor(url: string, status: number, statusText: string, body?: Uint8Array) {
     super(`${url}: HTTP ${status}${statusText ? ` ${statusText}` : ''}`);
     this.url = url;
     this.status = status;
+    this.statusText = statusText;
+    this.body = body;
   }
 }
 
@@ -52,13 +67,17 @@ export function describeCause(error: unknown): string {
 export async function fetchBytes(url: string, options: FetchBytesOptions): Promise<Uint8Array> {
   const timeout = AbortSignal.timeout(options.timeoutMs);
   const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
+  const redact = options.redact;
+  const shown = redact ? redact(url) : url;
+  const withCause = (error: unknown): ErrorOptions | undefined => (redact ? undefined : { cause: error });
 
   const fail = (error: unknown): never => {
     if (options.signal?.aborted) throw options.signal.reason;
     if (timeout.aborted) {
-      throw new FeedError(`${url}: no complete answer within ${options.timeoutMs} ms`, { cause: error });
+      throw new FeedError(`${shown}: no complete answer within ${options.timeoutMs} ms`, withCause(error));
     }
-    throw new FeedError(`${url}: ${describeCause(error)}`, { cause: error });
+    const message = `${shown}: ${describeCause(error)}`;
+    throw new FeedError(redact ? redact(message) : message, withCause(error));
   };
 
   let response: Response;
@@ -69,12 +88,13 @@ export async function fetchBytes(url: string, options: FetchBytesOptions): Promi
   }
 
   if (!response.ok) {
+    if (options.keepErrorBody) throw new FeedHttpError(shown, response.status, response.statusText, await readBody(response, shown, options.maxBytes, fail));
     // Release the connection; the error page itself is of no use.
     await response.body?.cancel().catch(() => undefined);
-    throw new FeedHttpError(url, response.status, response.statusText);
+    throw new FeedHttpError(shown, response.status, response.statusText);
   }
 
-  return readBody(response, url, options.maxBytes, fail);
+  return readBody(response, shown, options.maxBytes, fail);
 }
 
 /** A byte count as a person reads it: 256 KiB, 16 MiB. */
@@ -90,7 +110,7 @@ export function sizeText(bytes: number): string {
  * than its declared length one naming both. `url` is the address as messages may show it; `fail`
  * turns a read that broke off (timeout, abort, reset) into the caller's error.
  */
-export async function readBody(response: Response, url: string, maxBytes: number, fail: (error: unknown) => never): Promise<Uint8Array> {
+async function readBody(response: Response, url: string, maxBytes: number, fail: (error: unknown) => never): Promise<Uint8Array> {
   // Content-Length counts the bytes as sent, so it is checked against the limit before any is read,
   // and against what arrived only when the body was not decoded.
   const declaredText = response.headers.get('content-length');
@@ -135,6 +155,15 @@ export async function readBody(response: Response, url: string, maxBytes: number
     offset += chunk.length;
   }
   return bytes;
+}
+
+/** UTF-8 text of a feed body; a FeedError naming the feed for bytes that are not UTF-8. */
+export function decodeUtf8(bytes: Uint8Array, feed: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch (error) {
+    throw new FeedError(`${feed}: the body is not UTF-8 text`, { cause: error });
+  }
 }
 
 /** Reads an `http(s)://` URL, a `file://` URL or a plain file path. */

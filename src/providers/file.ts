@@ -1,6 +1,6 @@
 import { FeedError } from '../core/errors.js';
 import type { Provider, RateDocument } from '../core/ports.js';
-import { ECB_HISTORY_MAX_BYTES, withinRange } from './ecb-format.js';
+import { ECB_HISTORY_MAX_BYTES, parseEcbDocument, withinRange } from './ecb-format.js';
 import { readSource } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 
@@ -17,7 +17,7 @@ export interface FileProviderOptions {
 export function createFileProvider(options: FileProviderOptions): Provider {
   const load = async (signal: AbortSignal | undefined): Promise<RateDocument> => {
     const bytes = await readSource(options.location, { timeoutMs: options.timeoutMs, maxBytes: ECB_HISTORY_MAX_BYTES, signal });
-    return { ...(await parseOffThread('ecb', [bytes, ECB_HISTORY_MAX_BYTES], signal)), provider: 'file' };
+    return { ...(await parseOffThread('ecb', parseEcbDocument, [bytes, ECB_HISTORY_MAX_BYTES], signal)), provider: 'file' };
   };
 
   return {

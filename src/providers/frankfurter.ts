@@ -12,9 +12,9 @@
 import { FeedError } from '../core/errors.js';
 import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
 import { addDays, isDay, utcDay, type Day } from '../core/time.js';
-import { fetchBytes } from './fetch-bytes.js';
+import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
-import { decodeUtf8, describeJsonValue, isJsonObject, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
+import { describeJsonValue, isJsonObject, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). Five years of a few currencies, or a year of many, is a few megabytes of JSON: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 16 * 1024 * 1024;
@@ -153,7 +153,7 @@ export function createFrankfurterProvider(options: FrankfurterProviderOptions): 
     async latest(fetchOptions) {
       const quotes = quotesFor(fetchOptions);
       if (quotes.length === 0) return empty();
-      return parseOffThread('frankfurter', [await get(ratesQuery(quotes), fetchOptions?.signal), base], fetchOptions?.signal);
+      return parseOffThread('frankfurter', parseFrankfurterRates, [await get(ratesQuery(quotes), fetchOptions?.signal), base], fetchOptions?.signal);
     },
 
     async series(range, fetchOptions) {
@@ -163,7 +163,7 @@ export function createFrankfurterProvider(options: FrankfurterProviderOptions): 
       const quotes = quotesFor(fetchOptions);
       // A day after tomorrow (UTC) cannot have been published anywhere yet.
       if (quotes.length === 0 || range.from > addDays(utcDay(options.clock.now()), 1)) return empty();
-      const document = await parseOffThread('frankfurter', [await get(ratesQuery(quotes, range), fetchOptions?.signal), base], fetchOptions?.signal);
+      const document = await parseOffThread('frankfurter', parseFrankfurterRates, [await get(ratesQuery(quotes, range), fetchOptions?.signal), base], fetchOptions?.signal);
       // A range starting on a day without publication may come back with the publication before it.
       return { ...document, days: document.days.filter((d) => d.day >= range.from && d.day <= range.to) };
     },

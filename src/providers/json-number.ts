@@ -6,6 +6,7 @@
  * only: every published digit is kept, trailing zeros included.
  */
 import { parse } from 'lossless-json';
+import { movePoint } from '../core/decimal.js';
 import { FeedError } from '../core/errors.js';
 
 // RFC 8259 §6: no leading zeros, no bare point, no `+` on the number itself.
@@ -33,23 +34,7 @@ export function plainDecimalFromNumberText(text: string): string | null {
   const exponent = BigInt(exponentText);
   if (exponent > MAX_EXPONENT || exponent < -MAX_EXPONENT) return null;
 
-  const digits = integer + fraction;
-  const point = integer.length + Number(exponent);
-  let whole: string;
-  let decimals: string;
-  if (point <= 0) {
-    whole = '0';
-    decimals = '0'.repeat(-point) + digits;
-  } else if (point >= digits.length) {
-    whole = digits + '0'.repeat(point - digits.length);
-    decimals = '';
-  } else {
-    whole = digits.slice(0, point);
-    decimals = digits.slice(point);
-  }
-  // `0.5e1` moves the point past the leading zero of the mantissa.
-  whole = whole.replace(/^0+(?=\d)/, '');
-  return decimals === '' ? whole : `${whole}.${decimals}`;
+  return movePoint(fraction === '' ? integer : `${integer}.${fraction}`, Number(exponent));
 }
 
 /** A number from a JSON feed, as the literal text it was written with. */
@@ -79,15 +64,6 @@ export function parseJsonKeepingNumbers(text: string, feed: string): unknown {
     return parse(body, null, (numberText) => new JsonNumber(numberText));
   } catch (error) {
     throw new FeedError(`${feed}: invalid or truncated JSON: ${(error as Error).message}`, { cause: error });
-  }
-}
-
-/** UTF-8 text of a feed body; a FeedError for bytes that are not UTF-8. */
-export function decodeUtf8(bytes: Uint8Array, feed: string): string {
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch (error) {
-    throw new FeedError(`${feed}: the body is not UTF-8 text`, { cause: error });
   }
 }
 

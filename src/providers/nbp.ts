@@ -6,13 +6,13 @@
  * when a range holds no table).
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, DailyQuotes, DayRange, DecimalString, Provider, RateDocument } from '../core/ports.js';
-import { isDay, utcDay, type Day } from '../core/time.js';
-import { FeedHttpError, fetchBytes } from './fetch-bytes.js';
+import type { Clock, DailyQuotes, DecimalString, Provider, RateDocument } from '../core/ports.js';
+import { isDay, type Day } from '../core/time.js';
+import { decodeUtf8, FeedHttpError, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
-import { decodeUtf8, describeJsonValue, isJsonObject, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
-import { checkRange, createGate, MAX_IN_FLIGHT, DEFAULT_PACE_MS, inTurn, spansOf } from './paced.js';
-import type { ProviderLog } from './registry.js';
+import { describeJsonValue, isJsonObject, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
+import { spannedSeries } from './central-bank.js';
+import type { ProviderLog } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A quarter's tables (the longest span asked for) are a few hundred KB: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 4 * 1024 * 1024;
@@ -69,13 +69,11 @@ export interface NbpProviderOptions {
 
 export function createNbpProvider(options: NbpProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
-  const paceMs = options.paceMs ?? DEFAULT_PACE_MS;
-  const gate = createGate(MAX_IN_FLIGHT);
   const empty = (): RateDocument => ({ provider: PROVIDER, base: BASE, days: [] });
 
   const get = async (path: string, signal: AbortSignal | undefined): Promise<RateDocument | null> => {
     try {
-      return await parseOffThread('nbp', [decodeUtf8(await fetchBytes(`${origin}${path}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal }), FEED)], signal);
+      return await parseOffThread('nbp', parseNbpTables, [decodeUtf8(await fetchBytes(`${origin}${path}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal }), FEED)], signal);
     } catch (error) {
       // "404 NotFound - Brak danych": no table in the range (weekends, holidays).
       if (error instanceof FeedHttpError && error.status === 404) return null;
@@ -94,17 +92,9 @@ export function createNbpProvider(options: NbpProviderOptions): Provider {
       return { ...document!, days: [newest] };
     },
 
-    async series(range, fetchOptions) {
-      checkRange(range);
-      const today = utcDay(options.clock.now());
-      const to = range.to < today ? range.to : today;
-      if (range.from > to) return empty();
-      const spans = spansOf({ from: range.from, to }, SPAN_DAYS);
-      const parts = await inTurn(
-        spans.map((span) => () => get(`/api/exchangerates/tables/A/${span.from}/${span.to}/?format=json`, fetchOptions?.signal)),
-        { provider: PROVIDER, paceMs, gate, log: options.log, signal: fetchOptions?.signal, describe: (i) => `${spans[i]!.from}..${spans[i]!.to}` },
-      );
-      return { provider: PROVIDER, base: BASE, days: parts.flatMap((part) => part?.days ?? []) };
-    },
+    series: spannedSeries(
+      { id: PROVIDER, base: BASE, spanDays: SPAN_DAYS, upToToday: options.clock, log: options.log, ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }) },
+      async (span, fetchOptions) => (await get(`/api/exchangerates/tables/A/${span.from}/${span.to}/?format=json`, fetchOptions?.signal)) ?? empty(),
+    ),
   };
 }

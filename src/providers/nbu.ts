@@ -7,13 +7,14 @@
  */
 import { FeedError } from '../core/errors.js';
 import { compare, parseDecimal } from '../core/decimal.js';
-import type { Clock, DailyQuotes, DayRange, DecimalString, Provider, RateDocument } from '../core/ports.js';
-import { addDays, utcDay, type Day } from '../core/time.js';
-import { fetchBytes } from './fetch-bytes.js';
+import type { Clock, Provider, RateDocument } from '../core/ports.js';
+import type { Day } from '../core/time.js';
+import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
-import { decodeUtf8, describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
-import { checkRange, createGate, MAX_IN_FLIGHT, dayFromDotted, DEFAULT_PACE_MS, inTurn, perUnit, spansOf } from './paced.js';
-import type { ProviderLog } from './registry.js';
+import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
+import { CURRENCY_CODE, rangeQueryProvider, RatesByDay } from './central-bank.js';
+import { dayFromDotted, perUnit } from './paced.js';
+import type { ProviderLog } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A quarter of every currency is about a megabyte of JSON: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 16 * 1024 * 1024;
@@ -36,13 +37,13 @@ const LATEST_LOOKBACK_DAYS = 7;
 export function parseNbuRates(text: string): RateDocument {
   const body = parseJsonKeepingNumbers(text, FEED);
   if (!Array.isArray(body)) throw new FeedError(`${FEED}: expected an array of rates, got ${describeJsonValue(body)}`);
-  const byDay = new Map<Day, Record<string, DecimalString>>();
+  const byDay = new RatesByDay(FEED);
   body.forEach((item: unknown, index) => {
     const where = `rate #${index}`;
     if (!isJsonObject(item)) throw new FeedError(`${FEED}: ${where} is ${describeJsonValue(item)}, not an object`);
     const code = item['cc'];
     if (typeof code !== 'string') throw new FeedError(`${FEED}: ${where}: cc is ${describeJsonValue(code)}`);
-    if (!/^[A-Z]{3}$/.test(code)) return;
+    if (!CURRENCY_CODE.test(code)) return;
     const date = item['exchangedate'];
     const day = typeof date === 'string' ? dayFromDotted(date) : undefined;
     if (day === undefined) throw new FeedError(`${FEED}: ${where} (${code}): exchangedate is ${describeJsonValue(date)}, not DD.MM.YYYY`);
@@ -58,14 +59,10 @@ export function parseNbuRates(text: string): RateDocument {
         throw new FeedError(`${FEED}: ${where} (${day} ${code}): ${rate} per ${unitsValue.text} units is ${value} per unit, but rate_per_unit is ${describeJsonValue(stated)}`);
       }
     }
-    let rates = byDay.get(day);
-    if (rates === undefined) byDay.set(day, (rates = {}));
-    if (rates[code] !== undefined) throw new FeedError(`${FEED}: ${code} appears twice on ${day}`);
     // Hryvnias per unit, as published: stored as the reciprocal of units per hryvnia.
-    rates[code] = `1/${value}`;
+    byDay.add(day, code, `1/${value}`, where);
   });
-  const days: DailyQuotes[] = [...byDay.keys()].sort().map((day) => ({ day, asOf: `${day}T00:00:00Z`, rates: byDay.get(day)! }));
-  return { provider: PROVIDER, base: BASE, days };
+  return { provider: PROVIDER, base: BASE, days: byDay.days((day) => `${day}T00:00:00Z`) };
 }
 
 export interface NbuProviderOptions {
@@ -81,40 +78,21 @@ const compact = (day: Day): string => day.replaceAll('-', '');
 
 export function createNbuProvider(options: NbuProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
-  const paceMs = options.paceMs ?? DEFAULT_PACE_MS;
-  const gate = createGate(MAX_IN_FLIGHT);
-
-  /** The NBU dates tomorrow's rates today: days after today (UTC) are left for tomorrow. */
-  const fetchSpan = async (span: DayRange, signal: AbortSignal | undefined): Promise<RateDocument> => {
-    const url = `${origin}/NBU_Exchange/exchange_site?end=${compact(span.to)}&json=&order=asc&sort=exchangedate&start=${compact(span.from)}`;
-    const document = await parseOffThread('nbu', [decodeUtf8(await fetchBytes(url, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal }), FEED)], signal);
-    const today = utcDay(options.clock.now());
-    return { ...document, days: document.days.filter((d) => d.day >= span.from && d.day <= span.to && d.day <= today) };
-  };
-
-  return {
+  return rangeQueryProvider({
     id: PROVIDER,
     base: BASE,
-
-    async latest(fetchOptions) {
-      const today = utcDay(options.clock.now());
-      const document = await fetchSpan({ from: addDays(today, -LATEST_LOOKBACK_DAYS), to: today }, fetchOptions?.signal);
-      const newest = document.days.at(-1);
-      if (newest === undefined) throw new FeedError(`${FEED}: no rates in the ${LATEST_LOOKBACK_DAYS} days to ${today}`);
-      return { ...document, days: [newest] };
+    feed: FEED,
+    windowDays: LATEST_LOOKBACK_DAYS,
+    spanDays: SPAN_DAYS,
+    // The NBU dates tomorrow's rates today: days after today (UTC) are left for tomorrow.
+    upToToday: true,
+    clock: options.clock,
+    log: options.log,
+    ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }),
+    async fetchRange(range, fetchOptions) {
+      const url = `${origin}/NBU_Exchange/exchange_site?end=${compact(range.to)}&json=&order=asc&sort=exchangedate&start=${compact(range.from)}`;
+      const bytes = await fetchBytes(url, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
+      return parseOffThread('nbu', parseNbuRates, [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
     },
-
-    async series(range, fetchOptions) {
-      checkRange(range);
-      const today = utcDay(options.clock.now());
-      const to = range.to < today ? range.to : today;
-      if (range.from > to) return { provider: PROVIDER, base: BASE, days: [] };
-      const spans = spansOf({ from: range.from, to }, SPAN_DAYS);
-      const parts = await inTurn(
-        spans.map((span) => () => fetchSpan(span, fetchOptions?.signal)),
-        { provider: PROVIDER, paceMs, gate, log: options.log, signal: fetchOptions?.signal, describe: (i) => `${spans[i]!.from}..${spans[i]!.to}` },
-      );
-      return { provider: PROVIDER, base: BASE, days: parts.flatMap((part) => part.days) };
-    },
-  };
+  });
 }

@@ -14,11 +14,10 @@ import type { Clock, Provider, RateDocument } from '../core/ports.js';
 import { isDay } from '../core/time.js';
 import { centralEuropeanTime } from './bank-time.js';
 import { columns, CURRENCY_CODE, publishedRate, rangeQueryProvider, RatesByDay, readCsv } from './central-bank.js';
-import { fetchBytes } from './fetch-bytes.js';
+import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
-import { decodeUtf8 } from './json-number.js';
 import { perUnit } from './paced.js';
-import type { ProviderMetadata, ProviderLog } from './registry.js';
+import type { ProviderLog, ProviderMetadata } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of every currency is under a megabyte of CSV: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 8 * 1024 * 1024;
@@ -103,7 +102,7 @@ export function createNorgesBankProvider(options: NorgesBankProviderOptions): Pr
       // The query as Norges Bank documents and its own query builder writes it.
       const url = `${origin}${DATA_PATH}?endPeriod=${range.to}&format=csvdata&startPeriod=${range.from}`;
       const bytes = await fetchBytes(url, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
-      return parseOffThread('norgesbank', [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
+      return parseOffThread('norgesbank', parseNorgesBankCsv, [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
     },
   });
 }

@@ -12,37 +12,14 @@
 import { Worker } from 'node:worker_threads';
 import { FeedError } from '../core/errors.js';
 import type { RateDocument } from '../core/ports.js';
-import { parseBocObservations } from './boc.js';
-import { parseBoeCsv } from './boe.js';
-import { parseBoiCsv } from './boi.js';
-import { parseCnbRates } from './cnb.js';
-import { parseEcbDocument } from './ecb-format.js';
-import { parseFrankfurterRates } from './frankfurter.js';
-import { parseNbpTables } from './nbp.js';
-import { parseNbuRates } from './nbu.js';
-import { parseNorgesBankCsv } from './norgesbank.js';
-import { parseRiksbankObservations } from './riksbank.js';
 
 /**
- * The parsers a worker may run, by name: the ECB's takes the bytes and the limit they were read
- * under (a ZIP is inflated no further), the others the decoded text (Frankfurter's, and the base
- * it was asked for). (The adapters import this
- * module and it imports their parsers: function declarations, bound before any module runs.)
+ * The parsers a worker may run, by name (parse-worker.ts holds the table): the ECB's takes the
+ * bytes and the limit they were read under (a ZIP is inflated no further), the others the decoded
+ * text (Frankfurter's, and the base it was asked for). An adapter passes its parser's name with
+ * the parser itself, so that this module imports no adapter and no adapter imports itself back.
  */
-export const PARSERS = {
-  ecb: (bytes: Uint8Array, maxBytes: number): RateDocument => parseEcbDocument(bytes, maxBytes),
-  boc: parseBocObservations,
-  boe: parseBoeCsv,
-  boi: parseBoiCsv,
-  cnb: parseCnbRates,
-  frankfurter: parseFrankfurterRates,
-  nbp: parseNbpTables,
-  nbu: parseNbuRates,
-  norgesbank: parseNorgesBankCsv,
-  riksbank: parseRiksbankObservations,
-};
-type Parsers = typeof PARSERS;
-export type ParserName = keyof Parsers;
+export type ParserName = 'ecb' | 'boc' | 'boe' | 'boi' | 'cnb' | 'frankfurter' | 'nbp' | 'nbu' | 'norgesbank' | 'riksbank';
 
 /** Documents from this size on are parsed on a worker thread. */
 export const OFF_THREAD_FROM = 256 * 1024;
@@ -60,9 +37,16 @@ function workerModule(): URL {
   return new URL(`../providers/parse-worker.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url);
 }
 
-/** The document parsed by `name` from `input`: in place when small, on a worker thread when large. */
-export async function parseOffThread<N extends ParserName>(name: N, input: Parameters<Parsers[N]>, signal?: AbortSignal): Promise<RateDocument> {
-  const parse = PARSERS[name] as (...args: Parameters<Parsers[N]>) => RateDocument;
+/**
+ * The document `parse` makes of `input`: in place when small, on a worker thread when large, where
+ * the worker runs the parser of that `name` (the same function: parse-worker.ts).
+ */
+export async function parseOffThread<A extends [string | Uint8Array, ...unknown[]]>(
+  name: ParserName,
+  parse: (...args: A) => RateDocument,
+  input: A,
+  signal?: AbortSignal,
+): Promise<RateDocument> {
   const first = input[0];
   const size = typeof first === 'string' ? first.length : first.byteLength;
   if (size < OFF_THREAD_FROM) return parse(...input);

@@ -8,15 +8,8 @@
 import { FeedError } from '../core/errors.js';
 import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
 import { addDays, isDay, utcDay, type Day } from '../core/time.js';
-import { describeCause, FeedHttpError, readBody } from './fetch-bytes.js';
-import {
-  decodeUtf8,
-  describeJsonValue,
-  isJsonObject,
-  JsonNumber,
-  parseJsonKeepingNumbers,
-  positiveDecimal,
-} from './json-number.js';
+import { decodeUtf8, FeedHttpError, fetchBytes } from './fetch-bytes.js';
+import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
 
 const PROVIDER = 'openexchangerates';
 const FEED = 'Open Exchange Rates feed';
@@ -27,7 +20,7 @@ const DEFAULT_BASE_URL = 'https://openexchangerates.org/api';
 const MAX_SERIES_DAYS = 31;
 /** Enough to fetch a month in a few round trips without looking like a burst to the API. */
 const SERIES_CONCURRENCY = 4;
-/** The most bytes one answer may hold (sent and inflated; readBody). A day of every currency is a few KB: the limit leaves a wide margin (docs/operations.md lists every feed's). */
+/** The most bytes one answer may hold (sent and inflated; fetchBytes). A day of every currency is a few KB: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 1024 * 1024;
 const REDACTED = '[redacted]';
 
@@ -103,40 +96,26 @@ export function createOpenExchangeRatesProvider(options: OpenExchangeRatesProvid
   const redact = (text: string): string => text.split(appIdInUrl).join(REDACTED).split(appId).join(REDACTED);
 
   /**
-   * Mirrors fetchBytes (one timeout over the whole exchange, the caller's abort passed through,
-   * the body read by readBody: bounded, and refused when short) but keeps the body of an error status: OXR says why it refused a
-   * request (invalid_app_id, not_allowed, ...) only there. No error keeps the original as its
-   * cause, since undici's errors may quote the URL with the app id.
+   * Keeps the body of an error status: OXR says why it refused a request (invalid_app_id,
+   * not_allowed, ...) only there. Every message has the app id redacted, and no error keeps the
+   * original as its cause, since undici's errors may quote the URL with the app id.
    */
   const get = async (path: string, signal: AbortSignal | undefined): Promise<RateDocument> => {
     const url = `${baseUrl}${path}?app_id=${appIdInUrl}`;
-    const shown = `${baseUrl}${path}?app_id=${REDACTED}`;
-    const timeout = AbortSignal.timeout(options.timeoutMs);
-    const combined = signal ? AbortSignal.any([timeout, signal]) : timeout;
-
-    const fail = (error: unknown): never => {
-      if (signal?.aborted) throw signal.reason;
-      if (timeout.aborted) throw new FeedError(`${shown}: no complete answer within ${options.timeoutMs} ms`);
-      throw new FeedError(redact(`${shown}: ${describeCause(error)}`));
-    };
-
-    let response: Response;
+    const shown = redact(url);
+    let bytes: Uint8Array;
     try {
-      response = await fetch(url, { signal: combined, headers: { accept: 'application/json' } });
+      bytes = await fetchBytes(url, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, accept: 'application/json', keepErrorBody: true, redact, signal });
     } catch (error) {
-      return fail(error);
-    }
-    const bytes = await readBody(response, shown, MAX_BYTES, fail);
-
-    if (!response.ok) {
+      if (!(error instanceof FeedHttpError) || error.body === undefined) throw error;
       let reason: string | null = null;
       try {
-        reason = errorBodyText(parseJsonKeepingNumbers(new TextDecoder().decode(bytes), FEED));
+        reason = errorBodyText(parseJsonKeepingNumbers(new TextDecoder().decode(error.body), FEED));
       } catch {
         // Not an OXR error body (a proxy's page, say): the status alone has to do.
       }
-      const detail = reason === null ? response.statusText : redact(`${response.statusText}${response.statusText ? ': ' : ''}${reason}`);
-      throw new FeedHttpError(shown, response.status, detail);
+      const detail = reason === null ? error.statusText : redact(`${error.statusText}${error.statusText ? ': ' : ''}${reason}`);
+      throw new FeedHttpError(shown, error.status, detail);
     }
 
     try {

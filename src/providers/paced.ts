@@ -5,11 +5,11 @@
  * most, and per-10/100/1,000 quotations made exact per-unit rates.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { divide, exactDecimal, fromInteger, parseDecimal } from '../core/decimal.js';
+import { divide, exactDecimal, fromInteger, movePoint, parseDecimal } from '../core/decimal.js';
 import { FeedError } from '../core/errors.js';
 import type { DayRange } from '../core/ports.js';
 import { addDays, dayNumber, type Day } from '../core/time.js';
-import type { ProviderLog } from './registry.js';
+import type { ProviderLog } from './types.js';
 
 /** A pause that keeps a first history load polite without making it slow: about four requests a second. */
 export const DEFAULT_PACE_MS = 250;
@@ -111,12 +111,7 @@ export function perUnit(rate: string, units: string, feed: string, where: string
   if (value === null) throw new FeedError(`${feed}: ${where}: ${JSON.stringify(rate)} is not a plain decimal`);
   if (units === '1') return rate;
   const power = /^10*$/.exec(units) ? units.length - 1 : -1;
-  if (power > 0) {
-    const [whole, fraction = ''] = rate.split('.') as [string, string?];
-    const padded = whole.padStart(power + 1, '0');
-    const shifted = `${padded.slice(0, -power)}.${padded.slice(-power)}${fraction}`;
-    return shifted.replace(/^0+(?=\d)/, '');
-  }
+  if (power > 0) return movePoint(rate, -power)!;
   const exact = exactDecimal(divide(value, fromInteger(BigInt(units))));
   if (exact === null) throw new FeedError(`${feed}: ${where}: ${rate} per ${units} units has no exact per-unit decimal`);
   return exact;

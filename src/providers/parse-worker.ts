@@ -5,7 +5,31 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { FeedError } from '../core/errors.js';
 import type { RateDocument } from '../core/ports.js';
-import { PARSERS, type ParseAnswer, type ParserName } from './off-thread.js';
+import { parseBocObservations } from './boc.js';
+import { parseBoeCsv } from './boe.js';
+import { parseBoiCsv } from './boi.js';
+import { parseCnbRates } from './cnb.js';
+import { parseEcbDocument } from './ecb-format.js';
+import { parseFrankfurterRates } from './frankfurter.js';
+import { parseNbpTables } from './nbp.js';
+import { parseNbuRates } from './nbu.js';
+import { parseNorgesBankCsv } from './norgesbank.js';
+import type { ParseAnswer, ParserName } from './off-thread.js';
+import { parseRiksbankObservations } from './riksbank.js';
+
+/** Each parser by the name an adapter gives parseOffThread with it. */
+const PARSERS = {
+  ecb: parseEcbDocument,
+  boc: parseBocObservations,
+  boe: parseBoeCsv,
+  boi: parseBoiCsv,
+  cnb: parseCnbRates,
+  frankfurter: parseFrankfurterRates,
+  nbp: parseNbpTables,
+  nbu: parseNbuRates,
+  norgesbank: parseNorgesBankCsv,
+  riksbank: parseRiksbankObservations,
+} satisfies Record<ParserName, (...args: never[]) => RateDocument>;
 
 const { name, input } = workerData as { name: ParserName; input: unknown[] };
 let answer: ParseAnswer;

@@ -4,7 +4,6 @@
  * terms and when). The configuration (EXRATES_PROVIDERS, the EXRATES_<ID>_URL settings) and the
  * wiring (src/deps.ts) read this list; nothing else names the providers one by one.
  */
-import type { Clock, Provider } from '../core/ports.js';
 import { createBancaDItaliaProvider } from './bancaditalia.js';
 import { BOC_METADATA, createBocProvider } from './boc.js';
 import { BOE_METADATA, createBoeProvider } from './boe.js';
@@ -19,65 +18,10 @@ import { createNorgesBankProvider, NORGES_BANK_METADATA } from './norgesbank.js'
 import { createOpenExchangeRatesProvider } from './openexchangerates.js';
 import { createPegProvider, PARITIES, PEG_ANCHORS, PEG_FAMILY, pegProviderId } from './peg.js';
 import { createRiksbankProvider, RIKSBANK_METADATA } from './riksbank.js';
+import type { ProviderEntry } from './types.js';
 
-export const PROVIDER_KINDS = ['central bank', 'peg', 'aggregator', 'commercial', 'file'] as const;
-export type ProviderKind = (typeof PROVIDER_KINDS)[number];
-
-/** What a person should know about a provider; for the docs and for listing providers over HTTP. */
-export interface ProviderMetadata {
-  /** The publisher's own name. */
-  readonly name: string;
-  /** A short name for log lines ("ECB", "NBU"). */
-  readonly label: string;
-  readonly kind: ProviderKind;
-  /** The currency its rates are quoted against; null when it depends on the configured document. */
-  readonly base: string | null;
-  /** What it quotes, in words. */
-  readonly quotes: string;
-  /** The publisher's terms of use; null when it publishes none (or the operator supplies the data). */
-  readonly termsUrl: string | null;
-  /** When it publishes, in words. */
-  readonly schedule: string;
-}
-
-/** Progress lines of long loads (a first history load paced over many requests). */
-export interface ProviderLog {
-  info(obj: object, msg?: string): void;
-}
-
-export interface ProviderContext {
-  /**
-   * Where the provider is reached: the origin (scheme, host and port) to which its documented
-   * path and query are appended, from EXRATES_<ID>_URL or the entry's default. Empty for a
-   * provider without an origin (the file provider).
-   */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog;
-  /** Settings only some providers have. */
-  oxrAppId?: string;
-  fileUrl?: string;
-}
-
-export interface ProviderEntry {
-  readonly id: string;
-  readonly metadata: ProviderMetadata;
-  /** The origin used when its URL setting is not set; undefined for a provider without one. */
-  readonly defaultUrl: string | undefined;
-  /** The setting naming its origin: EXRATES_<ID>_URL unless it predates that rule. */
-  readonly urlVariable: string | undefined;
-  /** Whether it is in the default EXRATES_PROVIDERS (in the list's order). */
-  readonly byDefault: boolean;
-  /** True for a wide-coverage provider: it loads a currency on its first request, nothing at start. */
-  readonly loadsOnRequest: boolean;
-  /**
-   * A name several providers answer to together (`peg`: the legal parities, one provider per
-   * anchor): EXRATES_PROVIDERS takes it for all of them, and `source` for whichever quotes the pair.
-   */
-  readonly family?: string;
-  create(context: ProviderContext): Provider;
-}
+// The shared types, for the registry's callers (configuration, wiring, HTTP); adapters take them from types.ts.
+export { PROVIDER_KINDS, type ProviderContext, type ProviderEntry, type ProviderKind, type ProviderLog, type ProviderMetadata } from './types.js';
 
 function required(value: string | undefined, what: string): string {
   // loadConfig refuses a configuration without it; this guards the type, not the input.

@@ -15,10 +15,10 @@ import type { Clock, DailyQuotes, DecimalString, Provider, RateDocument } from '
 import { isDay, type Day } from '../core/time.js';
 import { centralEuropeanTime } from './bank-time.js';
 import { publishedRate, rangeQueryProvider } from './central-bank.js';
-import { fetchBytes } from './fetch-bytes.js';
+import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
-import { decodeUtf8, describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, plainDecimalFromNumberText } from './json-number.js';
-import type { ProviderMetadata, ProviderLog } from './registry.js';
+import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, plainDecimalFromNumberText } from './json-number.js';
+import type { ProviderLog, ProviderMetadata } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of the currency group is under a megabyte of JSON: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 8 * 1024 * 1024;
@@ -112,7 +112,7 @@ export function createRiksbankProvider(options: RiksbankProviderOptions): Provid
     ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }),
     async fetchRange(range, fetchOptions) {
       const bytes = await fetchBytes(`${origin}${GROUP_PATH}/${range.from}/${range.to}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
-      return parseOffThread('riksbank', [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
+      return parseOffThread('riksbank', parseRiksbankObservations, [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
     },
   });
 }

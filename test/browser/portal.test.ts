@@ -20,7 +20,7 @@ import { FEEDS_NOW, type FakeUpstreams } from '../support/upstreams.js';
 import { chromiumAvailable, DESKTOP, launchBrowser, PHONE, screenshot, seriousViolations, watch, type Browser } from './browser.js';
 import { apiOf, chartShown, historyAsked, manyShown, openWithKey, pickCurrency, pickerOptions, provenanceShown, statsShown, waitForConversion, type Api } from './portal-page.js';
 import { listenApp } from '../support/ports.js';
-import { listeningTestApp } from '../support/apps.js';
+import { issueKey, listeningTestApp } from '../support/apps.js';
 
 const available = chromiumAvailable();
 
@@ -582,26 +582,86 @@ describe('the portal page, in Chromium, on the shared ECB history', { skip: !ava
     }
   });
 
-  it('calls a rate live only within its provider’s cadence; older, it shows the rate’s age instead', async () => {
-    const page = await browser.context.newPage();
+  it('calls a rate live only within its provider’s cadence on the service’s clock, whatever the browser’s reads; older, it shows the rate’s age instead', async () => {
     // The newest rate is of Thursday 2026-03-05, 15:00 UTC; ECB's cadence allows for a weekend and a holiday (96 hours).
-    const seen: Record<string, { live: boolean; aged: string | null }> = {};
-    try {
-      for (const now of ['2026-03-09T14:00:00Z', '2026-03-09T16:00:00Z', '2026-11-27T12:00:00Z']) {
-        await page.clock.setFixedTime(now);
-        await openWithKey(page, api.base, api.key);
-        assert.equal(await page.isVisible('#stale-marker'), false);
-        seen[now] = { live: await page.isVisible('#fresh-marker'), aged: (await page.isVisible('#age-marker')) ? await page.textContent('#age-marker') : null };
+    // Each service runs on a clock of its own (EXRATES_NOW); the browser's reads a time that would say otherwise.
+    const seen: Record<string, { stale: boolean; live: boolean; aged: string | null }> = {};
+    for (const [serviceNow, browserNow] of [
+      ['2026-03-09T14:00:00Z', '2026-11-27T12:00:00Z'],
+      ['2026-03-09T16:00:00Z', '2026-03-06T12:00:00Z'],
+      ['2026-11-27T12:00:00Z', '2026-03-06T12:00:00Z'],
+    ] as const) {
+      const service = await createTestApp({ EXRATES_NOW: serviceNow });
+      const page = await browser.context.newPage();
+      try {
+        const base = await listenApp(service.app);
+        await page.clock.setFixedTime(browserNow);
+        await openWithKey(page, base, await issueKey(service.deps, 'pro'));
+        seen[serviceNow] = {
+          stale: await page.isVisible('#stale-marker'),
+          live: await page.isVisible('#fresh-marker'),
+          aged: (await page.isVisible('#age-marker')) ? await page.textContent('#age-marker') : null,
+        };
+      } finally {
+        await page.close();
+        await service.close();
       }
+    }
+    await browser.context.clock.setFixedTime(FIXED_NOW);
+    assert.deepEqual(seen, {
+      '2026-03-09T14:00:00Z': { stale: false, live: true, aged: null },
+      '2026-03-09T16:00:00Z': { stale: false, live: false, aged: 'Not live: 4 days old' },
+      '2026-11-27T12:00:00Z': { stale: false, live: false, aged: 'Not live: 8 months old' },
+    });
+  });
+
+  it('clears the result and the table when the amount turns bad, says why next to the field, and asks nothing for it', async () => {
+    const page = await browser.context.newPage();
+    const seen = watch(page);
+    try {
+      await openWithKey(page, api.base, api.key, '?from=EUR&to=USD&amount=100&table=1');
+      const rates = await api.json('/api/v1/rates?from=EUR&amount=100');
+      await manyShown(page, rates);
+      assert.equal(await page.isVisible('#amount-error'), false);
+      for (const [typed, why] of [
+        ['abc', 'Digits only, with one “.” as the decimal point (such as 1234.5).'],
+        ['-5', 'The amount cannot be negative.'],
+        ['1,5', 'Use “.” as the decimal point: 1.5.'],
+        ['', 'Enter an amount.'],
+        ['1.1234567890123', 'At most 12 decimals.'],
+      ] as const) {
+        // From a good conversion each time, as a visitor would come to it.
+        await page.fill('#amount', '100');
+        await waitForConversion(page);
+        await page.waitForFunction(() => document.getElementById('many-rows')!.children.length > 0);
+        await page.fill('#amount', typed);
+        await page.waitForSelector('#amount-error:not([hidden])');
+        assert.equal(await page.textContent('#amount-error'), why, typed);
+        assert.equal(await page.getAttribute('#amount', 'aria-invalid'), 'true', typed);
+        assert.deepEqual(
+          await page.evaluate(() => [document.getElementById('result')!.dataset.empty, document.getElementById('result-value')!.textContent, document.getElementById('many-rows')!.children.length]),
+          ['true', '', 0],
+          typed,
+        );
+        assert.equal(await page.isVisible('#convert-error'), false, typed);
+        // Nothing comes back to fill the result in after the figure would have settled.
+        await page.waitForTimeout(600);
+        assert.equal(await page.getAttribute('#result-value', 'data-value'), '', typed);
+        assert.equal(new URL(page.url()).searchParams.get('amount'), '100', 'the address keeps the last good amount');
+      }
+      // A good amount again: the message goes, and the conversion and the table come back.
+      await page.fill('#amount', '2.5');
+      const expected = await api.json('/api/v1/convert?from=EUR&to=USD&amount=2.5');
+      await page.waitForFunction((value) => document.getElementById('result-value')!.dataset.value === value, expected.result);
+      assert.equal(await page.isVisible('#amount-error'), false);
+      assert.equal(await page.getAttribute('#amount', 'aria-invalid'), 'false');
+      await manyShown(page, await api.json('/api/v1/rates?from=EUR&amount=2.5'));
+      const asked = seen.requests.filter((url) => url.includes('/api/v1/')).map((url) => new URL(url).searchParams.get('amount'));
+      for (const bad of ['abc', '-5', '1,5', '', '1.1234567890123']) assert.ok(!asked.includes(bad), `no request for ${JSON.stringify(bad)}`);
+      assert.deepEqual(seen.errors, []);
     } finally {
-      await page.clock.setFixedTime(FIXED_NOW);
       await page.close();
     }
-    assert.deepEqual(seen, {
-      '2026-03-09T14:00:00Z': { live: true, aged: null },
-      '2026-03-09T16:00:00Z': { live: false, aged: 'Not live: 4 days old' },
-      '2026-11-27T12:00:00Z': { live: false, aged: 'Not live: 8 months old' },
-    });
   });
 
   for (const colorScheme of ['light', 'dark'] as const) {

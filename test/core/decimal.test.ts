@@ -40,6 +40,7 @@ import {
   fromInteger,
   isPositive,
   mean,
+  movePoint,
   multiply,
   parseDecimal,
   parseRate,
@@ -518,6 +519,38 @@ describe('stripLeadingZeros', () => {
     assert.equal(stripLeadingZeros('100'), '100');
     assert.equal(stripLeadingZeros('0100.0010'), '100.0010');
     assert.equal(stripLeadingZeros('1.00'), '1.00');
+  });
+});
+
+describe('movePoint', () => {
+  it('moves the point either way and keeps every written digit', () => {
+    assert.equal(movePoint('1.2', -5), '0.000012');
+    assert.equal(movePoint('1', 3), '1000');
+    assert.equal(movePoint('1.50', 1), '15.0');
+    assert.equal(movePoint('12.5', -2), '0.125');
+    assert.equal(movePoint('100', -2), '1.00');
+    assert.equal(movePoint('0.5', 1), '5');
+    assert.equal(movePoint('0.5', -1), '0.05');
+    assert.equal(movePoint('007.5', -1), '0.75');
+    assert.equal(movePoint('0', -2), '0.00');
+    assert.equal(movePoint('12.34', 0), '12.34');
+  });
+
+  it('refuses what is not a plain decimal', () => {
+    for (const text of ['', '-1', '1e3', '.5', '1.', ' 1', '1,5']) assert.equal(movePoint(text, 1), null, text);
+    assert.equal(movePoint('1', 0.5), null);
+  });
+
+  it('is the value times a power of ten, with the decimals the move leaves (decimal.js)', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^\d{1,12}(\.\d{1,12})?$/), fc.integer({ min: -30, max: 30 }), (text, places) => {
+        const moved = movePoint(text, places)!;
+        assert.match(moved, /^(0|[1-9]\d*)(\.\d+)?$/);
+        assert.ok(new D(moved).eq(new D(text).times(new D(10).pow(places))), `${text} ${places} -> ${moved}`);
+        const scale = text.split('.')[1]?.length ?? 0;
+        assert.equal(moved.split('.')[1]?.length ?? 0, Math.max(0, scale - places));
+      }),
+    );
   });
 });
 

@@ -87,7 +87,7 @@ describe('HTTP API on the shared ECB history', () => {
     assert.equal(body.points.at(-1).date, '2026-03-05');
     assert.equal(body.points.at(-1).rate, '1.1618');
     assert.equal(response.headers['cache-control'], 'private, max-age=3600');
-    assert.equal(response.headers.vary, 'Accept, Accept-Encoding, X-Api-Key');
+    assert.equal(response.headers.vary, 'X-Api-Key, Authorization, Accept, Accept-Encoding');
   });
 
   test('history as CSV, with a file name', async () => {

@@ -217,7 +217,7 @@ describe('/history over dates asked for, grouped and streamed, on the shared ECB
     const response = await get('/api/v1/history?from=EUR&to=CHF&range=6m&group=month&format=ndjson');
     assert.equal(response.statusCode, 200);
     assert.equal(response.headers['content-type'], 'application/x-ndjson');
-    assert.equal(response.headers.vary, 'Accept-Encoding, X-Api-Key');
+    assert.equal(response.headers.vary, 'X-Api-Key, Authorization, Accept-Encoding');
     assert.ok(response.body.endsWith('\n'));
     const lines = response.body.slice(0, -1).split('\n').map((line) => JSON.parse(line));
     assert.deepEqual(lines.slice(0, -1), json.points);
@@ -226,7 +226,7 @@ describe('/history over dates asked for, grouped and streamed, on the shared ECB
     const accepted = await get('/api/v1/history?from=EUR&to=CHF&range=6m&group=month', { accept: 'application/x-ndjson' });
     assert.equal(accepted.headers['content-type'], 'application/x-ndjson');
     assert.equal(accepted.body, response.body);
-    assert.equal(accepted.headers.vary, 'Accept, Accept-Encoding, X-Api-Key');
+    assert.equal(accepted.headers.vary, 'X-Api-Key, Authorization, Accept, Accept-Encoding');
     const preferJson = await get('/api/v1/history?from=EUR&to=CHF&range=6m', { accept: 'application/x-ndjson;q=0.5, application/json' });
     assert.equal(preferJson.headers['content-type'], 'application/json; charset=utf-8');
     const explicit = await get('/api/v1/history?from=EUR&to=CHF&range=6m&format=json', { accept: 'application/x-ndjson' });

@@ -1,32 +1,35 @@
 /**
- * The MCP endpoint through the MCP Inspector's CLI (@modelcontextprotocol/inspector-cli), a client
- * written by others, against a listening server: it lists the tools, calls them with the API's
- * answers, is refused without a key, and gets a problem as a tool error.
+ * The MCP endpoint through the MCP Inspector's CLI (@modelcontextprotocol/inspector 2.x, run as
+ * `mcp-inspector --cli`), a client written by others, against a listening server: it lists the
+ * tools, calls them with the API's answers, gets a problem as a tool error, and shows a bad key's
+ * 401 problem rather than starting an OAuth flow.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import type { TestApp } from '../helper.js';
+import { tempDir, unissuedKey, type TestApp } from '../helper.js';
 import { listeningTestApp } from '../support/apps.js';
 import { ROOT } from '../support/processes.js';
 
-const INSPECTOR = join(ROOT, 'node_modules', '.bin', 'mcp-inspector-cli');
+const INSPECTOR = join(ROOT, 'node_modules', '.bin', 'mcp-inspector');
 
 /**
  * Runs the Inspector's CLI. Its launcher starts `node` from PATH, so the one running the tests is
- * put first. It reads its own package.json by a path it checks against the working folder, not
- * its own, so it runs in a folder whose parent holds a package.json (test/).
+ * put first; HOME is a folder of the test's own, as the CLI keeps a catalog and OAuth state there.
  */
 async function inspect(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` };
+  const home = tempDir('exrates-inspector-');
+  const env = { ...process.env, HOME: home.path, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` };
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [INSPECTOR, '--cli', ...args], { cwd: join(ROOT, 'test'), env, timeout: 120_000 });
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [INSPECTOR, '--cli', ...args], { cwd: ROOT, env, timeout: 120_000 });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
     return { code: failed.code ?? -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+  } finally {
+    home.remove();
   }
 }
 
@@ -112,13 +115,20 @@ describe('the MCP endpoint, through the MCP Inspector CLI', () => {
       '--header',
       `X-Api-Key: ${key}`,
     ]);
-    assert.equal(unsupported.code, 0, unsupported.stderr);
+    // The 2.x CLI prints the result and exits 5 for a tool error (tool_is_error on stderr).
+    assert.equal(unsupported.code, 5, unsupported.stderr);
+    assert.match(unsupported.stderr, /tool_is_error/);
     const result = printed(unsupported.stdout);
     assert.equal(result.isError, true);
     assert.deepEqual(result.structuredContent, await rest('/api/v1/rate?from=EUR&to=KES'));
 
-    const refused = await inspect([`${base}/mcp`, '--transport', 'http', '--method', 'tools/list']);
-    assert.notEqual(refused.code, 0);
-    assert.match(refused.stdout + refused.stderr, /401|unauthorized/);
+    // With --stored-auth-only (what the README shows) a bad key is the 401 problem, not an OAuth flow.
+    for (const header of [[], ['--header', `Authorization: Bearer ${unissuedKey()}`]]) {
+      const refused = await inspect([`${base}/mcp`, '--transport', 'http', '--stored-auth-only', '--method', 'tools/list', ...header]);
+      assert.notEqual(refused.code, 0);
+      const shown = printed(refused.stdout + refused.stderr) as { error: { message: string } };
+      assert.match(shown.error.message, /"code":"unauthorized"/);
+      assert.match(shown.error.message, /Send a valid API key in the X-Api-Key header or as Authorization: Bearer <key>/);
+    }
   });
 });

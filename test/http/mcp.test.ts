@@ -173,8 +173,10 @@ describe('the MCP endpoint, through the SDK client on a listening server', () =>
     assert.equal(lossy.isError, true);
     assert.equal((lossy.structuredContent as { code: string }).code, 'invalid_amount');
     assert.match(text(lossy), /send it as a decimal string/);
+    // A negative number is refused as the API refuses amount=-5, with its wording.
     const negative = await call(client, 'convert', { from: 'EUR', to: 'USD', amount: -5 });
-    assert.equal((negative.structuredContent as { code: string }).code, 'invalid_amount');
+    assert.deepEqual(negative.structuredContent, (await rest('/api/v1/convert?from=EUR&to=USD&amount=-5')).body);
+    assert.match(text(negative), /^invalid_amount: amount must be given once, as a non-negative decimal/);
     const boolean = await call(client, 'convert', { from: 'EUR', to: 'USD', amount: true });
     assert.deepEqual(boolean.structuredContent, (await rest('/api/v1/convert?from=EUR&to=USD&amount=true')).body);
   });
@@ -188,7 +190,11 @@ describe('the MCP endpoint, through the SDK client on a listening server', () =>
     assert.equal(await used(), start + 1);
     await call(other, 'get_rate', { from: 'EUR', to: 'XYZ' });
     assert.equal(await used(), start + 2, 'a call refused for its arguments counts, as an API request does');
-    await assert.rejects(call(other, 'get_weather', {}), /-32602.*No tool 'get_weather'/);
+    // The client's McpError names the code once: "MCP error -32602: No tool …", not twice.
+    await assert.rejects(call(other, 'get_weather', {}), (error: Error) => {
+      assert.equal(error.message, "MCP error -32602: No tool 'get_weather': tools/list names them.");
+      return true;
+    });
     assert.equal(await used(), start + 3, 'a call of a tool that does not exist counts, as a request to an API path that names nothing does');
     await other.close();
     assert.equal(await used(), start + 3);
@@ -220,7 +226,8 @@ describe('the MCP endpoint, through the SDK client on a listening server', () =>
       const response = await post(headers);
       assert.equal(response.status, 401, JSON.stringify(headers));
       assert.match(response.headers.get('content-type') ?? '', /^application\/problem\+json/);
-      assert.equal(response.headers.get('www-authenticate'), 'Bearer realm="exrates"');
+      // Not a Bearer challenge, which MCP clients take as an OAuth server's and start a flow from.
+      assert.equal(response.headers.get('www-authenticate'), 'ApiKey realm="exrates", header="X-Api-Key"');
       const problem = (await response.json()) as { code: string; detail: string };
       assert.equal(problem.code, 'unauthorized');
       assert.match(problem.detail, /keys@example\.org/);

@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import { Decimal } from 'decimal.js';
 import fc from 'fast-check';
 import { FeedError } from '../../src/core/errors.js';
-import { columns, publishedRate, readCsv } from '../../src/providers/central-bank.js';
+import type { Clock, DayRange, RateDocument } from '../../src/core/ports.js';
+import { columns, publishedRate, readCsv, spannedSeries, untilToday, yearsOf } from '../../src/providers/central-bank.js';
 import { perUnit } from '../../src/providers/paced.js';
 
 const feedError = (pattern: RegExp) => (error: unknown) => {
@@ -80,5 +81,64 @@ describe('readCsv', () => {
     assert.deepEqual(columns(['X', 'A', 'B'], ['B', 'A'], 'Feed'), { B: 2, A: 1 });
     assert.throws(() => columns(['A'], ['B'], 'Feed'), feedError(/no B column/));
     assert.throws(() => columns(['A', 'A'], ['A'], 'Feed'), feedError(/names A twice/));
+  });
+});
+
+describe('the series of a bank that answers ranges', () => {
+  const clockAt = (iso: string): Clock => ({ now: () => new Date(iso) });
+  /** A bank that quotes X on every day of the span it is asked for, and one day either side (days a series must drop). */
+  function bank(): { asked: DayRange[]; fetchSpan: (span: DayRange) => Promise<RateDocument> } {
+    const asked: DayRange[] = [];
+    const fetchSpan = async (span: DayRange): Promise<RateDocument> => {
+      asked.push(span);
+      const days = [];
+      for (let t = Date.parse(span.from) - 86_400_000; t <= Date.parse(span.to) + 86_400_000; t += 86_400_000) {
+        const day = new Date(t).toISOString().slice(0, 10);
+        days.push({ day, asOf: `${day}T00:00:00Z`, rates: { XXX: '1' } });
+      }
+      return { provider: 'b', base: 'EUR', days };
+    };
+    return { asked, fetchSpan };
+  }
+
+  it('cuts a range into spans of at most spanDays days and keeps the days inside them', async () => {
+    const { asked, fetchSpan } = bank();
+    const series = spannedSeries({ id: 'b', base: 'EUR', spanDays: 10, paceMs: 0 }, fetchSpan);
+    const document = await series({ from: '2026-01-01', to: '2026-01-25' });
+    assert.deepEqual(asked, [
+      { from: '2026-01-01', to: '2026-01-10' },
+      { from: '2026-01-11', to: '2026-01-20' },
+      { from: '2026-01-21', to: '2026-01-25' },
+    ]);
+    assert.equal(document.days.length, 25);
+    assert.equal(document.days[0]!.day, '2026-01-01');
+    assert.equal(document.days.at(-1)!.day, '2026-01-25');
+  });
+
+  it('asks for no day after today when told to, and for nothing when the range lies ahead', async () => {
+    const { asked, fetchSpan } = bank();
+    const series = spannedSeries({ id: 'b', base: 'EUR', spans: yearsOf, upToToday: clockAt('2026-03-06T23:30:00Z'), paceMs: 0 }, fetchSpan);
+    const document = await series({ from: '2025-12-30', to: '2026-04-01' });
+    assert.deepEqual(asked, [
+      { from: '2025-12-30', to: '2025-12-31' },
+      { from: '2026-01-01', to: '2026-03-06' },
+    ]);
+    assert.equal(document.days.at(-1)!.day, '2026-03-06');
+    assert.deepEqual((await series({ from: '2026-03-07', to: '2026-03-09' })).days, []);
+    assert.equal(asked.length, 2);
+    await assert.rejects(series({ from: '2026-03-02', to: '2026-03-01' }), RangeError);
+  });
+
+  it('untilToday and yearsOf', () => {
+    const clock = clockAt('2026-03-06T12:00:00Z');
+    assert.deepEqual(untilToday({ from: '2026-03-01', to: '2026-03-10' }, clock), { from: '2026-03-01', to: '2026-03-06' });
+    assert.deepEqual(untilToday({ from: '2026-03-01', to: '2026-03-05' }, clock), { from: '2026-03-01', to: '2026-03-05' });
+    assert.equal(untilToday({ from: '2026-03-07', to: '2026-03-10' }, clock), undefined);
+    assert.deepEqual(yearsOf({ from: '2026-02-03', to: '2026-02-04' }), [{ from: '2026-02-03', to: '2026-02-04' }]);
+    assert.deepEqual(yearsOf({ from: '2024-06-01', to: '2026-01-01' }), [
+      { from: '2024-06-01', to: '2024-12-31' },
+      { from: '2025-01-01', to: '2025-12-31' },
+      { from: '2026-01-01', to: '2026-01-01' },
+    ]);
   });
 });

@@ -42,6 +42,8 @@ describe('CNB parser, on the recorded document', () => {
     assert.throws(() => parseCnbRates(one('"amount":100,"validFor":"2026-01-02","rate":0')), feedError(/not a positive number/));
     assert.throws(() => parseCnbRates(one('"amount":100,"validFor":"02.01.2026","rate":6.304')), feedError(/validFor/));
     assert.throws(() => parseCnbRates('[]'), feedError(/expected an object/));
+    const huf = '{"currencyCode":"HUF","amount":100,"validFor":"2026-01-02","rate":6.304}';
+    assert.throws(() => parseCnbRates(`{"rates":[${huf},${huf}]}`), feedError(/rate #1: HUF is quoted twice on 2026-01-02/));
   });
 });
 

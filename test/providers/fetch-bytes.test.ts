@@ -10,7 +10,7 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { zipSync } from 'fflate';
 import { FeedError } from '../../src/core/errors.js';
 import { parseEcbDocument } from '../../src/providers/ecb-format.js';
-import { fetchBytes } from '../../src/providers/fetch-bytes.js';
+import { FeedHttpError, fetchBytes } from '../../src/providers/fetch-bytes.js';
 import { ECB_DAILY_XML, serveOnLoopback, type LoopbackServer } from '../support/upstreams.js';
 
 const LIMIT = 256 * 1024;
@@ -45,6 +45,18 @@ describe('fetchBytes: a byte limit on what is read', () => {
           res.writeHead(200, { 'content-type': 'text/xml', 'content-length': String(ECB_DAILY_XML.length) });
           res.write(ECB_DAILY_XML.subarray(0, 100));
           return res.destroy();
+        case '/refused?key=s3cret':
+          return res.writeHead(403, { 'content-type': 'application/json' }).end('{"error":"key s3cret is suspended"}');
+        case '/refused-endless': {
+          // An error page without end: kept only up to the limit, like any body.
+          res.writeHead(503, { 'content-type': 'text/plain' });
+          const page = Buffer.alloc(64 * 1024, 0x2d);
+          const more = (): void => {
+            while (!res.destroyed && res.write(page));
+            if (!res.destroyed) res.once('drain', more);
+          };
+          return more();
+        }
         default:
           return res.writeHead(404).end();
       }
@@ -102,6 +114,38 @@ describe('fetchBytes: a byte limit on what is read', () => {
     while (endless.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     assert.equal(endless.length, 1, 'the endless answer was cut off by the client');
     assert.ok(endless[0]! < 64 * 1024 * 1024, `the server wrote ${endless[0]} bytes before the client closed`);
+  });
+
+  it('keeps an error page only when asked, bounded like any body', async () => {
+    const dropped = await get('/refused?key=s3cret').catch((error: unknown) => error);
+    assert.ok(dropped instanceof FeedHttpError, String(dropped));
+    assert.equal(dropped.status, 403);
+    assert.equal(dropped.body, undefined);
+    const kept = await fetchBytes(`${server.origin}/refused?key=s3cret`, { timeoutMs: 10_000, maxBytes: LIMIT, keepErrorBody: true }).catch((error: unknown) => error);
+    assert.ok(kept instanceof FeedHttpError, String(kept));
+    assert.equal(kept.status, 403);
+    assert.equal(kept.statusText, 'Forbidden');
+    assert.equal(new TextDecoder().decode(kept.body), '{"error":"key s3cret is suspended"}');
+    await assert.rejects(
+      fetchBytes(`${server.origin}/refused-endless`, { timeoutMs: 10_000, maxBytes: LIMIT, keepErrorBody: true }),
+      (error: unknown) => error instanceof FeedError && !(error instanceof FeedHttpError) && /\/refused-endless: the answer is longer than this feed's limit of 256 KiB/.test(error.message),
+    );
+  });
+
+  it('redacts every message and keeps no cause when asked to', async () => {
+    const redact = (text: string): string => text.replaceAll('s3cret', '[redacted]');
+    const refused = await fetchBytes(`${server.origin}/refused?key=s3cret`, { timeoutMs: 10_000, maxBytes: LIMIT, redact }).catch((error: unknown) => error);
+    assert.ok(refused instanceof FeedHttpError, String(refused));
+    assert.equal(refused.message, `${server.origin}/refused?key=[redacted]: HTTP 403 Forbidden`);
+    assert.equal(refused.url, `${server.origin}/refused?key=[redacted]`);
+    // A port nothing listens on: undici's error (the cause) would quote the URL as it was.
+    const closed = await serveOnLoopback((_req, res) => res.end());
+    await closed.close();
+    const unreachable = await fetchBytes(`${closed.origin}/x?key=s3cret`, { timeoutMs: 10_000, maxBytes: LIMIT, redact }).catch((error: unknown) => error);
+    assert.ok(unreachable instanceof FeedError, String(unreachable));
+    assert.doesNotMatch(unreachable.message, /s3cret/);
+    assert.match(unreachable.message, /x\?key=\[redacted\]: /);
+    assert.equal(unreachable.cause, undefined);
   });
 
   it('still refuses a body shorter than it declared', async () => {

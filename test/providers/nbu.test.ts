@@ -73,6 +73,8 @@ describe('NBU parser, on the recorded documents', () => {
     assert.throws(() => parseNbuRates('[{"exchangedate":"2026-03-01","cc":"THB","rate":1}]'), feedError(/not DD\.MM\.YYYY/));
     assert.throws(() => parseNbuRates('[{"exchangedate":"31.02.2026","cc":"THB","rate":1}]'), feedError(/not DD\.MM\.YYYY/));
     assert.throws(() => parseNbuRates('{"error":"x"}'), feedError(/expected an array/));
+    const thb = '{"exchangedate":"01.03.2026","cc":"THB","rate":13.9116,"units":10}';
+    assert.throws(() => parseNbuRates(`[${thb},${thb}]`), feedError(/rate #1: THB is quoted twice on 2026-03-01/));
     // A quotation per 3 units has no exact decimal per unit (1/3) and is refused rather than rounded.
     assert.throws(() => parseNbuRates(one('"rate":1,"units":3')), feedError(/no exact per-unit decimal/));
     assert.deepEqual(parseNbuRates(one('"rate":1.5,"units":3')).days[0]!.rates, { THB: '1/0.5' });

@@ -39,7 +39,7 @@ describe('parseOffThread', () => {
     assert.ok(csv.length >= OFF_THREAD_FROM);
     const zip = zipSync({ 'eurofxref-hist.csv': csv });
     for (const bytes of [csv, zip]) {
-      const { value, turns } = await turnsDuring(parseOffThread('ecb', [bytes, ECB_HISTORY_MAX_BYTES]));
+      const { value, turns } = await turnsDuring(parseOffThread('ecb', parseEcbDocument, [bytes, ECB_HISTORY_MAX_BYTES]));
       assert.deepEqual(value, parseEcbDocument(bytes, ECB_HISTORY_MAX_BYTES));
       assert.ok(turns > 0, 'the event loop turned while the document was parsed');
     }
@@ -53,14 +53,14 @@ describe('parseOffThread', () => {
     assert.ok(text.length >= OFF_THREAD_FROM, `${text.length} characters`);
     const inPlace = parseNbuRates(text);
     assert.equal(inPlace.days.length, 32);
-    const offThread = await turnsDuring(parseOffThread('nbu', [text]));
+    const offThread = await turnsDuring(parseOffThread('nbu', parseNbuRates, [text]));
     assert.deepEqual(offThread.value, inPlace);
     assert.ok(offThread.turns > 0, 'the event loop turned while the document was parsed');
   });
 
   it('parses a small document in place', async () => {
     const small = Buffer.from('Date,USD,\n2026-02-11,1.1870,\n');
-    const { value, turns } = await turnsDuring(parseOffThread('ecb', [small, 1024]));
+    const { value, turns } = await turnsDuring(parseOffThread('ecb', parseEcbDocument, [small, 1024]));
     assert.equal(value.days[0]!.rates['USD'], '1.1870');
     assert.equal(turns, 0, 'no turn of the event loop: parsed before the promise settled');
   });
@@ -75,15 +75,15 @@ describe('parseOffThread', () => {
       }
       return assert.fail('the bad document parsed');
     })();
-    await assert.rejects(parseOffThread('ecb', [bad, ECB_HISTORY_MAX_BYTES]), (error: unknown) => error instanceof FeedError && error.message === inPlace.message);
+    await assert.rejects(parseOffThread('ecb', parseEcbDocument, [bad, ECB_HISTORY_MAX_BYTES]), (error: unknown) => error instanceof FeedError && error.message === inPlace.message);
   });
 
   it('gives up the parse when the caller aborts', async () => {
     const controller = new AbortController();
-    const parsing = parseOffThread('ecb', [csv, ECB_HISTORY_MAX_BYTES], controller.signal);
+    const parsing = parseOffThread('ecb', parseEcbDocument, [csv, ECB_HISTORY_MAX_BYTES], controller.signal);
     controller.abort(new Error('stopping'));
     await assert.rejects(parsing, /stopping/);
     const aborted = AbortSignal.abort(new Error('stopped before'));
-    await assert.rejects(parseOffThread('ecb', [csv, ECB_HISTORY_MAX_BYTES], aborted), /stopped before/);
+    await assert.rejects(parseOffThread('ecb', parseEcbDocument, [csv, ECB_HISTORY_MAX_BYTES], aborted), /stopped before/);
   });
 });

@@ -350,7 +350,7 @@ describe('security', () => {
     );
   });
 
-  it('CORS: any origin may GET with X-Api-Key; no other method, no credentials', async () => {
+  it('CORS: any origin may GET with X-Api-Key or a Bearer key; no other method, no cookies, no credentials', async () => {
     const options = (method: string, requestHeaders: string) =>
       send(`${server.base}/api/v1/rate?from=EUR&to=USD`, {
         method: 'OPTIONS',
@@ -360,7 +360,8 @@ describe('security', () => {
     const get1 = await get(`${server.base}/api/v1/rate?from=EUR&to=USD`, { agent, headers: { Origin: 'https://any.example', 'X-Api-Key': key } });
     const pre = await options('GET', 'x-api-key');
     const post = await options('POST', 'x-api-key');
-    const auth = await options('GET', 'authorization, cookie');
+    const auth = await options('GET', 'authorization');
+    const cookie = await options('GET', 'cookie');
     const methods = String(pre.headers['access-control-allow-methods'] ?? '');
     const allowed = String(pre.headers['access-control-allow-headers'] ?? '');
     const problems: string[] = [];
@@ -368,11 +369,13 @@ describe('security', () => {
     if (!/x-ratelimit-remaining/i.test(String(get1.headers['access-control-expose-headers']))) problems.push('X-RateLimit-Remaining not exposed');
     if (pre.status !== 204 || pre.headers['access-control-allow-origin'] !== '*') problems.push(`preflight ${pre.status}`);
     if (!/^GET, HEAD$/.test(methods)) problems.push(`allow-methods "${methods}"`);
-    if (!/(^|, *)X-Api-Key(,|$)/i.test(allowed) || /authorization|cookie/i.test(allowed)) problems.push(`allow-headers "${allowed}"`);
+    if (!/(^|, *)X-Api-Key(,|$)/i.test(allowed) || /cookie/i.test(allowed)) problems.push(`allow-headers "${allowed}"`);
     if (/POST/.test(String(post.headers['access-control-allow-methods']))) problems.push('POST allowed');
-    if (/authorization|cookie/i.test(String(auth.headers['access-control-allow-headers']))) problems.push('Authorization or Cookie allowed');
-    for (const reply of [get1, pre, post, auth]) if (reply.headers['access-control-allow-credentials'] !== undefined) problems.push('credentials allowed');
-    check('CORS', problems.length === 0, `GET from any origin: allow-origin ${String(get1.headers['access-control-allow-origin'])}; preflight ${pre.status}, allow-methods "${methods}", allow-headers "${allowed}", no Allow-Credentials; ${problems.join('; ') || 'POST, Authorization and Cookie not allowed'}`);
+    // Authorization carries a Bearer key (never a cookie or other ambient credential): allowed.
+    if (!/(^|, *)Authorization(,|$)/i.test(String(auth.headers['access-control-allow-headers']))) problems.push('Authorization not allowed');
+    if (/cookie/i.test(String(cookie.headers['access-control-allow-headers']))) problems.push('Cookie allowed');
+    for (const reply of [get1, pre, post, auth, cookie]) if (reply.headers['access-control-allow-credentials'] !== undefined) problems.push('credentials allowed');
+    check('CORS', problems.length === 0, `GET from any origin: allow-origin ${String(get1.headers['access-control-allow-origin'])}; preflight ${pre.status}, allow-methods "${methods}", allow-headers "${allowed}", no Allow-Credentials; ${problems.join('; ') || 'Authorization (a Bearer key) allowed; POST and Cookie not'}`);
   });
 
   it('keys never reach the log, wherever a client puts them', async () => {

@@ -46,7 +46,7 @@ const CACHE_HEADERS = {
     type: 'string',
     description: 'private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable.',
   },
-  Vary: { type: 'string', description: 'X-Api-Key (history: Accept-Encoding, X-Api-Key).' },
+  Vary: { type: 'string', description: 'X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given).' },
 };
 
 /** A 200 with a named JSON shape and the headers every cacheable answer carries. */
@@ -380,10 +380,10 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
         503: KEYED_ERRORS[503],
       },
     },
-    // Never stored by a shared cache: it is one key's, and changes with every request.
+    // Never stored: it is one key's, and changes with every request. Its Vary is the key step's.
     handler: async (request, reply) => {
       const { tier, usage } = await services.keyStep.usage(request, reply);
-      reply.header('cache-control', 'no-store').header('vary', 'X-Api-Key').header('content-type', JSON_TYPE);
+      reply.header('cache-control', 'no-store').header('content-type', JSON_TYPE);
       reply.send(renderUsage(tier, usage));
     },
   });

@@ -10,6 +10,7 @@ import { parseDate, quoteFor, type Conversion, type RateQuote } from '../../core
 import type { ListedCurrency } from '../../core/served-currencies.js';
 import { AJV_OPTIONS, validationProblem, type Caller } from '../keyed.js';
 import { sent } from '../kept-body.js';
+import { addVary, CORS } from '../headers.js';
 import { logProblem, problemFromDomainError, problemOf, sendProblem, toProblem, type Problem } from '../problem.js';
 import { renderProviderList } from '../responses.js';
 import { ConvertQuery, HistoryQuery, NoQuery, RateQuery, RatesQuery } from '../schemas.js';
@@ -28,7 +29,7 @@ import type { ApiServices } from './api.js';
  * the same decimal strings, asOf and stale, and every error is the API's problem, as a tool error.
  */
 
-const MCP_PATH = '/mcp';
+export const MCP_PATH = '/mcp';
 /** A tools/call names at most 200 currencies; the app's 1 KiB body bound is for bodiless GETs. */
 export const MCP_BODY_LIMIT = 64 * 1024;
 /**
@@ -41,6 +42,28 @@ const MCP_BATCH_LIMIT = 10;
 const SERVER_INFO = { name: 'exrates', version: '1.0.0' };
 const INSTRUCTIONS =
   'Mid-market exchange rates (no bank or transfer margin, no forecasts), exact conversion and up to 5 years of daily history for ISO 4217 currencies. Amounts, rates and results are decimal strings: quote them as given, do not recompute them. asOf is when the provider says the rate applies; stale true means the latest refresh failed and the last stored rate is served.';
+
+/**
+ * Which web pages may call /mcp: `*` (any origin), or the origins listed (EXRATES_MCP_ORIGINS).
+ * The transport asks a server to validate Origin against DNS rebinding (a page whose name is
+ * re-pointed at a server on the visitor's machine or network calls it as its own origin): a
+ * request whose Origin is not allowed is a 403; one without Origin (no browser) is not judged.
+ */
+export type McpOrigins = '*' | readonly string[];
+
+/**
+ * The CORS policy of /mcp, for @fastify/cors's preflight answers: POST with the headers MCP
+ * clients send, exposing the session and protocol-version headers beside the API's.
+ */
+export function mcpCorsPolicy(origins: McpOrigins) {
+  return {
+    origin: origins === '*' ? '*' : [...origins],
+    methods: ['POST'],
+    allowedHeaders: ['Content-Type', 'Accept', 'Authorization', 'X-Api-Key', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'],
+    exposedHeaders: [...CORS.exposedHeaders, 'Mcp-Session-Id', 'Mcp-Protocol-Version'],
+    maxAge: CORS.maxAge,
+  };
+}
 
 /**
  * The SDK's modules, loaded by the first MCP request: loaded at start they would add much to every
@@ -57,7 +80,6 @@ async function loadSdk() {
     Transport: transport.WebStandardStreamableHTTPServerTransport,
     CallToolRequestSchema: types.CallToolRequestSchema,
     ListToolsRequestSchema: types.ListToolsRequestSchema,
-    McpError: types.McpError,
     InvalidParams: types.ErrorCode.InvalidParams,
   };
 }
@@ -68,6 +90,7 @@ type Validator = ReturnType<ReturnType<ReturnType<typeof AjvCompiler>>>;
 export interface McpOptions {
   services: ApiServices;
   contactEmail: string;
+  origins: McpOrigins;
 }
 
 /** A tool: its arguments' schema (the API's own query schema, whose names it keeps), and the answer it computes. */
@@ -280,8 +303,10 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
       const tool = tools.find((candidate) => candidate.name === name);
       if (tool === undefined) return undefined;
       if (typeof args.amount === 'number') {
-        // Models and the MCP Inspector send an amount as a JSON number: taken when no digit can have been lost.
-        const amount = decimalOfNumber(args.amount);
+        // Models and the MCP Inspector send an amount as a JSON number: taken when no digit can have
+        // been lost. A negative one, or one of more than 18 integer digits, is refused whatever was
+        // written: the validator's problem, worded as the API's.
+        const amount = args.amount < 0 || args.amount >= 1e18 ? String(args.amount) : decimalOfNumber(args.amount);
         if (amount === undefined) {
           return toolError(problemOf('invalid_amount', `amount ${String(args.amount)} as a JSON number may not be the number written; send it as a decimal string, such as "99.95".`, 'amount'));
         }
@@ -307,11 +332,39 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
     server.setRequestHandler(loaded.CallToolRequestSchema, async (message) => {
       const { name, arguments: args = {} } = message.params;
       const result = await call(name, args, caller, request, reply, counted);
-      if (result === undefined) throw new loaded.McpError(loaded.InvalidParams, `No tool '${name.slice(0, 40)}': tools/list names them.`);
+      // Not an McpError, whose message already starts "MCP error -32602:", which a client's own
+      // McpError would prefix again: the code and the plain message go to the JSON-RPC error.
+      if (result === undefined) throw Object.assign(new Error(`No tool '${name.slice(0, 40)}': tools/list names them.`), { code: loaded.InvalidParams });
       return result;
     });
     return server;
   }
+
+  const { origins } = options;
+  const exposed = mcpCorsPolicy(origins).exposedHeaders.join(', ');
+  /**
+   * The Origin check and the CORS headers of an actual answer, before the key check: a page of an
+   * origin not allowed gets the 403 the transport prescribes (its body a JSON-RPC error without
+   * id), with no CORS grant, and counts nothing.
+   */
+  const fromAllowedOrigin = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    reply.header('access-control-expose-headers', exposed);
+    if (origins === '*') return done();
+    addVary(reply, 'Origin');
+    const origin = request.headers.origin;
+    if (origin === undefined) {
+      reply.removeHeader('access-control-allow-origin');
+      return done();
+    }
+    if (origins.includes(origin)) {
+      reply.header('access-control-allow-origin', origin);
+      return done();
+    }
+    reply.removeHeader('access-control-allow-origin');
+    // The allowed origins are not named: they are the operator's to tell.
+    const message = `Forbidden: pages of ${origin.slice(0, 100)} may not call this MCP endpoint (EXRATES_MCP_ORIGINS lists those that may).`;
+    return void reply.code(403).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message } }));
+  };
 
   /** The key check, before the body is read: without a valid key, the API's 401 and nothing else. */
   const keyed = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -321,7 +374,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
     return undefined;
   };
 
-  app.post(MCP_PATH, { bodyLimit: MCP_BODY_LIMIT, onRequest: keyed, schema: { hide: true } }, async (request, reply) => {
+  app.post(MCP_PATH, { bodyLimit: MCP_BODY_LIMIT, onRequest: [fromAllowedOrigin, keyed], schema: { hide: true } }, async (request, reply) => {
     const caller = request.caller!;
     let messages: unknown = request.body;
     let refused: { ids: unknown[]; problem: Problem } | undefined;
@@ -365,7 +418,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
   app.route({
     method: ['GET', 'DELETE'],
     url: MCP_PATH,
-    onRequest: keyed,
+    onRequest: [fromAllowedOrigin, keyed],
     schema: { hide: true },
     handler: (request, reply) => {
       reply.header('allow', 'POST');
