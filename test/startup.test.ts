@@ -217,7 +217,8 @@ describe('no network', () => {
 
   test('the log says in one short line what failed and, last, what to do; each retry in one line that repeats it; /readyz too', async () => {
     const port = await freePort();
-    const server = startCommand(['serve'], { env: env({ PORT: String(port) }), cwd: dir.path });
+    // The parities are computed here, so they load offline; beside the others they do not make it ready.
+    const server = startCommand(['serve'], { env: env({ PORT: String(port), EXRATES_PROVIDERS: 'ecb,frankfurter,peg' }), cwd: dir.path });
     const fix = noRatesAdvice(loadConfig(env()));
     try {
       await waitFor(() => records(server.output()).some((r) => String(r.msg).startsWith('no rates loaded')), 20_000, 'the no-rates line', 100);

@@ -5,6 +5,7 @@ import { describeFinding, providerCrossCheck } from '../../core/cross-check.js';
 import { outdatedRates } from '../../core/freshness.js';
 import { utcDay } from '../../core/time.js';
 import type { Deps } from '../../deps.js';
+import { providerEntry } from '../../providers/registry.js';
 import { notFound, sendProblem } from '../problem.js';
 import { ref } from '../schemas.js';
 
@@ -80,9 +81,12 @@ export function registerOpsRoutes(app: FastifyInstance, deps: Deps): void {
       const today = utcDay(deps.clock.now());
       let loaded = false;
       const checked = await deps.book.crossCheck();
+      // The legal parities are computed, not fetched: beside fetched providers they alone do not make the instance ready (as the start-up line says).
+      const computed = (id: string) => providerEntry(id)?.metadata.kind === 'peg';
+      const fetches = deps.providers.some((provider) => !computed(provider.id));
       for (const provider of deps.providers) {
         const [latestDay, state] = await Promise.all([deps.rates.latestDay(provider.id), deps.rates.providerState(provider.id)]);
-        if (latestDay !== null) loaded = true;
+        if (latestDay !== null && !(fetches && computed(provider.id))) loaded = true;
         const outdated = outdatedRates(provider.id, latestDay, today, deps.config.oldRatesDays);
         if (outdated) warnings.push(outdated.message);
         providers.push({
