@@ -36,6 +36,24 @@ test('request logs never contain an API key, from the header or the query', asyn
   }
 });
 
+test('a key in a header a line carries is redacted, X-Api-Key or Authorization alike', () => {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  const log = createLogger('info', sink);
+  const secret = 'exr_0123456789abcdefghijklmnopqrstuv';
+  // (A request itself is logged as its id, method, redacted URL and address: never its headers.)
+  log.info({ headers: { 'x-api-key': secret, authorization: `Bearer ${secret}`, accept: 'text/csv' } }, 'headers');
+  const text = lines.join('');
+  assert.equal(lines.length, 1);
+  assert.ok(!text.includes(secret.slice(4)), text);
+  assert.deepEqual(JSON.parse(text).headers, { 'x-api-key': '[REDACTED]', authorization: '[REDACTED]', accept: 'text/csv' });
+});
+
 test('the start logs one listening line, with an address a person can open', async () => {
   const records: Array<{ msg?: string; url?: string }> = [];
   const sink = new Writable({
