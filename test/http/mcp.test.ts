@@ -248,7 +248,7 @@ describe('the MCP endpoint, through the SDK client on a listening server', () =>
     assert.equal(await used(), start + 1);
     await bearer.close();
 
-    for (const method of ['GET', 'DELETE']) {
+    for (const method of ['GET', 'DELETE', 'PUT', 'PATCH']) {
       assert.equal((await fetch(`${base}/mcp`, { method })).status, 401);
       const response = await fetch(`${base}/mcp`, { method, headers: { 'X-Api-Key': key } });
       assert.equal(response.status, 405);

@@ -414,9 +414,10 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
     }
   });
 
-  // Stateless: no stream to open with GET, no session to end with DELETE (the transport's 405).
+  // Stateless: no stream to open with GET, no session to end with DELETE (the transport's 405);
+  // nothing to put or patch either.
   app.route({
-    method: ['GET', 'DELETE'],
+    method: ['GET', 'DELETE', 'PUT', 'PATCH'],
     url: MCP_PATH,
     onRequest: [fromAllowedOrigin, keyed],
     schema: { hide: true },
