@@ -17,6 +17,11 @@ export interface FetchBytesOptions {
   /** The Accept header, for upstreams that choose the format by it. */
   accept?: string;
   /**
+   * A query sent as a POST body, for upstreams whose documented query is one (Statbank's JSON,
+   * a SOAP envelope): its text and its Content-Type.
+   */
+  post?: { body: string; contentType: string };
+  /**
    * Read the body of a non-2xx answer too (under the same limit) and keep it as the
    * FeedHttpError's `body`: for upstreams that say only there why they refused a request.
    */
@@ -82,7 +87,10 @@ export async function fetchBytes(url: string, options: FetchBytesOptions): Promi
 
   let response: Response;
   try {
-    response = await fetch(url, { signal, ...(options.accept ? { headers: { accept: options.accept } } : {}) });
+    const headers: Record<string, string> = {};
+    if (options.accept) headers['accept'] = options.accept;
+    if (options.post) headers['content-type'] = options.post.contentType;
+    response = await fetch(url, { signal, headers, ...(options.post ? { method: 'POST', body: options.post.body } : {}) });
   } catch (error) {
     return fail(error);
   }

@@ -9,12 +9,14 @@ import { parseBocObservations } from './boc.js';
 import { parseBoeCsv } from './boe.js';
 import { parseBoiCsv } from './boi.js';
 import { parseCnbRates } from './cnb.js';
+import { parseDnbCsv } from './dnb.js';
 import { parseEcbDocument } from './ecb-format.js';
 import { parseFrankfurterRates } from './frankfurter.js';
 import { parseNbpTables } from './nbp.js';
 import { parseNbuRates } from './nbu.js';
 import { parseNorgesBankCsv } from './norgesbank.js';
 import type { ParseAnswer, ParserName } from './off-thread.js';
+import { parseRbaCsv } from './rba.js';
 import { parseRiksbankObservations } from './riksbank.js';
 
 /** Each parser by the name an adapter gives parseOffThread with it. */
@@ -24,10 +26,12 @@ const PARSERS = {
   boe: parseBoeCsv,
   boi: parseBoiCsv,
   cnb: parseCnbRates,
+  dnb: parseDnbCsv,
   frankfurter: parseFrankfurterRates,
   nbp: parseNbpTables,
   nbu: parseNbuRates,
   norgesbank: parseNorgesBankCsv,
+  rba: parseRbaCsv,
   riksbank: parseRiksbankObservations,
 } satisfies Record<ParserName, (...args: never[]) => RateDocument>;
 

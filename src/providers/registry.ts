@@ -9,6 +9,7 @@ import { BOC_METADATA, createBocProvider } from './boc.js';
 import { BOE_METADATA, createBoeProvider } from './boe.js';
 import { BOI_METADATA, createBoiProvider } from './boi.js';
 import { createCnbProvider } from './cnb.js';
+import { createDnbProvider, DNB_METADATA } from './dnb.js';
 import { createEcbProvider } from './ecb.js';
 import { createFileProvider } from './file.js';
 import { createFrankfurterProvider } from './frankfurter.js';
@@ -17,6 +18,7 @@ import { createNbuProvider } from './nbu.js';
 import { createNorgesBankProvider, NORGES_BANK_METADATA } from './norgesbank.js';
 import { createOpenExchangeRatesProvider } from './openexchangerates.js';
 import { createPegProvider, PARITIES, PEG_ANCHORS, PEG_FAMILY, pegProviderId } from './peg.js';
+import { createRbaProvider, RBA_METADATA } from './rba.js';
 import { createRiksbankProvider, RIKSBANK_METADATA } from './riksbank.js';
 import type { ProviderEntry } from './types.js';
 
@@ -149,6 +151,24 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     byDefault: true,
     loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createBoiProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'rba',
+    metadata: RBA_METADATA,
+    defaultUrl: 'https://www.rba.gov.au',
+    urlVariable: urlVariableOf('rba'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createRbaProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'dnb',
+    metadata: DNB_METADATA,
+    defaultUrl: 'https://api.statbank.dk',
+    urlVariable: urlVariableOf('dnb'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createDnbProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'bancaditalia',

@@ -2,8 +2,9 @@
  * A local stand-in for a central bank on loopback, and the bank's recorded answers
  * (`../shared/data/central-banks/`, each with the exact request that produced it).
  *
- * The server answers what `answer` returns for a request's URL (path and query as sent), 404
- * otherwise, and keeps every request line so a test can check what the provider asked for.
+ * The server answers what `answer` returns for a request's URL (path and query as sent) and, for
+ * a POST query, its method, body and Content-Type; 404 otherwise. It keeps every request line and
+ * body so a test can check what the provider asked for.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,11 +19,13 @@ export interface Recording {
   /** The request's path and query, exactly as recorded. */
   pathAndQuery: string;
   contentType: string;
+  /** The body of a POST query, exactly as recorded; undefined for a GET. */
+  requestBody: string | undefined;
 }
 
 interface RecordingsEntry {
   bank: string;
-  recordings: Array<{ file: string; url: string; contentType: string; status: number }>;
+  recordings: Array<{ file: string; url: string; contentType: string; status: number; requestBody?: string }>;
 }
 
 /** The recordings of one bank folder (`boc`, `nb`, ...), in the order recordings.json lists them. */
@@ -32,7 +35,7 @@ export function recordingsOf(folder: string): Recording[] {
   if (!entry) throw new Error(`no recordings for ${folder}`);
   return entry.recordings.map((r) => {
     const url = new URL(r.url);
-    return { body: readFileSync(join(CENTRAL_BANKS, r.file)), pathAndQuery: `${url.pathname}${url.search}`, contentType: r.contentType };
+    return { body: readFileSync(join(CENTRAL_BANKS, r.file)), pathAndQuery: `${url.pathname}${url.search}`, contentType: r.contentType, requestBody: r.requestBody };
   });
 }
 
@@ -47,15 +50,22 @@ export interface BankServer {
   origin: string;
   /** Path and query of every request, in arrival order. */
   requests: string[];
+  /** The body of every request (empty for a GET), in the same order. */
+  bodies: string[];
   close(): Promise<void>;
 }
 
-export async function startBankServer(answer: (url: URL) => Reply | undefined): Promise<BankServer> {
+export async function startBankServer(answer: (url: URL, request: { method: string; body: string; contentType: string }) => Reply | undefined): Promise<BankServer> {
   const requests: string[] = [];
-  const server = await serveOnLoopback((req, res) => {
+  const bodies: string[] = [];
+  const server = await serveOnLoopback(async (req, res) => {
     const pathAndQuery = req.url ?? '';
     requests.push(pathAndQuery);
-    const reply = answer(new URL(pathAndQuery, 'http://bank.invalid'));
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const received = Buffer.concat(chunks).toString('utf8');
+    bodies.push(received);
+    const reply = answer(new URL(pathAndQuery, 'http://bank.invalid'), { method: req.method ?? '', body: received, contentType: req.headers['content-type'] ?? '' });
     if (!reply) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
@@ -63,5 +73,5 @@ export async function startBankServer(answer: (url: URL) => Reply | undefined): 
     const body = typeof reply.body === 'string' ? Buffer.from(reply.body, 'utf8') : reply.body;
     res.writeHead(reply.status ?? 200, { 'content-type': reply.contentType, 'content-length': String(body.length) }).end(body);
   });
-  return { origin: server.origin, requests, close: server.close };
+  return { origin: server.origin, requests, bodies, close: server.close };
 }
