@@ -5,6 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { FeedError } from '../core/errors.js';
 import type { RateDocument } from '../core/ports.js';
+import { parseBnrXml } from './bnr.js';
 import { parseBocObservations } from './boc.js';
 import { parseBoeCsv } from './boe.js';
 import { parseBoiCsv } from './boi.js';
@@ -22,6 +23,7 @@ import { parseRiksbankObservations } from './riksbank.js';
 /** Each parser by the name an adapter gives parseOffThread with it. */
 const PARSERS = {
   ecb: parseEcbDocument,
+  bnr: parseBnrXml,
   boc: parseBocObservations,
   boe: parseBoeCsv,
   boi: parseBoiCsv,

@@ -5,6 +5,7 @@
  * wiring (src/deps.ts) read this list; nothing else names the providers one by one.
  */
 import { createBancaDItaliaProvider } from './bancaditalia.js';
+import { BNR_METADATA, createBnrProvider } from './bnr.js';
 import { BOC_METADATA, createBocProvider } from './boc.js';
 import { BOE_METADATA, createBoeProvider } from './boe.js';
 import { BOI_METADATA, createBoiProvider } from './boi.js';
@@ -169,6 +170,15 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     byDefault: true,
     loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createDnbProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'bnr',
+    metadata: BNR_METADATA,
+    defaultUrl: 'https://curs.bnr.ro',
+    urlVariable: urlVariableOf('bnr'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createBnrProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'bancaditalia',
