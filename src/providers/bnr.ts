@@ -46,7 +46,7 @@ const yearPath = (year: string) => `/files/xml/years/nbrfxrates${year}.xml`;
 const GOLD_GRAM = 'XAU';
 
 export interface BnrProviderOptions {
-  /** The rates' origin, e.g. `https://curs.bnr.ro`; the file paths are appended. */
+  /** The rates' origin, e.g. `https://www.bnr.ro`; the file paths are appended. */
   baseUrl: string;
   timeoutMs: number;
   clock: Clock;

@@ -17,10 +17,10 @@ export interface FetchBytesOptions {
   /** The Accept header, for upstreams that choose the format by it. */
   accept?: string;
   /**
-   * A query sent as a POST body, for upstreams whose documented query is one (Statbank's JSON,
-   * a SOAP envelope): its text and its Content-Type.
+   * A query sent as a POST body, for upstreams whose documented query is one (StatBank's JSON,
+   * a SOAP envelope): its text and the headers that describe it (Content-Type, SOAPAction).
    */
-  post?: { body: string; contentType: string };
+  post?: { body: string; headers: Record<string, string> };
   /**
    * Read the body of a non-2xx answer too (under the same limit) and keep it as the
    * FeedHttpError's `body`: for upstreams that say only there why they refused a request.
@@ -87,9 +87,8 @@ export async function fetchBytes(url: string, options: FetchBytesOptions): Promi
 
   let response: Response;
   try {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...options.post?.headers };
     if (options.accept) headers['accept'] = options.accept;
-    if (options.post) headers['content-type'] = options.post.contentType;
     response = await fetch(url, { signal, headers, ...(options.post ? { method: 'POST', body: options.post.body } : {}) });
   } catch (error) {
     return fail(error);

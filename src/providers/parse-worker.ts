@@ -13,6 +13,7 @@ import { parseCnbRates } from './cnb.js';
 import { parseDnbCsv } from './dnb.js';
 import { parseEcbDocument } from './ecb-format.js';
 import { parseFrankfurterRates } from './frankfurter.js';
+import { parseMnbResponse } from './mnb.js';
 import { parseNbpTables } from './nbp.js';
 import { parseNbuRates } from './nbu.js';
 import { parseNorgesBankCsv } from './norgesbank.js';
@@ -30,6 +31,7 @@ const PARSERS = {
   cnb: parseCnbRates,
   dnb: parseDnbCsv,
   frankfurter: parseFrankfurterRates,
+  mnb: parseMnbResponse,
   nbp: parseNbpTables,
   nbu: parseNbuRates,
   norgesbank: parseNorgesBankCsv,

@@ -14,6 +14,7 @@ import { createDnbProvider, DNB_METADATA } from './dnb.js';
 import { createEcbProvider } from './ecb.js';
 import { createFileProvider } from './file.js';
 import { createFrankfurterProvider } from './frankfurter.js';
+import { createMnbProvider, MNB_METADATA } from './mnb.js';
 import { createNbpProvider } from './nbp.js';
 import { createNbuProvider } from './nbu.js';
 import { createNorgesBankProvider, NORGES_BANK_METADATA } from './norgesbank.js';
@@ -174,11 +175,20 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
   {
     id: 'bnr',
     metadata: BNR_METADATA,
-    defaultUrl: 'https://curs.bnr.ro',
+    defaultUrl: 'https://www.bnr.ro',
     urlVariable: urlVariableOf('bnr'),
     byDefault: true,
     loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createBnrProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'mnb',
+    metadata: MNB_METADATA,
+    defaultUrl: 'https://www.mnb.hu',
+    urlVariable: urlVariableOf('mnb'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createMnbProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'bancaditalia',
