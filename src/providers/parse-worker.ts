@@ -14,6 +14,7 @@ import { parseDnbCsv } from './dnb.js';
 import { parseEcbDocument } from './ecb-format.js';
 import { parseFrankfurterRates } from './frankfurter.js';
 import { parseMnbResponse } from './mnb.js';
+import { parseNbgRates } from './nbg.js';
 import { parseNbpTables } from './nbp.js';
 import { parseNbuRates } from './nbu.js';
 import { parseNorgesBankCsv } from './norgesbank.js';
@@ -32,6 +33,7 @@ const PARSERS = {
   dnb: parseDnbCsv,
   frankfurter: parseFrankfurterRates,
   mnb: parseMnbResponse,
+  nbg: parseNbgRates,
   nbp: parseNbpTables,
   nbu: parseNbuRates,
   norgesbank: parseNorgesBankCsv,

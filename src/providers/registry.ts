@@ -15,6 +15,7 @@ import { createEcbProvider } from './ecb.js';
 import { createFileProvider } from './file.js';
 import { createFrankfurterProvider } from './frankfurter.js';
 import { createMnbProvider, MNB_METADATA } from './mnb.js';
+import { createNbgProvider, NBG_METADATA } from './nbg.js';
 import { createNbpProvider } from './nbp.js';
 import { createNbuProvider } from './nbu.js';
 import { createNorgesBankProvider, NORGES_BANK_METADATA } from './norgesbank.js';
@@ -189,6 +190,15 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     byDefault: true,
     loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createMnbProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'nbg',
+    metadata: NBG_METADATA,
+    defaultUrl: 'https://nbg.gov.ge',
+    urlVariable: urlVariableOf('nbg'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createNbgProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'bancaditalia',

@@ -1,0 +1,134 @@
+/**
+ * The National Bank of Georgia's official exchange rates: the lari against about 40 currencies,
+ * set each Georgian working day at about 17:00 Tbilisi time and valid from the next day until the
+ * next rate (a rate set on Friday holds Saturday to Monday), from the bank's JSON API: one
+ * request per day (`/gw/api/ct/monetarypolicy/currencies/?date=YYYY-MM-DD`), answered with the
+ * rate valid on that day.
+ * Rates: https://nbg.gov.ge/en/monetary-policy/currency; the bank's site states no terms of reuse
+ * for them (official rates published for public use).
+ *
+ * `[{"date":"2026-02-28T00:00:00.000Z","currencies":[{"code":"AMD","quantity":1000,"rate":7.0960,
+ * "date":"2026-02-27T17:01:00.093Z","validFromDate":"2026-02-28T00:00:00.000Z",…}]}]`: lari per
+ * `quantity` units, stored per one unit as `1/` and that exact number, under the day the rate is
+ * valid from. So, like the NBU's, a day's rates are known the evening before.
+ */
+import { FeedError } from '../core/errors.js';
+import type { Clock, DayRange, Provider, RateDocument } from '../core/ports.js';
+import { addDays, isDay, utcDay, type Day } from '../core/time.js';
+import { CURRENCY_CODE, RatesByDay, spannedSeries } from './central-bank.js';
+import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
+import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
+import { parseOffThread } from './off-thread.js';
+import { perUnit } from './paced.js';
+import type { ProviderLog, ProviderMetadata } from './types.js';
+
+/** The most bytes one answer may hold (sent and inflated; fetchBytes). A day of every currency is 10 KB of JSON: the limit leaves a wide margin (docs/operations.md lists every feed's). */
+const MAX_BYTES = 1024 * 1024;
+
+const FEED = 'NBG feed';
+const BASE = 'GEL';
+
+const PROVIDER = 'nbg';
+
+export const NBG_METADATA: ProviderMetadata = {
+  name: 'National Bank of Georgia',
+  label: 'NBG',
+  kind: 'central bank',
+  base: BASE,
+  quotes: 'the official lari rates of about 40 currencies',
+  termsUrl: 'https://nbg.gov.ge/en/monetary-policy/currency',
+  schedule: 'Georgian working days at about 17:00 Tbilisi time (13:00 UTC), valid from the next day until the next rate',
+};
+
+const DATA_PATH = '/gw/api/ct/monetarypolicy/currencies/';
+/** `2026-02-28T00:00:00.000Z`: the day the API means, at midnight UTC. */
+const API_DAY = /^(\d{4}-\d{2}-\d{2})T00:00:00(?:\.000)?Z$/;
+const SUNDAY = 0;
+
+export interface NbgProviderOptions {
+  /** The bank's origin, e.g. `https://nbg.gov.ge`; the API path and query are appended. */
+  baseUrl: string;
+  timeoutMs: number;
+  clock: Clock;
+  log?: ProviderLog | undefined;
+  /** Pause between the requests of a long history load (paced.ts). */
+  paceMs?: number;
+}
+
+function apiDay(value: unknown, where: string): Day {
+  const day = typeof value === 'string' ? API_DAY.exec(value)?.[1] : undefined;
+  if (day === undefined || !isDay(day)) throw new FeedError(`${FEED}: ${where} is ${describeJsonValue(value)}, not a day at midnight UTC`);
+  return day;
+}
+
+/**
+ * Parses the API's answer for a day: a list of days (one, or none before the series begins),
+ * each with its currencies. Strict: a currency valid from another day than its entry, a bad code,
+ * quantity or rate rejects the whole document.
+ */
+export function parseNbgRates(text: string): RateDocument {
+  const body = parseJsonKeepingNumbers(text, FEED);
+  if (!Array.isArray(body)) throw new FeedError(`${FEED}: expected a list of days, got ${describeJsonValue(body)}`);
+  const collected = new RatesByDay(FEED);
+  body.forEach((entry: unknown, index) => {
+    if (!isJsonObject(entry)) throw new FeedError(`${FEED}: day #${index} is ${describeJsonValue(entry)}, not an object`);
+    const day = apiDay(entry['date'], `day #${index}: date`);
+    const currencies = entry['currencies'];
+    if (!Array.isArray(currencies)) throw new FeedError(`${FEED}: ${day}: currencies is ${describeJsonValue(currencies)}, not a list`);
+    currencies.forEach((item: unknown, c) => {
+      if (!isJsonObject(item)) throw new FeedError(`${FEED}: ${day}: currency #${c} is ${describeJsonValue(item)}, not an object`);
+      const code = item['code'];
+      if (typeof code !== 'string' || !CURRENCY_CODE.test(code) || code === BASE) throw new FeedError(`${FEED}: ${day}: currency #${c}: code is ${describeJsonValue(code)}`);
+      const where = `${code} on ${day}`;
+      if (apiDay(item['validFromDate'], `${where}: validFromDate`) !== day) throw new FeedError(`${FEED}: ${where} is valid from ${String(item['validFromDate'])}, not from the day it is listed under`);
+      const rate = positiveDecimal(item['rate']);
+      if (rate === null) throw new FeedError(`${FEED}: ${where}: rate is ${describeJsonValue(item['rate'])}, not a positive number`);
+      const quantity = item['quantity'];
+      if (!(quantity instanceof JsonNumber)) throw new FeedError(`${FEED}: ${where}: quantity is ${describeJsonValue(quantity)}`);
+      // Lari per `quantity` units, made lari per unit exactly and stored as its reciprocal.
+      collected.add(day, code, `1/${perUnit(rate, quantity.text, FEED, where)}`, where);
+    });
+  });
+  return { provider: PROVIDER, base: BASE, days: collected.days((day) => `${day}T00:00:00Z`) };
+}
+
+/**
+ * The days of a range that can begin a rate, one request each: every day but Sunday, since the
+ * bank sets no rate on Saturday (Friday's holds Saturday to Monday, and a request for a Monday
+ * answers it too).
+ */
+export function nbgRequestDays(range: DayRange): DayRange[] {
+  const days: DayRange[] = [];
+  for (let day = range.from; day <= range.to; day = addDays(day, 1)) {
+    if (new Date(`${day}T00:00:00Z`).getUTCDay() !== SUNDAY) days.push({ from: day, to: day });
+  }
+  return days;
+}
+
+export function createNbgProvider(options: NbgProviderOptions): Provider {
+  const origin = options.baseUrl.replace(/\/+$/, '');
+  const get = async (day: Day, signal: AbortSignal | undefined): Promise<RateDocument> => {
+    const bytes = await fetchBytes(`${origin}${DATA_PATH}?date=${day}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal });
+    return parseOffThread('nbg', parseNbgRates, [decodeUtf8(bytes, FEED)], signal);
+  };
+
+  return {
+    id: PROVIDER,
+    base: BASE,
+
+    // The rate valid today (UTC): set on the last working day before it.
+    async latest(fetchOptions) {
+      const today = utcDay(options.clock.now());
+      const document = await get(today, fetchOptions?.signal);
+      const newest = document.days.filter((d) => d.day <= today).at(-1);
+      if (newest === undefined) throw new FeedError(`${FEED}: no rate valid on ${today}`);
+      return { ...document, days: [newest] };
+    },
+
+    // A request per day that may begin a rate; each keeps only a rate that begins on its day.
+    series: spannedSeries(
+      { id: PROVIDER, base: BASE, spans: nbgRequestDays, upToToday: options.clock, log: options.log, ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }) },
+      (span, fetchOptions) => get(span.from, fetchOptions?.signal),
+    ),
+  };
+}
