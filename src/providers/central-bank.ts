@@ -179,6 +179,40 @@ export function rangeQueryProvider(bank: RangeQueryBank): Provider {
   };
 }
 
+export interface DayQueryBank extends Omit<SeriesBank, 'upToToday' | 'spans' | 'spanDays'> {
+  feed: string;
+  clock: Clock;
+  /** The days of a range worth a request each (every day, or every day a rate can begin on). */
+  requestDays: (range: DayRange) => Day[];
+  /** Fetches and parses the bank's answer for a day: the rates valid on it, dated as the bank dates them. */
+  fetchDay(day: Day, options?: FetchOptions): Promise<RateDocument>;
+}
+
+/**
+ * A provider over a bank that answers one day a request (the rate valid on the day asked):
+ * `latest` asks for today (UTC) and keeps the newest day not after it; `series` asks for each
+ * request day of the range up to today, in paced turns (spannedSeries), each keeping only a day
+ * dated on it, so that a rate answered for the days it holds is stored once.
+ */
+export function dayQueryProvider(bank: DayQueryBank): Provider {
+  const { requestDays, fetchDay, clock, ...rest } = bank;
+  return {
+    id: bank.id,
+    base: bank.base,
+    async latest(options) {
+      const today = utcDay(clock.now());
+      const document = await fetchDay(today, options);
+      const newest = document.days.filter((d) => d.day <= today).at(-1);
+      if (newest === undefined) throw new FeedError(`${bank.feed}: no rate valid on ${today}`);
+      return { ...document, days: [newest] };
+    },
+    series: spannedSeries(
+      { ...rest, upToToday: clock, spans: (range) => requestDays(range).map((day) => ({ from: day, to: day })) },
+      (span, options) => fetchDay(span.from, options),
+    ),
+  };
+}
+
 /** A bank's rates gathered row by row into days, ascending; a currency quoted twice on a day is refused. */
 export class RatesByDay {
   private readonly byDay = new Map<Day, Record<string, DecimalString>>();

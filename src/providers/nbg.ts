@@ -14,8 +14,8 @@
  */
 import { FeedError } from '../core/errors.js';
 import type { Clock, DayRange, Provider, RateDocument } from '../core/ports.js';
-import { addDays, isDay, utcDay, type Day } from '../core/time.js';
-import { CURRENCY_CODE, RatesByDay, spannedSeries } from './central-bank.js';
+import { addDays, isDay, type Day } from '../core/time.js';
+import { CURRENCY_CODE, dayQueryProvider, RatesByDay } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
 import { parseOffThread } from './off-thread.js';
@@ -97,38 +97,27 @@ export function parseNbgRates(text: string): RateDocument {
  * bank sets no rate on Saturday (Friday's holds Saturday to Monday, and a request for a Monday
  * answers it too).
  */
-export function nbgRequestDays(range: DayRange): DayRange[] {
-  const days: DayRange[] = [];
+export function nbgRequestDays(range: DayRange): Day[] {
+  const days: Day[] = [];
   for (let day = range.from; day <= range.to; day = addDays(day, 1)) {
-    if (new Date(`${day}T00:00:00Z`).getUTCDay() !== SUNDAY) days.push({ from: day, to: day });
+    if (new Date(`${day}T00:00:00Z`).getUTCDay() !== SUNDAY) days.push(day);
   }
   return days;
 }
 
 export function createNbgProvider(options: NbgProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
-  const get = async (day: Day, signal: AbortSignal | undefined): Promise<RateDocument> => {
-    const bytes = await fetchBytes(`${origin}${DATA_PATH}?date=${day}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal });
-    return parseOffThread('nbg', parseNbgRates, [decodeUtf8(bytes, FEED)], signal);
-  };
-
-  return {
+  return dayQueryProvider({
     id: PROVIDER,
     base: BASE,
-
-    // The rate valid today (UTC): set on the last working day before it.
-    async latest(fetchOptions) {
-      const today = utcDay(options.clock.now());
-      const document = await get(today, fetchOptions?.signal);
-      const newest = document.days.filter((d) => d.day <= today).at(-1);
-      if (newest === undefined) throw new FeedError(`${FEED}: no rate valid on ${today}`);
-      return { ...document, days: [newest] };
+    feed: FEED,
+    clock: options.clock,
+    log: options.log,
+    ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }),
+    requestDays: nbgRequestDays,
+    async fetchDay(day, fetchOptions) {
+      const bytes = await fetchBytes(`${origin}${DATA_PATH}?date=${day}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
+      return parseOffThread('nbg', parseNbgRates, [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
     },
-
-    // A request per day that may begin a rate; each keeps only a rate that begins on its day.
-    series: spannedSeries(
-      { id: PROVIDER, base: BASE, spans: nbgRequestDays, upToToday: options.clock, log: options.log, ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }) },
-      (span, fetchOptions) => get(span.from, fetchOptions?.signal),
-    ),
-  };
+  });
 }

@@ -15,6 +15,7 @@ import { parseEcbDocument } from './ecb-format.js';
 import { parseFrankfurterRates } from './frankfurter.js';
 import { parseMnbResponse } from './mnb.js';
 import { parseNbgRates } from './nbg.js';
+import { parseNbkRates } from './nbk.js';
 import { parseNbpTables } from './nbp.js';
 import { parseNbuRates } from './nbu.js';
 import { parseNorgesBankCsv } from './norgesbank.js';
@@ -34,6 +35,7 @@ const PARSERS = {
   frankfurter: parseFrankfurterRates,
   mnb: parseMnbResponse,
   nbg: parseNbgRates,
+  nbk: parseNbkRates,
   nbp: parseNbpTables,
   nbu: parseNbuRates,
   norgesbank: parseNorgesBankCsv,

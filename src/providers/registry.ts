@@ -16,6 +16,7 @@ import { createFileProvider } from './file.js';
 import { createFrankfurterProvider } from './frankfurter.js';
 import { createMnbProvider, MNB_METADATA } from './mnb.js';
 import { createNbgProvider, NBG_METADATA } from './nbg.js';
+import { createNbkProvider, NBK_METADATA } from './nbk.js';
 import { createNbpProvider } from './nbp.js';
 import { createNbuProvider } from './nbu.js';
 import { createNorgesBankProvider, NORGES_BANK_METADATA } from './norgesbank.js';
@@ -199,6 +200,15 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     byDefault: true,
     loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createNbgProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'nbk',
+    metadata: NBK_METADATA,
+    defaultUrl: 'https://nationalbank.kz',
+    urlVariable: urlVariableOf('nbk'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createNbkProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'bancaditalia',
