@@ -22,6 +22,7 @@ import { parseNorgesBankCsv } from './norgesbank.js';
 import type { ParseAnswer, ParserName } from './off-thread.js';
 import { parseRbaCsv } from './rba.js';
 import { parseRiksbankObservations } from './riksbank.js';
+import { parseSarbSeries } from './sarb.js';
 
 /** Each parser by the name an adapter gives parseOffThread with it. */
 const PARSERS = {
@@ -41,6 +42,7 @@ const PARSERS = {
   norgesbank: parseNorgesBankCsv,
   rba: parseRbaCsv,
   riksbank: parseRiksbankObservations,
+  sarb: parseSarbSeries,
 } satisfies Record<ParserName, (...args: never[]) => RateDocument>;
 
 const { name, input } = workerData as { name: ParserName; input: unknown[] };

@@ -24,6 +24,7 @@ import { createOpenExchangeRatesProvider } from './openexchangerates.js';
 import { createPegProvider, PARITIES, PEG_ANCHORS, PEG_FAMILY, pegProviderId } from './peg.js';
 import { createRbaProvider, RBA_METADATA } from './rba.js';
 import { createRiksbankProvider, RIKSBANK_METADATA } from './riksbank.js';
+import { createSarbProvider, SARB_METADATA } from './sarb.js';
 import type { ProviderEntry } from './types.js';
 
 // The shared types, for the registry's callers (configuration, wiring, HTTP); adapters take them from types.ts.
@@ -209,6 +210,15 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     byDefault: true,
     loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createNbkProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'sarb',
+    metadata: SARB_METADATA,
+    defaultUrl: 'https://custom.resbank.co.za',
+    urlVariable: urlVariableOf('sarb'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createSarbProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'bancaditalia',
