@@ -16,7 +16,7 @@ import { isXmlNode, readBankXml } from './bank-xml.js';
 import { CURRENCY_CODE, dayQueryProvider, publishedRate, RatesByDay } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
-import { dayFromDotted, perUnit } from './paced.js';
+import { dayFromDotted, dottedDay, perUnit } from './paced.js';
 import type { ProviderLog, ProviderMetadata } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A day of every currency is 11 KB of XML: the limit leaves a wide margin (docs/operations.md lists every feed's). */
@@ -48,9 +48,6 @@ export interface NbkProviderOptions {
   /** Pause between the requests of a long history load (paced.ts). */
   paceMs?: number;
 }
-
-/** `2026-04-01` → `01.04.2026`, as the query takes it. */
-const dotted = (day: Day) => `${day.slice(8, 10)}.${day.slice(5, 7)}.${day.slice(0, 4)}`;
 
 /** The element's text, or undefined when it has none or is not one element. */
 const textOf = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
@@ -97,7 +94,7 @@ export function createNbkProvider(options: NbkProviderOptions): Provider {
     ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }),
     requestDays: everyDay,
     async fetchDay(day, fetchOptions) {
-      const bytes = await fetchBytes(`${origin}${DATA_PATH}?fdate=${dotted(day)}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
+      const bytes = await fetchBytes(`${origin}${DATA_PATH}?fdate=${dottedDay(day)}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
       return parseOffThread('nbk', parseNbkRates, [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
     },
   });

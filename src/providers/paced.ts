@@ -124,3 +124,8 @@ export function dayFromDotted(text: string): Day | undefined {
   const day = `${m[3]}-${m[2]}-${m[1]}`;
   return dayNumber(day) === undefined ? undefined : day;
 }
+
+/** A day written `DD.MM.YYYY`, as some banks' queries take it. */
+export function dottedDay(day: Day): string {
+  return `${day.slice(8, 10)}.${day.slice(5, 7)}.${day.slice(0, 4)}`;
+}

@@ -17,6 +17,7 @@ import { parseMnbResponse } from './mnb.js';
 import { parseNbgRates } from './nbg.js';
 import { parseNbkRates } from './nbk.js';
 import { parseNbpTables } from './nbp.js';
+import { parseNbrmRates } from './nbrm.js';
 import { parseNbuRates } from './nbu.js';
 import { parseNorgesBankCsv } from './norgesbank.js';
 import type { ParseAnswer, ParserName } from './off-thread.js';
@@ -38,6 +39,7 @@ const PARSERS = {
   nbg: parseNbgRates,
   nbk: parseNbkRates,
   nbp: parseNbpTables,
+  nbrm: parseNbrmRates,
   nbu: parseNbuRates,
   norgesbank: parseNorgesBankCsv,
   rba: parseRbaCsv,

@@ -18,6 +18,7 @@ import { createMnbProvider, MNB_METADATA } from './mnb.js';
 import { createNbgProvider, NBG_METADATA } from './nbg.js';
 import { createNbkProvider, NBK_METADATA } from './nbk.js';
 import { createNbpProvider } from './nbp.js';
+import { createNbrmProvider, NBRM_METADATA } from './nbrm.js';
 import { createNbuProvider } from './nbu.js';
 import { createNorgesBankProvider, NORGES_BANK_METADATA } from './norgesbank.js';
 import { createOpenExchangeRatesProvider } from './openexchangerates.js';
@@ -219,6 +220,15 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     byDefault: true,
     loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createSarbProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'nbrm',
+    metadata: NBRM_METADATA,
+    defaultUrl: 'https://www.nbrm.mk',
+    urlVariable: urlVariableOf('nbrm'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createNbrmProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'bancaditalia',

@@ -25,17 +25,24 @@ export interface EcbComparison {
   far: string[];
 }
 
-/** Every stored number of the document on the ECB's days, compared within `tolerance` (0.03: 3%). */
+/**
+ * Every stored number of the document on the ECB's days, compared within `tolerance` (0.03: 3%).
+ * For a base the ECB does not quote, the bank's own euro stands for the base's units per euro, and
+ * its other currencies are compared through it (so their direction and units relative to the euro's).
+ */
 export function compareWithEcb(document: RateDocument, tolerance: number): EcbComparison {
   table ??= parseEcbCsv(ECB_CSV);
   const ecbDays = new Map(table.days.map((d) => [d.date, d]));
   const result: EcbComparison = { checked: 0, currencies: new Set(), far: [] };
   for (const day of document.days) {
     const ecb = ecbDays.get(day.day);
-    const base = ecb && perEur(ecb, document.base);
-    if (!ecb || !base) continue;
+    if (!ecb) continue;
+    const ownEuro = day.rates['EUR'];
+    const throughOwnEuro = perEur(ecb, document.base) === undefined;
+    const base = throughOwnEuro ? ownEuro && new D(1).div(storedValue(ownEuro)) : perEur(ecb, document.base);
+    if (!base) continue;
     for (const [currency, text] of Object.entries(day.rates)) {
-      const perEuro = perEur(ecb, currency);
+      const perEuro = throughOwnEuro && currency === 'EUR' ? undefined : perEur(ecb, currency);
       if (!perEuro) continue;
       const cross = perEuro.div(base);
       const stored = storedValue(text);
