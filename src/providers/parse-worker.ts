@@ -5,6 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { FeedError } from '../core/errors.js';
 import type { RateDocument } from '../core/ports.js';
+import { parseBnmRates } from './bnm.js';
 import { parseBnrXml } from './bnr.js';
 import { parseBocObservations } from './boc.js';
 import { parseBoeCsv } from './boe.js';
@@ -28,6 +29,7 @@ import { parseSarbSeries } from './sarb.js';
 /** Each parser by the name an adapter gives parseOffThread with it. */
 const PARSERS = {
   ecb: parseEcbDocument,
+  bnm: parseBnmRates,
   bnr: parseBnrXml,
   boc: parseBocObservations,
   boe: parseBoeCsv,

@@ -5,6 +5,7 @@
  * wiring (src/deps.ts) read this list; nothing else names the providers one by one.
  */
 import { createBancaDItaliaProvider } from './bancaditalia.js';
+import { BNM_METADATA, createBnmProvider } from './bnm.js';
 import { BNR_METADATA, createBnrProvider } from './bnr.js';
 import { BOC_METADATA, createBocProvider } from './boc.js';
 import { BOE_METADATA, createBoeProvider } from './boe.js';
@@ -229,6 +230,15 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     byDefault: true,
     loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createNbrmProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'bnm',
+    metadata: BNM_METADATA,
+    defaultUrl: 'https://api.bnm.gov.my',
+    urlVariable: urlVariableOf('bnm'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createBnmProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'bancaditalia',

@@ -124,9 +124,7 @@ function atHalfPastTen(day: string): string {
 /** The series' documents of one range, as one document: each currency from its series. */
 export function mergeSarbSeries(documents: readonly RateDocument[]): RateDocument {
   const collected = new RatesByDay(FEED);
-  for (const document of documents) {
-    for (const day of document.days) for (const [currency, rate] of Object.entries(day.rates)) collected.add(day.day, currency, rate, `${currency} series`);
-  }
+  for (const document of documents) collected.addDays(document.days);
   return { provider: PROVIDER, base: BASE, days: collected.days(atHalfPastTen) };
 }
 

@@ -2,9 +2,9 @@
  * A local stand-in for a central bank on loopback, and the bank's recorded answers
  * (`../shared/data/central-banks/`, each with the exact request that produced it).
  *
- * The server answers what `answer` returns for a request's URL (path and query as sent) and, for
- * a POST query, its method, body and Content-Type; 404 otherwise. It keeps every request line and
- * body so a test can check what the provider asked for.
+ * The server answers what `answer` returns for a request's URL (path and query as sent), its
+ * method, body, Content-Type and Accept (a POST query, a versioned media type); 404 otherwise.
+ * It keeps every request line and body so a test can check what the provider asked for.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -55,7 +55,7 @@ export interface BankServer {
   close(): Promise<void>;
 }
 
-export async function startBankServer(answer: (url: URL, request: { method: string; body: string; contentType: string }) => Reply | undefined): Promise<BankServer> {
+export async function startBankServer(answer: (url: URL, request: { method: string; body: string; contentType: string; accept: string }) => Reply | undefined): Promise<BankServer> {
   const requests: string[] = [];
   const bodies: string[] = [];
   const server = await serveOnLoopback(async (req, res) => {
@@ -65,7 +65,7 @@ export async function startBankServer(answer: (url: URL, request: { method: stri
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const received = Buffer.concat(chunks).toString('utf8');
     bodies.push(received);
-    const reply = answer(new URL(pathAndQuery, 'http://bank.invalid'), { method: req.method ?? '', body: received, contentType: req.headers['content-type'] ?? '' });
+    const reply = answer(new URL(pathAndQuery, 'http://bank.invalid'), { method: req.method ?? '', body: received, contentType: req.headers['content-type'] ?? '', accept: req.headers.accept ?? '' });
     if (!reply) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
