@@ -8,6 +8,7 @@
 import { parse } from 'lossless-json';
 import { movePoint, parseDecimal, roundSignificant } from '../core/decimal.js';
 import { FeedError } from '../core/errors.js';
+import { isDay, type Day } from '../core/time.js';
 
 // RFC 8259 §6: no leading zeros, no bare point, no `+` on the number itself.
 const JSON_NUMBER = /^(-?)(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
@@ -108,4 +109,14 @@ export function floatPrintedDecimal(value: unknown): string | null {
   if (plain === null) return null;
   const digits = plain.replace('.', '').replace(/^0+/, '').length;
   return digits <= FLOAT_EXACT_DIGITS ? plain : roundSignificant(parseDecimal(plain)!, FLOAT_EXACT_DIGITS);
+}
+
+/** A date as JSON APIs write one: midnight of the day, in UTC (`Z`) or with no zone. */
+const MIDNIGHT = /^(\d{4}-\d{2}-\d{2})T00:00:00(?:\.000)?Z?$/;
+
+/** The day of a JSON date at midnight (`2026-03-27T00:00:00`, `2026-02-28T00:00:00.000Z`), or a FeedError naming where it stood. */
+export function midnightDay(value: unknown, feed: string, where: string): Day {
+  const day = typeof value === 'string' ? MIDNIGHT.exec(value)?.[1] : undefined;
+  if (day === undefined || !isDay(day)) throw new FeedError(`${feed}: ${where} is ${describeJsonValue(value)}, not a day at midnight`);
+  return day;
 }

@@ -14,10 +14,10 @@
  */
 import { FeedError } from '../core/errors.js';
 import type { Clock, DayRange, Provider, RateDocument } from '../core/ports.js';
-import { addDays, isDay, type Day } from '../core/time.js';
+import { addDays, type Day } from '../core/time.js';
 import { CURRENCY_CODE, dayQueryProvider, RatesByDay } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
-import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
+import { describeJsonValue, isJsonObject, JsonNumber, midnightDay, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
 import { parseOffThread } from './off-thread.js';
 import { perUnit } from './paced.js';
 import type { ProviderLog, ProviderMetadata } from './types.js';
@@ -41,8 +41,6 @@ export const NBG_METADATA: ProviderMetadata = {
 };
 
 const DATA_PATH = '/gw/api/ct/monetarypolicy/currencies/';
-/** `2026-02-28T00:00:00.000Z`: the day the API means, at midnight UTC. */
-const API_DAY = /^(\d{4}-\d{2}-\d{2})T00:00:00(?:\.000)?Z$/;
 const SUNDAY = 0;
 
 export interface NbgProviderOptions {
@@ -53,12 +51,6 @@ export interface NbgProviderOptions {
   log?: ProviderLog | undefined;
   /** Pause between the requests of a long history load (paced.ts). */
   paceMs?: number;
-}
-
-function apiDay(value: unknown, where: string): Day {
-  const day = typeof value === 'string' ? API_DAY.exec(value)?.[1] : undefined;
-  if (day === undefined || !isDay(day)) throw new FeedError(`${FEED}: ${where} is ${describeJsonValue(value)}, not a day at midnight UTC`);
-  return day;
 }
 
 /**
@@ -72,7 +64,7 @@ export function parseNbgRates(text: string): RateDocument {
   const collected = new RatesByDay(FEED);
   body.forEach((entry: unknown, index) => {
     if (!isJsonObject(entry)) throw new FeedError(`${FEED}: day #${index} is ${describeJsonValue(entry)}, not an object`);
-    const day = apiDay(entry['date'], `day #${index}: date`);
+    const day = midnightDay(entry['date'], FEED, `day #${index}: date`);
     const currencies = entry['currencies'];
     if (!Array.isArray(currencies)) throw new FeedError(`${FEED}: ${day}: currencies is ${describeJsonValue(currencies)}, not a list`);
     currencies.forEach((item: unknown, c) => {
@@ -80,7 +72,7 @@ export function parseNbgRates(text: string): RateDocument {
       const code = item['code'];
       if (typeof code !== 'string' || !CURRENCY_CODE.test(code) || code === BASE) throw new FeedError(`${FEED}: ${day}: currency #${c}: code is ${describeJsonValue(code)}`);
       const where = `${code} on ${day}`;
-      if (apiDay(item['validFromDate'], `${where}: validFromDate`) !== day) throw new FeedError(`${FEED}: ${where} is valid from ${String(item['validFromDate'])}, not from the day it is listed under`);
+      if (midnightDay(item['validFromDate'], FEED, `${where}: validFromDate`) !== day) throw new FeedError(`${FEED}: ${where} is valid from ${String(item['validFromDate'])}, not from the day it is listed under`);
       const rate = positiveDecimal(item['rate']);
       if (rate === null) throw new FeedError(`${FEED}: ${where}: rate is ${describeJsonValue(item['rate'])}, not a positive number`);
       const quantity = item['quantity'];

@@ -11,10 +11,10 @@
  */
 import { FeedError } from '../core/errors.js';
 import type { Clock, Provider, RateDocument } from '../core/ports.js';
-import { isDay, type Day } from '../core/time.js';
+import type { Day } from '../core/time.js';
 import { CURRENCY_CODE, rangeQueryProvider, RatesByDay } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
-import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
+import { describeJsonValue, isJsonObject, JsonNumber, midnightDay, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
 import { parseOffThread } from './off-thread.js';
 import { dottedDay, perUnit } from './paced.js';
 import type { ProviderLog, ProviderMetadata } from './types.js';
@@ -42,7 +42,6 @@ const DATA_PATH = '/KLServiceNOV/GetExchangeRate';
 const SPAN_DAYS = 92;
 /** A week back reaches the last day listed across any run of holidays. */
 const LATEST_WINDOW_DAYS = 7;
-const API_DAY = /^(\d{4}-\d{2}-\d{2})T00:00:00$/;
 
 export interface NbrmProviderOptions {
   /** The bank's origin, e.g. `https://www.nbrm.mk`; the service path and query are appended. */
@@ -52,12 +51,6 @@ export interface NbrmProviderOptions {
   log?: ProviderLog | undefined;
   /** Pause between the requests of a long history load (paced.ts). */
   paceMs?: number;
-}
-
-function apiDay(value: unknown, where: string): Day {
-  const day = typeof value === 'string' ? API_DAY.exec(value)?.[1] : undefined;
-  if (day === undefined || !isDay(day)) throw new FeedError(`${FEED}: ${where} is ${describeJsonValue(value)}, not a day`);
-  return day;
 }
 
 /**
@@ -70,11 +63,11 @@ export function parseNbrmRates(text: string): RateDocument {
   const collected = new RatesByDay(FEED);
   body.forEach((row: unknown, index) => {
     if (!isJsonObject(row)) throw new FeedError(`${FEED}: rate #${index} is ${describeJsonValue(row)}, not an object`);
-    const day = apiDay(row['datum'], `rate #${index}: datum`);
+    const day = midnightDay(row['datum'], FEED, `rate #${index}: datum`);
     const code = row['oznaka'];
     if (typeof code !== 'string' || !CURRENCY_CODE.test(code) || code === BASE) throw new FeedError(`${FEED}: rate #${index} (${day}): oznaka is ${describeJsonValue(code)}`);
     const where = `${code} on ${day}`;
-    if (apiDay(row['datum_f'], `${where}: datum_f`) > day) throw new FeedError(`${FEED}: ${where} is fixed on ${String(row['datum_f'])}, after the day it holds`);
+    if (midnightDay(row['datum_f'], FEED, `${where}: datum_f`) > day) throw new FeedError(`${FEED}: ${where} is fixed on ${String(row['datum_f'])}, after the day it holds`);
     const rate = positiveDecimal(row['sreden']);
     if (rate === null) throw new FeedError(`${FEED}: ${where}: sreden is ${describeJsonValue(row['sreden'])}, not a positive number`);
     const units = row['nomin'];

@@ -14,11 +14,12 @@
  */
 import { FeedError } from '../core/errors.js';
 import type { Clock, DecimalString, Provider, RateDocument } from '../core/ports.js';
-import { isDay, type Day } from '../core/time.js';
+import type { Day } from '../core/time.js';
 import { sydneyTime } from './bank-time.js';
 import { CURRENCY_CODE, publishedRate, rangeQueryProvider, RatesByDay } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
+import { dayFromMonthName } from './paced.js';
 import type { ProviderLog, ProviderMetadata } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). The file grows by about 40 KB a year (120 KB in March 2026): the limit leaves a wide margin (docs/operations.md lists every feed's). */
@@ -42,7 +43,6 @@ export const RBA_METADATA: ProviderMetadata = {
 const DATA_PATH = '/statistics/tables/csv/f11.1-data.csv';
 /** Eight days back reach the last business day across Easter and across Christmas. */
 const LATEST_WINDOW_DAYS = 8;
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'] as const;
 const RBA_DATE = /^(\d{2})-([A-Z][a-z]{2})-(\d{4})$/;
 /** The trade-weighted index's unit: no currency. */
 const INDEX_UNIT = 'Index';
@@ -62,11 +62,7 @@ export interface RbaProviderOptions {
 /** `03-Jan-2023` → `2023-01-03`; null for anything else. */
 export function parseRbaDate(text: string): Day | null {
   const match = RBA_DATE.exec(text);
-  if (!match) return null;
-  const month = MONTHS.indexOf(match[2] as (typeof MONTHS)[number]);
-  if (month < 0) return null;
-  const day = `${match[3]}-${String(month + 1).padStart(2, '0')}-${match[1]}`;
-  return isDay(day) ? day : null;
+  return (match && dayFromMonthName(match[1]!, match[2]!, match[3]!)) ?? null;
 }
 
 /**

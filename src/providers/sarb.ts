@@ -13,10 +13,9 @@
  */
 import { FeedError } from '../core/errors.js';
 import type { Clock, DayRange, FetchOptions, Provider, RateDocument } from '../core/ports.js';
-import { isDay } from '../core/time.js';
 import { CURRENCY_CODE, rangeQueryProvider, RatesByDay } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
-import { describeJsonValue, isJsonObject, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
+import { describeJsonValue, isJsonObject, midnightDay, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
 import { parseOffThread } from './off-thread.js';
 import { DEFAULT_PACE_MS, inTurn } from './paced.js';
 import type { ProviderLog, ProviderMetadata } from './types.js';
@@ -42,8 +41,6 @@ export const SARB_METADATA: ProviderMetadata = {
 const DATA_PATH = '/SarbWebApi/WebIndicators/Shared/GetTimeseriesObservations';
 /** Eight days back reach the last business day across Easter (Good Friday to Family Day). */
 const LATEST_WINDOW_DAYS = 8;
-/** `2026-03-27T00:00:00`: the day of an observation. */
-const PERIOD = /^(\d{4}-\d{2}-\d{2})T00:00:00$/;
 
 interface SarbSeries {
   currency: string;
@@ -101,9 +98,7 @@ export function parseSarbSeries(text: string, code: string): RateDocument {
   const collected = new RatesByDay(FEED);
   body.forEach((observation: unknown, index) => {
     if (!isJsonObject(observation)) throw new FeedError(`${FEED}: ${code}: observation #${index} is ${describeJsonValue(observation)}, not an object`);
-    const period = observation['Period'];
-    const day = typeof period === 'string' ? PERIOD.exec(period)?.[1] : undefined;
-    if (day === undefined || !isDay(day)) throw new FeedError(`${FEED}: ${code}: observation #${index}: Period is ${describeJsonValue(period)}`);
+    const day = midnightDay(observation['Period'], FEED, `${code}: observation #${index}: Period`);
     const where = `${code} (${series.currency}) on ${day}`;
     const name = observation['Timeseries'];
     const saysPerRand = typeof name === 'string' && name.endsWith(' per Rand');

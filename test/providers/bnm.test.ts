@@ -1,22 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { FeedError } from '../../src/core/errors.js';
 import type { Clock } from '../../src/core/ports.js';
 import { retentionStart } from '../../src/core/refresh.js';
 import { BNM_CURRENCIES, BNM_METADATA, createBnmProvider, parseBnmRates } from '../../src/providers/bnm.js';
 import { D } from '../e2e/independent.js';
 import { recordingsOf, startBankServer, type BankServer } from '../support/bank-server.js';
+import { feedError } from '../support/errors.js';
 import { compareWithEcb } from '../support/ecb-check.js';
 
 const recordings = recordingsOf('bnm');
 const [newest, ...months] = recordings;
 const monthOf = (pathAndQuery: string) => /^\/public\/exchange-rate\/([A-Z]{3})\/year\/2026\/month\/3\?session=0900$/.exec(pathAndQuery)![1]!;
 const clockAt = (iso: string): Clock => ({ now: () => new Date(iso) });
-const feedError = (pattern: RegExp) => (error: unknown) => {
-  assert.ok(error instanceof FeedError, `expected FeedError, got ${String(error)}`);
-  assert.match(error.message, pattern);
-  return true;
-};
 const META = '"meta":{"quote":"rm","session":"0900","last_updated":"2026-03-19 23:01:22","total_result":1}';
 const one = (rate: string, code = 'USD', unit = '1') => `{"data":{"currency_code":"${code}","unit":${unit},"rate":[${rate}]},${META}}`;
 

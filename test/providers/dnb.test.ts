@@ -1,21 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { FeedError } from '../../src/core/errors.js';
 import type { Clock } from '../../src/core/ports.js';
 import { retentionStart } from '../../src/core/refresh.js';
 import { createDnbProvider, DNB_METADATA, dnbQuery, parseDnbCsv, parseStatbankDay } from '../../src/providers/dnb.js';
 import { D } from '../e2e/independent.js';
 import { recordingsOf, startBankServer, type BankServer } from '../support/bank-server.js';
+import { feedError } from '../support/errors.js';
 import { compareWithEcb } from '../support/ecb-check.js';
 
 const recorded = recordingsOf('dnb')[0]!;
 const text = recorded.body.toString('utf8');
 const clockAt = (iso: string): Clock => ({ now: () => new Date(iso) });
-const feedError = (pattern: RegExp) => (error: unknown) => {
-  assert.ok(error instanceof FeedError, `expected FeedError, got ${String(error)}`);
-  assert.match(error.message, pattern);
-  return true;
-};
 const csv = (...lines: string[]) => `VALUTA;KURTYP;TID;INDHOLD\r\n${lines.map((l) => `${l}\r\n`).join('')}`;
 /** The recorded lines from `from` (a StatBank day) on, as the service answers `>=from`. */
 const answerFrom = (since: string) => {

@@ -1,21 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { FeedError } from '../../src/core/errors.js';
 import type { Clock } from '../../src/core/ports.js';
 import { retentionStart } from '../../src/core/refresh.js';
 import { createMnbProvider, MNB_METADATA, mnbRequest, parseMnbResponse } from '../../src/providers/mnb.js';
 import { D } from '../e2e/independent.js';
 import { recordingsOf, startBankServer, type BankServer } from '../support/bank-server.js';
+import { feedError } from '../support/errors.js';
 import { compareWithEcb } from '../support/ecb-check.js';
 
 const recorded = recordingsOf('mnb')[0]!;
 const text = recorded.body.toString('utf8');
 const clockAt = (iso: string): Clock => ({ now: () => new Date(iso) });
-const feedError = (pattern: RegExp) => (error: unknown) => {
-  assert.ok(error instanceof FeedError, `expected FeedError, got ${String(error)}`);
-  assert.match(error.message, pattern);
-  return true;
-};
 // The recorded answer cut into its frame and its (escaped) days, as text: no value rewritten.
 const FIRST_DAY = text.indexOf('&lt;Day ');
 const HEAD = text.slice(0, FIRST_DAY);

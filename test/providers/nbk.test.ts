@@ -1,22 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { FeedError } from '../../src/core/errors.js';
 import type { Clock } from '../../src/core/ports.js';
 import { retentionStart } from '../../src/core/refresh.js';
 import { parseBnrXml } from '../../src/providers/bnr.js';
 import { createNbkProvider, NBK_METADATA, parseNbkRates } from '../../src/providers/nbk.js';
 import { D } from '../e2e/independent.js';
 import { recordingsOf, startBankServer, type BankServer } from '../support/bank-server.js';
+import { feedError } from '../support/errors.js';
 import { storedValue } from '../support/ecb-check.js';
 
 const recordings = recordingsOf('nbk');
 const texts = recordings.map((r) => r.body.toString('utf8'));
 const clockAt = (iso: string): Clock => ({ now: () => new Date(iso) });
-const feedError = (pattern: RegExp) => (error: unknown) => {
-  assert.ok(error instanceof FeedError, `expected FeedError, got ${String(error)}`);
-  assert.match(error.message, pattern);
-  return true;
-};
 const item = (title: string, description: string, quant: string) => `<item><fullname>X</fullname><title>${title}</title><description>${description}</description><quant>${quant}</quant></item>`;
 const doc = (date: string, ...items: string[]) => `<?xml version="1.0" encoding="utf-8"?>\n<rates><title>Official exchange rates</title><date>${date}</date>${items.join('')}</rates>`;
 

@@ -1,21 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { FeedError } from '../../src/core/errors.js';
 import type { Clock } from '../../src/core/ports.js';
 import { retentionStart } from '../../src/core/refresh.js';
 import { createNbrmProvider, NBRM_METADATA, parseNbrmRates } from '../../src/providers/nbrm.js';
 import { D } from '../e2e/independent.js';
 import { recordingsOf, startBankServer, type BankServer } from '../support/bank-server.js';
+import { feedError } from '../support/errors.js';
 import { compareWithEcb } from '../support/ecb-check.js';
 
 const recordings = recordingsOf('nbrm');
 const texts = recordings.map((r) => r.body.toString('utf8'));
 const clockAt = (iso: string): Clock => ({ now: () => new Date(iso) });
-const feedError = (pattern: RegExp) => (error: unknown) => {
-  assert.ok(error instanceof FeedError, `expected FeedError, got ${String(error)}`);
-  assert.match(error.message, pattern);
-  return true;
-};
 const row = (fields: string) => `[{"rBr":39,"datum":"2026-03-02T00:00:00","valuta":"978","oznaka":"EUR","nomin":1,"sreden":61.6948,"datum_f":"2026-02-27T00:00:00",${fields}}]`;
 /** The top-level objects of a recorded list, as written. */
 const rowsOf = (text: string) => text.slice(1, -1).split(/(?<=\}),(?=\{)/);

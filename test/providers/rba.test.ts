@@ -1,20 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { FeedError } from '../../src/core/errors.js';
 import type { Clock } from '../../src/core/ports.js';
 import { retentionStart } from '../../src/core/refresh.js';
 import { createRbaProvider, parseRbaCsv, parseRbaDate, RBA_METADATA } from '../../src/providers/rba.js';
 import { recordingsOf, startBankServer, type BankServer } from '../support/bank-server.js';
+import { feedError } from '../support/errors.js';
 import { compareWithEcb } from '../support/ecb-check.js';
 
 const recorded = recordingsOf('rba')[0]!;
 const text = recorded.body.toString('utf8');
 const clockAt = (iso: string): Clock => ({ now: () => new Date(iso) });
-const feedError = (pattern: RegExp) => (error: unknown) => {
-  assert.ok(error instanceof FeedError, `expected FeedError, got ${String(error)}`);
-  assert.match(error.message, pattern);
-  return true;
-};
 const HEAD = ['F11.1  EXCHANGE RATES', 'Title,A$1=USD,Trade-weighted Index May 1970 = 100,A$1=JPY', 'Units,USD,Index,JPY', 'Series ID,FXRUSD,FXRTWI,FXRJY'];
 const csv = (...lines: string[]) => `${[...HEAD, ...lines].join('\n')}\n`;
 

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { FeedError } from '../../src/core/errors.js';
 import type { Clock } from '../../src/core/ports.js';
 import { retentionStart } from '../../src/core/refresh.js';
 import { parseBnrXml } from '../../src/providers/bnr.js';
 import { createSarbProvider, mergeSarbSeries, parseSarbSeries, SARB_METADATA, SARB_SERIES } from '../../src/providers/sarb.js';
 import { D } from '../e2e/independent.js';
 import { recordingsOf, startBankServer, type BankServer } from '../support/bank-server.js';
+import { feedError } from '../support/errors.js';
 import { storedValue } from '../support/ecb-check.js';
 
 const recordings = recordingsOf('sarb');
@@ -14,11 +14,6 @@ const recordings = recordingsOf('sarb');
 const codeOf = (pathAndQuery: string) => pathAndQuery.split('/').at(-3)!;
 const texts = new Map(recordings.map((r) => [codeOf(r.pathAndQuery), r.body.toString('utf8')]));
 const clockAt = (iso: string): Clock => ({ now: () => new Date(iso) });
-const feedError = (pattern: RegExp) => (error: unknown) => {
-  assert.ok(error instanceof FeedError, `expected FeedError, got ${String(error)}`);
-  assert.match(error.message, pattern);
-  return true;
-};
 const observation = (name: string, value: string, period = '2026-03-27T00:00:00') => `[{"Period":"${period}","Timeseries":"${name}","Description":"x","Value":${value},"FormatNumber":"0.0000","FormatDate":"yyyy-MM-dd"}]`;
 
 describe('SARB parser on the recorded series', () => {
