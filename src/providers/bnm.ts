@@ -15,14 +15,14 @@
  * (json-number.ts, `floatPrintedDecimal`). The SDR is stored as XDR.
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, DayRange, FetchOptions, Provider, RateDocument } from '../core/ports.js';
+import type { DayRange, FetchOptions, Provider, RateDocument } from '../core/ports.js';
 import { isDay } from '../core/time.js';
 import { CURRENCY_CODE, monthsOf, RatesByDay, spannedSeries } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { describeJsonValue, floatPrintedDecimal, isJsonObject, JsonNumber, parseJsonKeepingNumbers } from './json-number.js';
 import { parseOffThread } from './off-thread.js';
 import { DEFAULT_PACE_MS, inTurn, perUnit } from './paced.js';
-import type { ProviderLog, ProviderMetadata } from './types.js';
+import type { BankProviderOptions, ProviderMetadata } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). Every currency's newest rate is 5 KB, a month of one currency 3 KB: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 1024 * 1024;
@@ -51,16 +51,6 @@ const IN_RINGGIT = 'rm';
 export const BNM_CURRENCIES = ['AED', 'AUD', 'BND', 'CAD', 'CHF', 'CNY', 'EGP', 'EUR', 'GBP', 'HKD', 'IDR', 'INR', 'JPY', 'KHR', 'KRW', 'MMK', 'NPR', 'NZD', 'PHP', 'PKR', 'SAR', 'SDR', 'SGD', 'THB', 'TWD', 'USD', 'VND'];
 /** The API's name for the IMF's special drawing right; ISO 4217 writes XDR. */
 const API_CODES: Readonly<Record<string, string>> = { SDR: 'XDR' };
-
-export interface BnmProviderOptions {
-  /** The API's origin, e.g. `https://api.bnm.gov.my`; the path and query are appended. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  /** Pause between requests (paced.ts): a month of history is a request per currency. */
-  paceMs?: number;
-}
 
 /** 09:00 in Kuala Lumpur, which keeps UTC+8 all year. */
 const atNine = (day: string) => `${day}T01:00:00Z`;
@@ -101,7 +91,7 @@ export function parseBnmRates(text: string): RateDocument {
   return { provider: PROVIDER, base: BASE, days: collected.days(atNine) };
 }
 
-export function createBnmProvider(options: BnmProviderOptions): Provider {
+export function createBnmProvider(options: BankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
   const paceMs = options.paceMs ?? DEFAULT_PACE_MS;
   const get = async (path: string, fetchOptions?: FetchOptions): Promise<RateDocument> => {

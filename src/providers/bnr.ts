@@ -12,7 +12,7 @@
  * ISO 4217 counts in, so it is left out.
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, Provider, RateDocument } from '../core/ports.js';
+import type { Provider, RateDocument } from '../core/ports.js';
 import { isDay } from '../core/time.js';
 import { centralEuropeanTime } from './bank-time.js';
 import { isXmlNode, readBankXml } from './bank-xml.js';
@@ -20,7 +20,7 @@ import { CURRENCY_CODE, publishedRate, RatesByDay, spannedSeries, yearsOf } from
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 import { perUnit } from './paced.js';
-import type { ProviderLog, ProviderMetadata } from './types.js';
+import type { BankProviderOptions, ProviderMetadata } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A whole year is about 330 KB of XML: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 8 * 1024 * 1024;
@@ -44,16 +44,6 @@ const DAY_PATH = '/nbrfxrates.xml';
 const yearPath = (year: string) => `/files/xml/years/nbrfxrates${year}.xml`;
 /** A gram of gold: XAU in ISO 4217 is a troy ounce, so this number is no XAU rate. */
 const GOLD_GRAM = 'XAU';
-
-export interface BnrProviderOptions {
-  /** The rates' origin, e.g. `https://www.bnr.ro`; the file paths are appended. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  /** Pause between the requests of a long history load (paced.ts). */
-  paceMs?: number;
-}
 
 /**
  * Parses a day's or a year's file. Strict: a document that is not the reference-rate DataSet in
@@ -90,7 +80,7 @@ export function parseBnrXml(text: string): RateDocument {
   return { provider: PROVIDER, base: BASE, days: collected.days((day) => centralEuropeanTime(day, 12)) };
 }
 
-export function createBnrProvider(options: BnrProviderOptions): Provider {
+export function createBnrProvider(options: BankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
   const get = async (path: string, signal: AbortSignal | undefined): Promise<RateDocument> =>
     parseOffThread('bnr', parseBnrXml, [decodeUtf8(await fetchBytes(`${origin}${path}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal }), FEED)], signal);

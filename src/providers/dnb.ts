@@ -13,14 +13,14 @@
  * joined the euro). Stored per one unit as `1/` and that exact number.
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, Provider, RateDocument } from '../core/ports.js';
+import type { Provider, RateDocument } from '../core/ports.js';
 import { isDay, type Day } from '../core/time.js';
 import { centralEuropeanTime } from './bank-time.js';
 import { columns, CURRENCY_CODE, publishedRate, rangeQueryProvider, RatesByDay, readCsv } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 import { perUnit } from './paced.js';
-import type { ProviderLog, ProviderMetadata } from './types.js';
+import type { BankProviderOptions, ProviderMetadata } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of every currency is about 220 KB of CSV, so five about 1.1 MB: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 16 * 1024 * 1024;
@@ -50,16 +50,6 @@ const CURRENCIES = ['EUR', 'USD', 'GBP', 'SEK', 'NOK', 'CHF', 'CAD', 'JPY', 'AUD
 /** Ten days back reach the last banking day across Easter, with the day StatBank lags. */
 const LATEST_WINDOW_DAYS = 10;
 const STATBANK_DAY = /^(\d{4})M(\d{2})D(\d{2})$/;
-
-export interface DnbProviderOptions {
-  /** StatBank's origin, e.g. `https://api.statbank.dk`; the data path is appended and the query POSTed. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  /** Pause between the requests of a long history load (paced.ts). */
-  paceMs?: number;
-}
 
 /** `2025M07D08` → `2025-07-08`; null for anything else. */
 export function parseStatbankDay(text: string): Day | null {
@@ -108,7 +98,7 @@ export function parseDnbCsv(text: string): RateDocument {
   return { provider: PROVIDER, base: BASE, days: collected.days((day) => centralEuropeanTime(day, 16)) };
 }
 
-export function createDnbProvider(options: DnbProviderOptions): Provider {
+export function createDnbProvider(options: BankProviderOptions): Provider {
   const url = `${options.baseUrl.replace(/\/+$/, '')}${DATA_PATH}`;
 
   return rangeQueryProvider({

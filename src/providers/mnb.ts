@@ -13,7 +13,7 @@
  * as `1/` and that exact number.
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, Provider, RateDocument } from '../core/ports.js';
+import type { Provider, RateDocument } from '../core/ports.js';
 import { isDay } from '../core/time.js';
 import { centralEuropeanTime } from './bank-time.js';
 import { isXmlNode, readBankXml, type XmlNode } from './bank-xml.js';
@@ -21,7 +21,7 @@ import { CURRENCY_CODE, publishedRate, rangeQueryProvider, RatesByDay } from './
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 import { perUnit } from './paced.js';
-import type { ProviderLog, ProviderMetadata } from './types.js';
+import type { BankProviderOptions, ProviderMetadata } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A week of every currency is 9 KB, a year about 450 KB: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 8 * 1024 * 1024;
@@ -49,16 +49,6 @@ const CURRENCIES = 'AUD,BRL,CAD,CHF,CNY,CZK,DKK,EUR,GBP,HKD,IDR,ILS,INR,ISK,JPY,
 const LATEST_WINDOW_DAYS = 8;
 /** A forint rate as the bank writes it: digits with a decimal comma. */
 const COMMA_DECIMAL = /^\d+(,\d+)?$/;
-
-export interface MnbProviderOptions {
-  /** The bank's origin, e.g. `https://www.mnb.hu`; the service path is appended and the SOAP request POSTed. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  /** Pause between the requests of a long history load (paced.ts). */
-  paceMs?: number;
-}
 
 /** The SOAP envelope asking for every currency from `from` to `to`, as the recorded request writes it. */
 export function mnbRequest(from: string, to: string): string {
@@ -115,7 +105,7 @@ export function parseMnbResponse(text: string): RateDocument {
   return { provider: PROVIDER, base: BASE, days: collected.days((day) => centralEuropeanTime(day, 12)) };
 }
 
-export function createMnbProvider(options: MnbProviderOptions): Provider {
+export function createMnbProvider(options: BankProviderOptions): Provider {
   const url = `${options.baseUrl.replace(/\/+$/, '')}${SERVICE_PATH}`;
 
   return rangeQueryProvider({

@@ -13,14 +13,14 @@
  * valid from. So, like the NBU's, a day's rates are known the evening before.
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, DayRange, Provider, RateDocument } from '../core/ports.js';
+import type { DayRange, Provider, RateDocument } from '../core/ports.js';
 import { addDays, type Day } from '../core/time.js';
 import { CURRENCY_CODE, dayQueryProvider, RatesByDay } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { describeJsonValue, isJsonObject, JsonNumber, midnightDay, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
 import { parseOffThread } from './off-thread.js';
 import { perUnit } from './paced.js';
-import type { ProviderLog, ProviderMetadata } from './types.js';
+import type { BankProviderOptions, ProviderMetadata } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A day of every currency is 10 KB of JSON: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 1024 * 1024;
@@ -42,16 +42,6 @@ export const NBG_METADATA: ProviderMetadata = {
 
 const DATA_PATH = '/gw/api/ct/monetarypolicy/currencies/';
 const SUNDAY = 0;
-
-export interface NbgProviderOptions {
-  /** The bank's origin, e.g. `https://nbg.gov.ge`; the API path and query are appended. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  /** Pause between the requests of a long history load (paced.ts). */
-  paceMs?: number;
-}
 
 /**
  * Parses the API's answer for a day: a list of days (one, or none before the series begins),
@@ -97,7 +87,7 @@ export function nbgRequestDays(range: DayRange): Day[] {
   return days;
 }
 
-export function createNbgProvider(options: NbgProviderOptions): Provider {
+export function createNbgProvider(options: BankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
   return dayQueryProvider({
     id: PROVIDER,

@@ -10,14 +10,14 @@
  * exact number, under the document's date.
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, DayRange, Provider, RateDocument } from '../core/ports.js';
+import type { DayRange, Provider, RateDocument } from '../core/ports.js';
 import { addDays, type Day } from '../core/time.js';
 import { isXmlNode, readBankXml } from './bank-xml.js';
 import { CURRENCY_CODE, dayQueryProvider, publishedRate, RatesByDay } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 import { dayFromDotted, dottedDay, perUnit } from './paced.js';
-import type { ProviderLog, ProviderMetadata } from './types.js';
+import type { BankProviderOptions, ProviderMetadata } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A day of every currency is 11 KB of XML: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 1024 * 1024;
@@ -38,16 +38,6 @@ export const NBK_METADATA: ProviderMetadata = {
 };
 
 const DATA_PATH = '/rss/get_rates.cfm';
-
-export interface NbkProviderOptions {
-  /** The bank's origin, e.g. `https://nationalbank.kz`; the document path and query are appended. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  /** Pause between the requests of a long history load (paced.ts). */
-  paceMs?: number;
-}
 
 /** The element's text, or undefined when it has none or is not one element. */
 const textOf = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
@@ -83,7 +73,7 @@ function everyDay(range: DayRange): Day[] {
   return days;
 }
 
-export function createNbkProvider(options: NbkProviderOptions): Provider {
+export function createNbkProvider(options: BankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
   return dayQueryProvider({
     id: PROVIDER,

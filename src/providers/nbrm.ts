@@ -10,14 +10,13 @@
  * as `1/` and that exact number.
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, Provider, RateDocument } from '../core/ports.js';
-import type { Day } from '../core/time.js';
+import type { Provider, RateDocument } from '../core/ports.js';
 import { CURRENCY_CODE, rangeQueryProvider, RatesByDay } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { describeJsonValue, isJsonObject, JsonNumber, midnightDay, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
 import { parseOffThread } from './off-thread.js';
 import { dottedDay, perUnit } from './paced.js';
-import type { ProviderLog, ProviderMetadata } from './types.js';
+import type { BankProviderOptions, ProviderMetadata } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A quarter of every currency is about 850 KB of JSON: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 8 * 1024 * 1024;
@@ -42,16 +41,6 @@ const DATA_PATH = '/KLServiceNOV/GetExchangeRate';
 const SPAN_DAYS = 92;
 /** A week back reaches the last day listed across any run of holidays. */
 const LATEST_WINDOW_DAYS = 7;
-
-export interface NbrmProviderOptions {
-  /** The bank's origin, e.g. `https://www.nbrm.mk`; the service path and query are appended. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  /** Pause between the requests of a long history load (paced.ts). */
-  paceMs?: number;
-}
 
 /**
  * Parses the service's JSON list. Strict: a row with a bad day, code, unit or middle rate, or a
@@ -78,7 +67,7 @@ export function parseNbrmRates(text: string): RateDocument {
   return { provider: PROVIDER, base: BASE, days: collected.days((day) => `${day}T00:00:00Z`) };
 }
 
-export function createNbrmProvider(options: NbrmProviderOptions): Provider {
+export function createNbrmProvider(options: BankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
 
   return rangeQueryProvider({

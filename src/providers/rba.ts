@@ -13,14 +13,14 @@
  * back to 2023.
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, DecimalString, Provider, RateDocument } from '../core/ports.js';
+import type { DecimalString, Provider, RateDocument } from '../core/ports.js';
 import type { Day } from '../core/time.js';
 import { sydneyTime } from './bank-time.js';
 import { CURRENCY_CODE, publishedRate, rangeQueryProvider, RatesByDay } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 import { dayFromMonthName } from './paced.js';
-import type { ProviderLog, ProviderMetadata } from './types.js';
+import type { BankProviderOptions, ProviderMetadata } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). The file grows by about 40 KB a year (120 KB in March 2026): the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 4 * 1024 * 1024;
@@ -48,16 +48,6 @@ const RBA_DATE = /^(\d{2})-([A-Z][a-z]{2})-(\d{4})$/;
 const INDEX_UNIT = 'Index';
 /** The RBA writes the IMF's special drawing right as SDR; its ISO 4217 code is XDR. */
 const UNIT_CODES: Readonly<Record<string, string>> = { SDR: 'XDR' };
-
-export interface RbaProviderOptions {
-  /** The RBA's origin, e.g. `https://www.rba.gov.au`; the table's path is appended. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  /** Pause between the requests of a long history load (paced.ts). */
-  paceMs?: number;
-}
 
 /** `03-Jan-2023` → `2023-01-03`; null for anything else. */
 export function parseRbaDate(text: string): Day | null {
@@ -117,7 +107,7 @@ export function parseRbaCsv(text: string): RateDocument {
   return { provider: PROVIDER, base: BASE, days: collected.days((day) => sydneyTime(day, 16)) };
 }
 
-export function createRbaProvider(options: RbaProviderOptions): Provider {
+export function createRbaProvider(options: BankProviderOptions): Provider {
   const url = `${options.baseUrl.replace(/\/+$/, '')}${DATA_PATH}`;
 
   return rangeQueryProvider({

@@ -12,13 +12,13 @@
  * as published. The series name must say the direction the table below expects.
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, DayRange, FetchOptions, Provider, RateDocument } from '../core/ports.js';
+import type { DayRange, FetchOptions, Provider, RateDocument } from '../core/ports.js';
 import { CURRENCY_CODE, rangeQueryProvider, RatesByDay } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { describeJsonValue, isJsonObject, midnightDay, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
 import { parseOffThread } from './off-thread.js';
 import { DEFAULT_PACE_MS, inTurn } from './paced.js';
-import type { ProviderLog, ProviderMetadata } from './types.js';
+import type { BankProviderOptions, ProviderMetadata } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of one series is about 60 KB of JSON: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 2 * 1024 * 1024;
@@ -75,16 +75,6 @@ export const SARB_SERIES: Readonly<Record<string, SarbSeries>> = {
   EXCB118D: { currency: 'KRW', perRand: true },
 };
 
-export interface SarbProviderOptions {
-  /** The bank's API origin, e.g. `https://custom.resbank.co.za`; the series path is appended. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  /** Pause between requests (paced.ts): every refresh asks for each series in turn. */
-  paceMs?: number;
-}
-
 /**
  * Parses one series' answer (`code`, a key of SARB_SERIES). Strict: an unknown series, a name
  * that says the other direction, a bad period or value rejects the whole document; an empty list
@@ -123,7 +113,7 @@ export function mergeSarbSeries(documents: readonly RateDocument[]): RateDocumen
   return { provider: PROVIDER, base: BASE, days: collected.days(atHalfPastTen) };
 }
 
-export function createSarbProvider(options: SarbProviderOptions): Provider {
+export function createSarbProvider(options: BankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
   const paceMs = options.paceMs ?? DEFAULT_PACE_MS;
   const fetchSeries = async (code: string, range: DayRange, fetchOptions?: FetchOptions): Promise<RateDocument> => {
