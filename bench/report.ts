@@ -13,11 +13,13 @@ import { COLD_START_MS, OPERATOR_FLAGS, PEAK_RSS_MB, SCENARIO_TARGETS, TARGET_CO
 
 export const RESULTS_DIR = fileURLToPath(new URL('results/', import.meta.url));
 export const REFERENCE_ROW = 'baseline+headers';
+/** The variant with src/workarounds.ts off (EXRATES_ENGINE_WORKAROUNDS=false). */
+export const PLAIN_VARIANT = '@plain';
 /** Other CPU or steal, in % of one core, above which a row is marked noisy (the kernel's loopback work alone stays under it). */
 const NOISY_OTHER_CPU = 50;
 const NOISY_STEAL = 10;
 
-/** A row: the bare baseline, a reference (the baseline sending the rate answer's header lines), or the service, several workers or on PostgreSQL + Redis when a variant (never judged). */
+/** A row: the bare baseline, a reference (the baseline sending the rate answer's header lines), or the service, several workers, on PostgreSQL + Redis or without the engine workarounds when a variant (never judged). */
 export interface Row extends Measurement {
   name: string;
   description: string;

@@ -122,9 +122,17 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   });
   // A service replaying another time (EXRATES_NOW) dates its answers on its own clock, the one
   // its `stale`, its days and its quotas follow: the portal tells a rate's age from that Date.
+  // The text is made once a second, as Node makes its own Date.
   if (deps.config.now) {
+    let second = Number.NaN;
+    let date = '';
     app.addHook('onRequest', (_request, reply, done) => {
-      reply.header('date', deps.clock.now().toUTCString());
+      const now = deps.clock.now().getTime();
+      if (Math.floor(now / 1000) !== second) {
+        second = Math.floor(now / 1000);
+        date = new Date(now).toUTCString();
+      }
+      reply.header('date', date);
       done();
     });
   }

@@ -56,7 +56,10 @@ const varyNames = (value: string): string[] => value.split(',').map((name) => na
  */
 export function addVary(reply: FastifyReply, value: string): void {
   const current = reply.getHeader('vary');
-  const names = typeof current === 'string' ? varyNames(current) : [];
+  // The common case, the key step's first Vary or the same one again, takes no splitting.
+  if (typeof current !== 'string' || current === '') return void reply.header('vary', value);
+  if (current === value) return;
+  const names = varyNames(current);
   const known = new Set(names.map((name) => name.toLowerCase()));
   for (const name of varyNames(value)) {
     if (known.has(name.toLowerCase())) continue;

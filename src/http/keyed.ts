@@ -146,7 +146,10 @@ export function requestDefect(request: FastifyRequest, reply: FastifyReply, clos
  * bodyLimit) where a route reads it; where none does, its connection closes (requestDefect).
  */
 export function oversizedBody(request: FastifyRequest): Problem | undefined {
-  const length = Number(request.headers['content-length'] ?? 0);
+  const declared = request.headers['content-length'];
+  // Most requests have no body: Fastify makes the route's options anew at each read.
+  if (declared === undefined) return undefined;
+  const length = Number(declared);
   const limit = request.routeOptions.bodyLimit;
   if (!(length > limit)) return undefined;
   return problemOf('payload_too_large', `The request body announces ${length} bytes; this path reads at most ${limit}.`);

@@ -140,7 +140,6 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       body: rendered.body,
       length: rendered.length,
       etag: rendered.etag,
-      vary: 'X-Api-Key',
       cacheControl,
       ...(rendered.lastModified === undefined ? {} : { lastModified: rendered.lastModified }),
       contentType: JSON_TYPE,
@@ -269,8 +268,8 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
           sendConditional(request, reply, {
             body: rendered.kept.body,
             etag: rendered.etag,
-            // Without format, the Accept header chooses between JSON and NDJSON.
-            vary: format === undefined ? 'Accept, Accept-Encoding, X-Api-Key' : 'Accept-Encoding, X-Api-Key',
+            // Without format, the Accept header chooses between JSON and NDJSON (the key step named the key headers).
+            vary: format === undefined ? 'Accept, Accept-Encoding' : 'Accept-Encoding',
             cacheControl: HISTORY_CACHE_CONTROL,
             lastModified: rendered.lastModified,
             ...(chosen === 'csv' ? { disposition: `attachment; filename="${rendered.name}"` } : {}),
