@@ -258,6 +258,7 @@ async function wire(
     families: PROVIDER_FAMILIES,
     backfill: (code, source) => backfill!(code, source),
     historyOnRequest: providers.filter((p) => p.keepsWholeDays).map((p) => p.id),
+    historyYears: config.historyYears,
   });
   backfill = createBackfill({ providers, store: rates, book, clock, log, metrics, lock, negativeCacheMs: config.negativeCacheSeconds * 1000 });
   const refresher = createRefresher({ providers, store: rates, book, clock, log, metrics, lock, intervalSeconds: config.refreshSeconds, advice: () => noRatesAdvice(config) });

@@ -1,6 +1,6 @@
 import { DomainError, FeedError } from './errors.js';
 import type { Clock, Lock, Metrics, Provider, RateStore } from './ports.js';
-import { retentionStart, storeDocument, type Logger } from './refresh.js';
+import { historyStart, loadInParts, retentionStart, type Logger } from './refresh.js';
 import { historyReaches } from './rate-index.js';
 import type { RateBook } from './rates.js';
 import { utcDay } from './time.js';
@@ -56,7 +56,7 @@ export function createBackfill(options: BackfillOptions): Backfill {
   async function stored(code: string, source: string | undefined): Promise<boolean> {
     options.book.invalidate();
     const snapshot = await options.book.snapshot();
-    const from = retentionStart(options.clock);
+    const from = retentionStart(options.clock, options.book.historyYears);
     return [...snapshot.data.values()].some(
       (d) => (source === undefined || d.provider === source) && (d.base === code || (wholeDays.has(d.provider) ? historyReaches(d, code, from) : d.series.has(code))),
     );
@@ -103,11 +103,12 @@ export function createBackfill(options: BackfillOptions): Backfill {
         if (!(await currenciesOf(provider)).has(code)) continue;
         const today = utcDay(options.clock.now());
         options.log.info({ provider: provider.id, currency: code }, 'backfilling a currency on first request');
-        const document = await provider.series({ from: retentionStart(options.clock), to: today }, { currencies: [code] });
+        const range = { from: historyStart(provider, options.clock, options.book.historyYears), to: today };
+        // A series of the one currency asked for, beside the provider's other currencies, in parts for a long one.
+        const storing = { expectedCurrencies: [code], years: options.book.historyYears, first: true };
+        const outcome = await loadInParts(provider, range, options.store, options.clock, options.log, storing);
         // The provider lists the currency but sent no rates: a feed failure, not an unsupported currency.
-        if (document.days.length === 0) throw new FeedError(`${provider.id} lists ${code} but returned no rates for it`);
-        // A series of the one currency asked for, beside the provider's other currencies.
-        const outcome = await storeDocument(document, options.store, options.clock, options.log, { expectedCurrencies: [code] });
+        if (!outcome) throw new FeedError(`${provider.id} lists ${code} but returned no rates for it`);
         await options.book.apply(outcome.stored);
         const seconds = (performance.now() - started) / 1000;
         options.metrics.backfill(provider.id, 'stored', seconds);
