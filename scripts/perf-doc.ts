@@ -7,7 +7,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeOrCheck } from './generated-file.js';
-import { RESULTS_DIR, renderRun, type Run } from '../bench/report.js';
+import { DEEP_HISTORY_DIR, RESULTS_DIR, renderRun, type Run } from '../bench/report.js';
 import { COLD_START_MS, PEAK_RSS_MB, SCENARIO_TARGETS, TARGET_CONNECTIONS, targetText } from '../bench/targets.js';
 
 const target = fileURLToPath(new URL('../docs/performance.md', import.meta.url));
@@ -32,6 +32,15 @@ function newestRuns(): Array<{ file: string; run: Run }> {
   return [...byLine.entries()].sort(([a], [b]) => b - a).map(([, newest]) => newest);
 }
 
+/** The newest run whose service kept every year (bench/results/deep-history/), with its stores after the first load. */
+function renderDeepHistory(): string {
+  const files = (existsSync(DEEP_HISTORY_DIR) ? readdirSync(DEEP_HISTORY_DIR) : []).filter((name) => name.endsWith('.json')).sort();
+  const file = files.at(-1);
+  if (file === undefined) return 'No run is recorded in `bench/results/deep-history/`.';
+  const run = JSON.parse(readFileSync(join(DEEP_HISTORY_DIR, file), 'utf8')) as Run;
+  return `[JSON](../bench/results/deep-history/${file}). ${renderRun(run)}`.trimEnd();
+}
+
 function renderResults(): string {
   const runs = newestRuns();
   if (runs.length === 0) return 'No run is recorded in `bench/results/`.';
@@ -49,4 +58,4 @@ function fill(doc: string, name: string, content: string): string {
 }
 
 const current = readFileSync(target, 'utf8');
-writeOrCheck(target, fill(fill(current, 'targets', renderTargets()), 'results', renderResults()), 'npm run docs:performance');
+writeOrCheck(target, fill(fill(fill(current, 'targets', renderTargets()), 'results', renderResults()), 'deep-history', renderDeepHistory()), 'npm run docs:performance');
