@@ -92,6 +92,9 @@ export function instrumentProvider(provider: Provider, metrics: Metrics): Provid
     series: (range, options) => timed('series', () => provider.series(range, options)),
     ...(listCurrencies ? { listCurrencies: (options?: { signal?: AbortSignal }) => timed('currencies', () => listCurrencies(options)) } : {}),
     ...(provider.keepsWholeDays ? { keepsWholeDays: true } : {}),
+    ...(provider.operatorSupplied ? { operatorSupplied: true } : {}),
+    ...(provider.seriesInOneDocument ? { seriesInOneDocument: true } : {}),
+    ...(provider.firstDay !== undefined ? { firstDay: provider.firstDay } : {}),
   };
 }
 

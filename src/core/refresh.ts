@@ -181,9 +181,11 @@ const REACHED_WITHIN_DAYS = 7;
 async function deepen(provider: Provider, start: Day, store: RateStore, clock: Clock, log: Logger, storing: StoreOptions): Promise<StoredOutcome | undefined> {
   const oldest = await store.oldestDay(provider.id);
   if (oldest === null || oldest <= addDays(start, REACHED_WITHIN_DAYS)) return undefined;
-  log.info({ provider: provider.id, from: start, storedFrom: oldest }, `continuing the history load of ${provider.id}: stored from ${oldest}, loading back to ${start}`);
+  log.info({ provider: provider.id, from: start, storedFrom: oldest }, `history of ${provider.id} stored from ${oldest}: continuing the load back to ${start}`);
   try {
-    return await whileLoadingHistory(provider.id, start, log, () => loadInParts(provider, { from: start, to: addDays(oldest, -1) }, store, clock, log, { ...storing, first: false }));
+    const outcome = await whileLoadingHistory(provider.id, start, log, () => loadInParts(provider, { from: start, to: addDays(oldest, -1) }, store, clock, log, { ...storing, first: false }));
+    if (!outcome) log.info({ provider: provider.id, storedFrom: oldest }, `${provider.id} publishes nothing before ${oldest}: its history is whole`);
+    return outcome;
   } catch (error) {
     log.warn({ provider: provider.id, err: shortError(error instanceof Error ? error.message : String(error)) }, 'history load stopped; it continues at the next start');
     return undefined;
