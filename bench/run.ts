@@ -7,7 +7,7 @@ import { join, relative } from 'node:path';
 import { measure, requireWrk, round, warmUp, type LoadRun, type Measurement } from './load.js';
 import { parseOptions } from './options.js';
 import { choosePinning, killAll, stopChild } from './processes.js';
-import { REFERENCE_ROW, gitState, judge, judgeRun, renderRun, writeRun, type Round, type Row, type Run } from './report.js';
+import { REFERENCE_ROW, RESULTS_DIR, gitState, judge, judgeRun, renderRun, resultsDirOf, writeRun, type Round, type Row, type Run } from './report.js';
 import { machineBusyFor, processMemory } from './sampling.js';
 import { SCENARIOS, VARIANT_SCENARIOS, createRotation, currentCurrencies, scenarioEnvironment, selectScenarios, type Scenario } from './scenarios.js';
 import { serviceStart } from '../scripts/node-flags.js';
@@ -191,7 +191,8 @@ async function main(): Promise<void> {
   };
   console.log(`\n${renderRun(result)}`);
   const file = writeRun(result);
-  console.log(`bench: written to ${relative(ROOT, file)} (${Math.round((Date.now() - startedAt.getTime()) / 1000)} s); to keep it, replace this runtime's file in bench/results/ with it and run npm run docs:performance`);
+  const keep = resultsDirOf(result) === RESULTS_DIR ? "replace this runtime's file in bench/results/ with it and run npm run docs:performance" : 'run npm run docs:performance';
+  console.log(`bench: written to ${relative(ROOT, file)} (${Math.round((Date.now() - startedAt.getTime()) / 1000)} s); to keep it, ${keep}`);
 }
 
 main().catch((error: unknown) => {
