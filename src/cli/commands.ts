@@ -152,7 +152,7 @@ export function buildCli(): Command {
   program
     .command('serve')
     .description(
-      'apply pending migrations, load rates (EXRATES_HISTORY_YEARS of history on an empty store, 5 by default) and serve the HTTP API, the portal at / and the API docs at /docs, refreshing rates in the background until SIGTERM or SIGINT',
+      'apply pending migrations, load rates (EXRATES_HISTORY_YEARS of history, 5 by default, on an empty store) and serve the HTTP API, the portal at / and the API docs at /docs, refreshing rates in the background until SIGTERM or SIGINT',
     )
     .action(async () => {
       const cfg = config(process.stdout);
