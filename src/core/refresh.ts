@@ -4,7 +4,9 @@ import { parseRate, type Rational } from './decimal.js';
 import { FeedError } from './errors.js';
 import type { Clock, DailyQuotes, DayRange, Provider, RateDocument, RateStore } from './ports.js';
 import { DEFAULT_HISTORY_YEARS, retainedFrom, type HistoryYears } from './retention.js';
+import { reaches } from './rate-index.js';
 import { addDays, isDay, utcDay, type Day } from './time.js';
+
 /** A latest document with fewer than this share of yesterday's currencies is treated as partial. */
 const PARTIAL_SHARE = 0.5;
 /** Past this gap since the newest stored day, a refresh asks for a series instead of the latest day. */
@@ -169,9 +171,6 @@ export async function syncProvider(provider: Provider, store: RateStore, clock: 
   }
 }
 
-/** Days within this many of the history start count as reaching it: a weekend and the New Year holidays (as rate-index's historyReaches). */
-const REACHED_WITHIN_DAYS = 7;
-
 /**
  * Loads the days missing before a provider's oldest stored one, back to `start`, when its history
  * does not reach there: the rest of a load a restart cut short, or the years a raised
@@ -180,7 +179,7 @@ const REACHED_WITHIN_DAYS = 7;
  */
 async function deepen(provider: Provider, start: Day, store: RateStore, clock: Clock, log: Logger, storing: StoreOptions): Promise<StoredOutcome | undefined> {
   const oldest = await store.oldestDay(provider.id);
-  if (oldest === null || oldest <= addDays(start, REACHED_WITHIN_DAYS)) return undefined;
+  if (oldest === null || reaches(oldest, start)) return undefined;
   log.info({ provider: provider.id, from: start, storedFrom: oldest }, `history of ${provider.id} stored from ${oldest}: continuing the load back to ${start}`);
   try {
     const outcome = await whileLoadingHistory(provider.id, start, log, () => loadInParts(provider, { from: start, to: addDays(oldest, -1) }, store, clock, log, { ...storing, first: false }));
