@@ -597,7 +597,7 @@ export interface components {
             /** @example EURUSD */
             pair: string;
             /**
-             * @description What was served: the range (1m, 3m, 6m, 1y, 5y), or `<start>/<end>` for dates asked for, end being today when not given.
+             * @description What was served: the range (1m, 3m, 6m, 1y, 5y, and 10y or max where more than five years are kept), or `<start>/<end>` for dates asked for, end being today when not given.
              * @example 1y
              * @example 2025-01-01/2025-06-30
              */

@@ -7,7 +7,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeOrCheck } from './generated-file.js';
-import { PLAIN_VARIANT, RESULTS_DIR, renderRun, type Run } from '../bench/report.js';
+import { DEEP_HISTORY_DIR, PLAIN_VARIANT, RESULTS_DIR, renderRun, type Run } from '../bench/report.js';
 import { COLD_START_MS, PEAK_RSS_MB, SCENARIO_TARGETS, TARGET_CONNECTIONS, targetText } from '../bench/targets.js';
 
 const target = fileURLToPath(new URL('../docs/performance.md', import.meta.url));
@@ -30,6 +30,15 @@ function newestRuns(): Array<{ file: string; run: Run }> {
     byLine.set(Number(/^v(\d+)/.exec(run.runtime)?.[1]), { file, run });
   }
   return [...byLine.entries()].sort(([a], [b]) => b - a).map(([, newest]) => newest);
+}
+
+/** The newest run whose service kept every year (bench/results/deep-history/), with its stores after the first load. */
+function renderDeepHistory(): string {
+  const files = (existsSync(DEEP_HISTORY_DIR) ? readdirSync(DEEP_HISTORY_DIR) : []).filter((name) => name.endsWith('.json')).sort();
+  const file = files.at(-1);
+  if (file === undefined) return 'No run is recorded in `bench/results/deep-history/`.';
+  const run = JSON.parse(readFileSync(join(DEEP_HISTORY_DIR, file), 'utf8')) as Run;
+  return `[JSON](../bench/results/deep-history/${file}). ${renderRun(run)}`.trimEnd();
 }
 
 function renderResults(): string {
@@ -70,4 +79,8 @@ function fill(doc: string, name: string, content: string): string {
 }
 
 const current = readFileSync(target, 'utf8');
-writeOrCheck(target, fill(fill(fill(current, 'targets', renderTargets()), 'results', renderResults()), 'workarounds', renderWorkarounds()), 'npm run docs:performance');
+writeOrCheck(
+  target,
+  fill(fill(fill(fill(current, 'targets', renderTargets()), 'results', renderResults()), 'workarounds', renderWorkarounds()), 'deep-history', renderDeepHistory()),
+  'npm run docs:performance',
+);

@@ -4,6 +4,7 @@ import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { DEMO_KEY } from './core/demo-key.js';
+import { rangesFor } from './core/history.js';
 import type { Deps } from './deps.js';
 import { createHttpCaches } from './http/caching.js';
 import { answerConnect, createClientErrorAnswers } from './http/client-errors.js';
@@ -71,7 +72,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     bodyLimit: 1024,
     routerOptions: { maxParamLength: 100, ignoreTrailingSlash: false },
     ajv: { customOptions: AJV_OPTIONS },
-    schemaErrorFormatter: (errors) => validationProblem(errors as Parameters<typeof validationProblem>[0]),
+    schemaErrorFormatter: (errors) => validationProblem(errors as Parameters<typeof validationProblem>[0], rangesFor(deps.config.historyYears)),
     // What Node's HTTP parser rejects is answered as problem+json too (src/http/client-errors.ts).
     clientErrorHandler: clientErrors.answer,
     // Errors before routing (a path that is not valid percent-encoding…) take the error handler's mapping.

@@ -22,6 +22,7 @@ import {
   type ProviderRates,
 } from './rate-index.js';
 import { retentionStart } from './refresh.js';
+import { DEFAULT_HISTORY_YEARS, type HistoryYears } from './retention.js';
 import { throughSuccessors, type Replacement, type ThroughSuccessors } from './replaced-currencies.js';
 import { addDays, dayNumber, utcDay, utcDayNumber, type Day } from './time.js';
 
@@ -164,6 +165,8 @@ export interface RateBookOptions {
    * that needs it, once per process when its history is younger than the retention.
    */
   historyOnRequest?: readonly string[];
+  /** EXRATES_HISTORY_YEARS: how much history is read and kept. Default 5. */
+  historyYears?: HistoryYears;
 }
 
 /** The rates a request is served from: every provider's stored rates, and which providers are failing. */
@@ -227,6 +230,8 @@ export interface RateBook {
   readonly providers: readonly string[];
   readonly store: RateStore;
   readonly clock: Clock;
+  /** EXRATES_HISTORY_YEARS: how much history is read, kept and asked for. */
+  readonly historyYears: HistoryYears;
 }
 
 export function formatRate(value: Rational): string {
@@ -399,6 +404,7 @@ function replacedQuote(quote: RateQuote, from: string, to: string, through: Thro
 
 export function createRateBook(options: RateBookOptions): RateBook {
   const { store, providers, clock } = options;
+  const historyYears = options.historyYears ?? DEFAULT_HISTORY_YEARS;
   const ttl = options.cacheTtlMs ?? 2_000;
   let state: { data: Map<string, ProviderRates>; versions: Map<string, number>; failing: Map<string, boolean>; checkedAt: number } | undefined;
   let syncing: Promise<void> | undefined;
@@ -528,7 +534,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     for (const provider of providers) failing.set(provider, (await store.providerState(provider))?.failing ?? false);
     const data = new Map(state?.data ?? []);
     const known = new Map(state?.versions ?? []);
-    const from = retentionStart(clock);
+    const from = retentionStart(clock, historyYears);
     for (const provider of providers) {
       const version = versions.get(provider);
       if (version === undefined || version === known.get(provider)) continue;
@@ -620,7 +626,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     const key = `${data.provider} ${code}`;
     if (!historyOnRequest.has(data.provider) || !options.backfill || code === data.base || historyLoaded.has(key)) return false;
     const first = daysOf(data, code)[0];
-    if (first === undefined || (need !== undefined && need >= first) || historyReaches(data, code, retentionStart(clock))) return false;
+    if (first === undefined || (need !== undefined && need >= first) || historyReaches(data, code, retentionStart(clock, historyYears))) return false;
     const loaded = await options.backfill(code, data.provider);
     historyLoaded.add(key);
     return loaded;
@@ -810,7 +816,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     const existing = state.data.get(document.provider);
     const data = existing ?? emptyProviderRates(document.provider, document.base);
     applyDocument(data, document);
-    pruneProviderRates(data, retentionStart(clock));
+    pruneProviderRates(data, retentionStart(clock, historyYears));
     state.data.set(document.provider, data);
     recheck();
     generation += 1;
@@ -845,6 +851,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     providers,
     store,
     clock,
+    historyYears,
   };
 }
 

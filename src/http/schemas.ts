@@ -1,6 +1,7 @@
 import Type from 'typebox';
 import { ERROR_CODES } from '../core/errors.js';
-import { GROUPS, RANGES } from '../core/history.js';
+import { GROUPS, rangesFor } from '../core/history.js';
+import { keepsDeepHistory, retainedYearsText, type HistoryYears } from '../core/retention.js';
 import { AMOUNT_PATTERN } from '../core/rates.js';
 import { PROVIDER_KINDS } from '../providers/registry.js';
 
@@ -113,36 +114,40 @@ export const NoQuery = Type.Object({});
 /** A day /history starts or ends on: its shape here, the calendar, today and the retained years in src/core. */
 const HistoryDay = (description: string) => Type.Optional(Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description }));
 
-export const HistoryQuery = Type.Object({
-  from: Currency('Source currency.'),
-  to: Currency('Target currency.'),
-  range: Type.Optional(
-    Type.Union(
-      RANGES.map((r) => Type.Literal(r)),
-      { description: 'How far back from today (UTC) the history reaches, in calendar months or years; 1y when neither range nor start is given. Not with start.' },
+/** /history's query: its ranges and the oldest `start` follow EXRATES_HISTORY_YEARS. */
+export const historyQuery = (years: HistoryYears) =>
+  Type.Object({
+    from: Currency('Source currency.'),
+    to: Currency('Target currency.'),
+    range: Type.Optional(
+      Type.Union(
+        rangesFor(years).map((r) => Type.Literal(r)),
+        {
+          description: `How far back from today (UTC) the history reaches, in calendar months or years${keepsDeepHistory(years) ? '; max: every day kept' : ''}; 1y when neither range nor start is given. Not with start.`,
+        },
+      ),
     ),
-  ),
-  start: HistoryDay(
-    'Instead of range: the first day, YYYY-MM-DD, within the retained 5 years and not after end. Days before the oldest stored day for the pair give the points that exist.',
-  ),
-  end: HistoryDay('With start: the last day, YYYY-MM-DD, not after today (UTC); default today.'),
-  group: Type.Optional(
-    Type.Union(
-      GROUPS.map((g) => Type.Literal(g)),
-      {
+    start: HistoryDay(
+      `Instead of range: the first day, YYYY-MM-DD, within ${retainedYearsText(years)} and not after end. Days before the oldest stored day for the pair give the points that exist.`,
+    ),
+    end: HistoryDay('With start: the last day, YYYY-MM-DD, not after today (UTC); default today.'),
+    group: Type.Optional(
+      Type.Union(
+        GROUPS.map((g) => Type.Literal(g)),
+        {
+          description:
+            'One point per ISO week (dated its Monday) or calendar month (dated its first day): the exact mean of its daily points, rounded once to 8 significant digits, with the number of days it averages. A period the range cuts averages the days inside it. Statistics run over these points.',
+        },
+      ),
+    ),
+    format: Type.Optional(
+      Type.Union([Type.Literal('json'), Type.Literal('csv'), Type.Literal('ndjson')], {
         description:
-          'One point per ISO week (dated its Monday) or calendar month (dated its first day): the exact mean of its daily points, rounded once to 8 significant digits, with the number of days it averages. A period the range cuts averages the days inside it. Statistics run over these points.',
-      },
+          'Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, `Accept: application/x-ndjson` asks for ndjson.',
+      }),
     ),
-  ),
-  format: Type.Optional(
-    Type.Union([Type.Literal('json'), Type.Literal('csv'), Type.Literal('ndjson')], {
-      description:
-        'Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, `Accept: application/x-ndjson` asks for ndjson.',
-    }),
-  ),
-  source: SourceParam,
-});
+    source: SourceParam,
+  });
 
 /**
  * The validators a client may send for a conditional GET (RFC 9110 §13.1): declared so that typed
@@ -265,7 +270,7 @@ export const HistoryResponse = Type.Object(
   {
     pair: Type.String({ examples: ['EURUSD'] }),
     range: Type.String({
-      description: 'What was served: the range (1m, 3m, 6m, 1y, 5y), or `<start>/<end>` for dates asked for, end being today when not given.',
+      description: 'What was served: the range (1m, 3m, 6m, 1y, 5y, and 10y or max where more than five years are kept), or `<start>/<end>` for dates asked for, end being today when not given.',
       examples: ['1y', '2025-01-01/2025-06-30'],
     }),
     group: Type.Optional(Type.Union(GROUPS.map((g) => Type.Literal(g)), { description: 'Present when the points are averages per week or month.' })),

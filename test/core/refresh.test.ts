@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { zipSync } from 'fflate';
 import { FeedError } from '../../src/core/errors.js';
 import type { Clock, RateDocument, RateStore } from '../../src/core/ports.js';
-import { failureCause, RETENTION_MONTHS, retentionStart, shortError, syncProvider, validateDocument, type Logger } from '../../src/core/refresh.js';
+import { failureCause, retentionStart, shortError, syncProvider, validateDocument, type Logger } from '../../src/core/refresh.js';
 import { createEcbProvider } from '../../src/providers/ecb.js';
 import { createFileProvider } from '../../src/providers/file.js';
 import { migrateToLatest, openDatabase, type OpenDatabase } from '../../src/storage/database.js';
@@ -123,10 +123,15 @@ describe('validateDocument', () => {
 });
 
 describe('retentionStart', () => {
-  it('is five years and one month before today', () => {
-    assert.equal(RETENTION_MONTHS, 61);
-    assert.equal(retentionStart(clockAt('2026-02-10T18:00:00Z')), '2021-01-10');
-    assert.equal(retentionStart(clockAt('2026-03-31T00:00:00Z')), '2021-02-28');
+  it('is five years and one month before today by default', () => {
+    assert.equal(retentionStart(clockAt('2026-02-10T18:00:00Z'), 5), '2021-01-10');
+    assert.equal(retentionStart(clockAt('2026-03-31T00:00:00Z'), 5), '2021-02-28');
+  });
+
+  it('follows EXRATES_HISTORY_YEARS: so many years and a month, or every day with all', () => {
+    assert.equal(retentionStart(clockAt('2026-02-10T18:00:00Z'), 1), '2025-01-10');
+    assert.equal(retentionStart(clockAt('2026-03-31T00:00:00Z'), 30), '1996-02-29');
+    assert.equal(retentionStart(clockAt('2026-03-31T00:00:00Z'), 'all'), '1900-01-01');
   });
 });
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { parseGroup, parseWindow } from '../../core/history.js';
+import { retainedYearsText } from '../../core/retention.js';
 import { andThen, type MaybePromise } from '../../core/maybe.js';
 import type { Provider, RateStore } from '../../core/ports.js';
 import type { QuotaCalendar } from '../../core/quota.js';
@@ -27,7 +28,7 @@ import {
   badRequest,
   CONDITIONAL_HEADERS,
   ConvertQuery,
-  HistoryQuery,
+  historyQuery,
   KEYED_ERRORS,
   NoQuery,
   notFoundProblem,
@@ -220,7 +221,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       description:
         'Daily reference rates from the start of the range (counted back from today, UTC) to today, or from start to end, on dates where both currencies have a published rate; with group, weekly or monthly means. JSON, CSV or NDJSON; gzip and br when accepted.',
       tags: ['history'],
-      querystring: HistoryQuery,
+      querystring: historyQuery(book.historyYears),
       headers: CONDITIONAL_HEADERS,
       response: {
         200: {
@@ -249,7 +250,8 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
         },
         304: NOT_MODIFIED,
         400: badRequest(
-          '`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range` (also `range` with `start`, and an unknown `group`), `invalid_date` (`start` or `end` malformed, in the future, start after end, or before the retained 5 years), `invalid_format`, `missing_parameter` (`end` without `start`)',
+          '`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range` (also `range` with `start`, and an unknown `group`), `invalid_date` (`start` or `end` malformed, in the future, start after end, or before ' +
+            `${retainedYearsText(book.historyYears)}), \`invalid_format\`, \`missing_parameter\` (\`end\` without \`start\`)`,
         ),
         404: notFoundProblem('`no_history`: no rates stored for the pair in the range.'),
         ...KEYED_ERRORS,
@@ -257,7 +259,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
     },
     handler: (request, reply) => {
       const { from, to, range, start, end, group, format, source } = request.query;
-      const window = parseWindow({ range, start, end }, services.calendar.today(book.clock.now()).day);
+      const window = parseWindow({ range, start, end }, services.calendar.today(book.clock.now()).day, book.historyYears);
       const grouping = parseGroup(group);
       const chosen = historyFormat(format, request.headers.accept);
       const accepted = request.headers['accept-encoding'];

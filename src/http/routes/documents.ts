@@ -5,6 +5,7 @@ import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import { stringify } from 'yaml';
 import type { Config } from '../../config.js';
 import { DEMO_KEY } from '../../core/demo-key.js';
+import { historyExtent } from '../../core/retention.js';
 import { grouped } from '../../core/text.js';
 import { PORTAL_ICON } from './portal.js';
 
@@ -22,7 +23,7 @@ export function every(seconds: number): string {
  */
 function description(config: Config): string {
   return [
-    'Live mid-market exchange rates for any pair of ISO 4217 currencies, exact conversion of decimal amounts, and up to 5 years of daily history with statistics (any dates, or weekly and monthly averages), as JSON, CSV or NDJSON.',
+    `Live mid-market exchange rates for any pair of ISO 4217 currencies, exact conversion of decimal amounts, and ${historyExtent(config.historyYears)} with statistics (any dates, or weekly and monthly averages), as JSON, CSV or NDJSON.`,
     '',
     `- **Key:** ask ${config.contactEmail} for one, and send it in the \`X-Api-Key\` header. Free keys make ${grouped(config.quota.free)} requests a day.`,
     '- **Base URL:** `/api/v1` on this server, for example `http://localhost:8080/api/v1/rate?from=EUR&to=USD`.',
