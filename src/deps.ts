@@ -92,6 +92,7 @@ export function instrumentProvider(provider: Provider, metrics: Metrics): Provid
     series: (range, options) => timed('series', () => provider.series(range, options)),
     ...(listCurrencies ? { listCurrencies: (options?: { signal?: AbortSignal }) => timed('currencies', () => listCurrencies(options)) } : {}),
     ...(provider.keepsWholeDays ? { keepsWholeDays: true } : {}),
+    ...(provider.operatorSupplied ? { operatorSupplied: true } : {}),
   };
 }
 
