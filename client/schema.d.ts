@@ -108,7 +108,7 @@ export interface paths {
         };
         /**
          * The currencies the service answers for
-         * @description Every currency /rate answers now (onRequest false), with the provider that serves it (servedBy), every provider that quotes it and its stored days, then those a wide-coverage provider may quote on first request (onRequest true). Sorted by code; names and minor units from ISO 4217. Cacheable until the next refresh; counts once.
+         * @description Every currency /rate answers now (onRequest false), with the provider that serves it (servedBy: its own central bank where one is configured, else the first provider in order of preference that quotes it), every provider that quotes it and its stored days; each currency replaced at a legal ratio whose successor is answered (replacedBy); then those a wide-coverage provider may quote on first request (onRequest true). Sorted by code; names and minor units from ISO 4217. Cacheable until the next refresh; counts once.
          */
         get: operations["listCurrencies"];
         put?: never;
@@ -117,7 +117,7 @@ export interface paths {
         options?: never;
         /**
          * The currencies the service answers for
-         * @description Every currency /rate answers now (onRequest false), with the provider that serves it (servedBy), every provider that quotes it and its stored days, then those a wide-coverage provider may quote on first request (onRequest true). Sorted by code; names and minor units from ISO 4217. Cacheable until the next refresh; counts once.
+         * @description Every currency /rate answers now (onRequest false), with the provider that serves it (servedBy: its own central bank where one is configured, else the first provider in order of preference that quotes it), every provider that quotes it and its stored days; each currency replaced at a legal ratio whose successor is answered (replacedBy); then those a wide-coverage provider may quote on first request (onRequest true). Sorted by code; names and minor units from ISO 4217. Cacheable until the next refresh; counts once.
          */
         head: operations["listCurrencies-head"];
         patch?: never;
@@ -396,12 +396,12 @@ export interface components {
             /** @description ISO 4217 minor units (the decimals of a conversion result); null where ISO 4217 has none (XAU and the like: results use 8 decimals). */
             minorUnits: number | null;
             /**
-             * @description The provider whose published numbers /rate uses for it (the first of providers), unless source names another or the other currency of a pair is quoted by a provider that also quotes this one: a pair one provider quotes whole is served by it alone. null for a currency on request, until it is loaded.
+             * @description The provider whose published numbers /rate uses for it: the first of providers whose newest number the cross-check did not set aside, unless source names another or the other currency of a pair is quoted by a provider that also quotes this one (a pair one provider quotes whole is served by it alone). null for a currency on request, until it is loaded.
              * @example ecb
              */
             servedBy: string | null;
             /**
-             * @description Providers that quote it now (each one a valid source for it), in order of preference; for a currency on request, those that may load it.
+             * @description Providers that quote it now (each one a valid source for it), in the order they serve it: its own central bank (a configured bank whose base it is) first, then the order of /providers; for a currency on request, those that may load it.
              * @example [
              *       "ecb"
              *     ]
@@ -419,6 +419,26 @@ export interface components {
             lastDate?: string;
             /** @description false: answered now. true: nothing stored yet; the first request that names it loads its history (and takes longer), or answers unsupported_currency when no provider quotes it after all. */
             onRequest: boolean;
+            /** @description Present for a currency replaced by another at a fixed legal ratio (BGN by EUR at 1.95583 from 2026-01-01); servedBy, providers and lastDate are then its successor's. */
+            replacedBy?: {
+                /**
+                 * @description The currency that replaced it.
+                 * @example EUR
+                 */
+                successor: string;
+                /**
+                 * @description Units of the replaced currency per one unit of its successor, exact as the law states it.
+                 * @example 1.95583
+                 */
+                ratio: string;
+                /**
+                 * Format: date
+                 * @description The first day of its successor: from it on, its rates are its successor's at the ratio; before it, the market numbers as published.
+                 */
+                from: string;
+                /** @description The legal act or central bank notice that fixes the ratio. */
+                reference: string;
+            };
         };
         /** @description One target of a /rates answer. */
         RatesEntry: {

@@ -21,6 +21,7 @@ import {
   valueOn,
   type ProviderRates,
 } from './rate-index.js';
+import { servingOrder, type CentralBank, type ServingOrder } from './preference.js';
 import { retentionStart } from './refresh.js';
 import { throughSuccessors, type Replacement, type ThroughSuccessors } from './replaced-currencies.js';
 import { addDays, dayNumber, utcDay, utcDayNumber, type Day } from './time.js';
@@ -142,6 +143,8 @@ export interface RateBookOptions {
   store: RateStore;
   /** Provider ids in order of preference. */
   providers: readonly string[];
+  /** The configured central banks: each serves its own currency before the order of `providers` (src/core/preference.ts). */
+  centralBanks?: readonly CentralBank[];
   clock: Clock;
   /**
    * How often the in-memory rates check the store for writes by other processes (another
@@ -175,8 +178,8 @@ export interface RateSnapshot {
 /**
  * Every answer may be asked of one provider (`source`, a configured provider id, either case):
  * both currencies are then taken through that provider's base, on its days, and nothing of the
- * other providers is used. Without it, each currency comes from the first provider, in order of
- * preference, that quotes it.
+ * other providers is used. Without it, each currency comes from the first provider, in its serving
+ * order (its own central bank, then the order of preference: src/core/preference.ts), that quotes it.
  */
 export interface RateBook {
   /** A pair already computed for what is held is answered without a promise. */
@@ -225,6 +228,8 @@ export interface RateBook {
   /** Changes whenever the answers may change: a key for caches of computed responses. */
   generation(): number;
   readonly providers: readonly string[];
+  /** The providers in the order they serve a currency. */
+  readonly servingOrder: ServingOrder;
   readonly store: RateStore;
   readonly clock: Clock;
 }
@@ -278,7 +283,7 @@ const SEARCH_BACK_DAYS = 45;
 export type Servable = (data: ProviderRates, code: string) => boolean;
 const ANY: Servable = () => true;
 
-/** The provider that serves a currency: the first, in preference order, that quotes it now (and may serve it). */
+/** The provider that serves a currency: the first, in its serving order, that quotes it now (and may serve it). */
 export function currentProviderFor(snapshot: RateSnapshot, providers: readonly string[], code: string, servable: Servable = ANY): ProviderRates | undefined {
   for (const id of providers) {
     const data = snapshot.data.get(id);
@@ -399,6 +404,7 @@ function replacedQuote(quote: RateQuote, from: string, to: string, through: Thro
 
 export function createRateBook(options: RateBookOptions): RateBook {
   const { store, providers, clock } = options;
+  const orderOf = servingOrder(providers, options.centralBanks ?? []);
   const ttl = options.cacheTtlMs ?? 2_000;
   let state: { data: Map<string, ProviderRates>; versions: Map<string, number>; failing: Map<string, boolean>; checkedAt: number } | undefined;
   let syncing: Promise<void> | undefined;
@@ -473,7 +479,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     const check = checks();
     const setAside: SetAsideNumber[] = [];
     for (const [code, chosen] of pairs) {
-      for (const id of providers) {
+      for (const id of orderOf(code)) {
         if (id === chosen.provider) break;
         const data = state?.data.get(id);
         const day = data && dayUpTo(data, code, upTo);
@@ -602,9 +608,10 @@ export function createRateBook(options: RateBookOptions): RateBook {
       }
       return undefined;
     }
-    const current = currentProviderFor(s, providers, code, servable(undefined, upTo)) ?? currentProviderFor(s, providers, code);
+    const order = orderOf(code);
+    const current = currentProviderFor(s, order, code, servable(undefined, upTo)) ?? currentProviderFor(s, order, code);
     if (current || use === 'live') return current;
-    return providers.map((p) => s.data.get(p)).find((d) => d !== undefined && hasCurrency(d, code));
+    return order.map((p) => s.data.get(p)).find((d) => d !== undefined && hasCurrency(d, code));
   }
 
   const historyOnRequest = new Set(options.historyOnRequest ?? []);
@@ -843,6 +850,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     },
     generation: () => generation,
     providers,
+    servingOrder: orderOf,
     store,
     clock,
   };
