@@ -1,10 +1,15 @@
 /**
  * What the cross-check costs, on local stand-ins of the default providers serving their recorded
- * documents: a refresh of every provider (each followed by the check, as the refresher runs it),
- * the check alone on what is then held, and the requests answered afterwards, which must not run
- * it again. Printed, never asserted (`node --import tsx bench/cross-check.ts`).
+ * documents: a refresh of every provider (each followed by the check, as the refresher runs it);
+ * the check alone of every stored day, as a process's first read of the store runs it; the check
+ * a refresh runs after it, of the days one new document changed; and, as the baseline in the same
+ * run, the check of the last CURRENT_WITHIN_DAYS days alone (what the check covered before it
+ * covered every stored day). Then the requests answered afterwards, which must not run it again.
+ * Printed, never asserted (`node --import tsx bench/cross-check.ts`).
  */
-import { crossCheck, parsePercent } from '../src/core/cross-check.js';
+import { crossCheck, parsePercent, type CrossCheck } from '../src/core/cross-check.js';
+import { CURRENT_WITHIN_DAYS, newestDay } from '../src/core/rate-index.js';
+import { addDays } from '../src/core/time.js';
 import { closeFakeFeeds, createFeedsService } from '../test/support/apps.js';
 import { startCentralBankStandIns } from '../test/support/central-banks.js';
 import { startFakeUpstreams } from '../test/support/upstreams.js';
@@ -34,13 +39,24 @@ for (const scenario of SCENARIOS) {
     const { data } = await book.snapshot();
     const numbers = [...data.values()].reduce((sum, d) => sum + [...d.series.values()].reduce((n, s) => n + s.days.length, 0), 0);
     const percent = parsePercent('2');
-    const times: number[] = [];
-    let findings = 0;
-    for (let i = 0; i < RUNS; i++) {
-      const t = performance.now();
-      findings = crossCheck(data.values(), percent).findings.length;
-      times.push(ms(t));
-    }
+    const timed = (run: () => CrossCheck): { ms: number; check: CrossCheck } => {
+      const times: number[] = [];
+      let check!: CrossCheck;
+      for (let i = 0; i < RUNS; i++) {
+        const t = performance.now();
+        check = run();
+        times.push(ms(t));
+      }
+      return { ms: median(times), check };
+    };
+    const whole = timed(() => crossCheck(data.values(), percent));
+    const newest = [...data.values()].map(newestDay).filter((d) => d !== undefined).sort().at(-1)!;
+    const recentDays = Array.from({ length: CURRENT_WITHIN_DAYS + 1 }, (_, i) => addDays(newest, -i));
+    const empty = crossCheck([], percent);
+    const baseline = timed(() => crossCheck(data.values(), percent, { previous: empty, changed: recentDays }));
+    // A refresh that brings the newest day: that day and the four after it are checked again.
+    const refreshed = timed(() => crossCheck(data.values(), percent, { previous: whole.check, changed: [newest] }));
+    const findings = whole.check.findings.length;
     // Requests after the refresh (each pair asked once first: a first request may load a
     // currency's history, which is new data and is checked): the check held by the book is the
     // same object before and after.
@@ -56,7 +72,9 @@ for (const scenario of SCENARIOS) {
     const after = await book.crossCheck();
     console.log(
       `${scenario.name}: ${data.size} providers holding ${numbers} numbers; refreshAll (each refresh followed by the check) ${refresh.toFixed(0)} ms; ` +
-        `the check alone ${median(times).toFixed(2)} ms (median of ${RUNS}), ${findings} findings; ` +
+        `the check of every stored day (${whole.check.days.size} days) ${whole.ms.toFixed(2)} ms, ${findings} findings; ` +
+        `baseline, the last ${CURRENT_WITHIN_DAYS} days alone, ${baseline.ms.toFixed(2)} ms (${(whole.ms / baseline.ms).toFixed(1)}×); ` +
+        `after a refresh of the newest day ${refreshed.ms.toFixed(2)} ms (medians of ${RUNS}); ` +
         `2000 live requests ${requests.toFixed(0)} ms, the check run again by them: ${before.findings !== after.findings ? 'yes' : 'no'}`,
     );
   } finally {

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { isClosedDay } from './corrections.js';
 import { parseCurrency, resultDecimals } from './currencies.js';
-import { crossCheck, describeFinding, parsePercent, type CrossCheck, type CrossCheckFinding } from './cross-check.js';
+import { changedDays, crossCheck, describeFinding, parsePercent, type CrossCheck, type CrossCheckFinding } from './cross-check.js';
 import { divideUnreduced, multiply, multiplyUnreduced, ONE, parseDecimal, roundSignificant, roundToScale, stripLeadingZeros, type Rational } from './decimal.js';
 import { DomainError } from './errors.js';
 import { andThen, type MaybePromise } from './maybe.js';
@@ -439,10 +439,11 @@ export function createRateBook(options: RateBookOptions): RateBook {
 
   /**
    * Cross-checks what is held, whenever it changes: after a document of this process is merged and
-   * after the store is read again, never while answering.
+   * after the store is read again, never while answering. With the days whose numbers changed,
+   * only the days they can alter are checked again.
    */
-  function recheck(): void {
-    checked = crossCheck(state?.data.values() ?? [], percent);
+  function recheck(changed?: Iterable<Day>): void {
+    checked = crossCheck(state?.data.values() ?? [], percent, checked && changed ? { previous: checked, changed } : {});
   }
 
   /** The cross-check of what is held now. */
@@ -535,12 +536,15 @@ export function createRateBook(options: RateBookOptions): RateBook {
     const data = new Map(state?.data ?? []);
     const known = new Map(state?.versions ?? []);
     const from = retentionStart(clock);
+    const changedOn = new Set<Day>();
     for (const provider of providers) {
       const version = versions.get(provider);
       if (version === undefined || version === known.get(provider)) continue;
       const quotes = await store.allQuotes(provider, { from, to: '9999-12-31' });
+      const before = data.get(provider);
       if (quotes.length > 0) data.set(provider, buildProviderRates(provider, quotes[0]!.base, quotes));
       else data.delete(provider);
+      for (const day of changedDays(before, data.get(provider))) changedOn.add(day);
       known.set(provider, version);
     }
     // Revisions are few (a correction is rare): read whole on every sync, so those another process wrote show too.
@@ -558,7 +562,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     const dataChanged = !state || data.size !== state.data.size || [...data].some(([id, d]) => state!.data.get(id) !== d);
     const changed = dataChanged || [...failing].some(([id, f]) => state!.failing.get(id) !== f);
     state = { data, versions: known, failing, checkedAt: clock.now().getTime() };
-    if (dataChanged || !checked) recheck();
+    if (dataChanged || !checked) recheck(changedOn);
     if (changed) generation += 1;
   }
 
@@ -817,9 +821,11 @@ export function createRateBook(options: RateBookOptions): RateBook {
     const existing = state.data.get(document.provider);
     const data = existing ?? emptyProviderRates(document.provider, document.base);
     applyDocument(data, document);
-    pruneProviderRates(data, retentionStart(clock));
+    const start = retentionStart(clock);
+    const pruned = data.days.slice(0, lowerBound(data.days, start));
+    pruneProviderRates(data, start);
     state.data.set(document.provider, data);
-    recheck();
+    recheck([...document.days.map((d) => d.day), ...pruned]);
     generation += 1;
     // Our own write moved the version by one; any other change means someone else wrote too.
     const versions = await store.dataVersions();

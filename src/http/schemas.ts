@@ -446,7 +446,7 @@ export const ProviderEntry = Type.Object(
       {
         state: Type.Union([Type.Literal('agrees'), Type.Literal('disagrees'), Type.Literal('unchecked')], {
           description:
-            'agrees: each of its numbers of the latest days that another provider also quotes lies within EXRATES_CROSSCHECK_PERCENT of the others\' median; disagrees: at least one does not (see outliers); unchecked: no other provider quotes any of its currencies on the same days (or within four days before).',
+            'agrees: each of its stored numbers that another provider also quotes lies within EXRATES_CROSSCHECK_PERCENT of the others\' median; disagrees: at least one does not (see outliers); unchecked: no other provider quotes any of its currencies on the same days (or within four days before).',
         }),
         outliers: Type.Array(Type.Unsafe(ref('CrossCheckOutlier')), { description: 'Its numbers that differ from the others\' median, newest day first.' }),
       },
