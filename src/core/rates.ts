@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { isClosedDay } from './corrections.js';
 import { parseCurrency, resultDecimals } from './currencies.js';
-import { changedDays, crossCheck, describeFinding, parsePercent, type CrossCheck, type CrossCheckFinding } from './cross-check.js';
+import { changedDays, crossCheck, describeFinding, NEARBY_DAYS, parsePercent, type CrossCheck, type CrossCheckFinding } from './cross-check.js';
 import { divideUnreduced, multiply, multiplyUnreduced, ONE, parseDecimal, roundSignificant, roundToScale, stripLeadingZeros, type Rational } from './decimal.js';
 import { DomainError } from './errors.js';
 import { andThen, type MaybePromise } from './maybe.js';
@@ -9,6 +9,7 @@ import type { Clock, Metrics, RateDocument, RateStore, Revision } from './ports.
 import {
   applyDocument,
   buildProviderRates,
+  CURRENT_WITHIN_DAYS,
   daysOf,
   emptyProviderRates,
   hasCurrency,
@@ -384,6 +385,10 @@ export function pairKey(from: string, to: string): number | undefined {
   return a === undefined || b === undefined ? undefined : a * CODE_NUMBERS + b;
 }
 
+/** More older days than this to check again are checked in the background, this many days per turn of the event loop. */
+const BACKGROUND_ABOVE_DAYS = 62;
+const BACKGROUND_CHUNK_DAYS = 31;
+
 /** Answers a rate book keeps, per kind: far more than the pairs and days asked for in a while. */
 const CACHED_ANSWERS = 100_000;
 
@@ -437,19 +442,60 @@ export function createRateBook(options: RateBookOptions): RateBook {
     return changed ? { ...provenance, numbers } : provenance;
   }
 
+  /** Days whose numbers changed and are not checked yet: checked in the background, or at once when an answer needs one. */
+  const pending = new Set<Day>();
+  let draining: Promise<void> | undefined;
+
   /**
    * Cross-checks what is held, whenever it changes: after a document of this process is merged and
    * after the store is read again, never while answering. With the days whose numbers changed,
-   * only the days they can alter are checked again.
+   * only the days they can alter are checked again (all of them on the first read). The days a
+   * live answer is served from are checked at once; when many older days changed (a first read of
+   * years of history, a currency's history loaded), those are checked in the background, a few
+   * days per turn of the event loop, so that no request waits for them; an answer on such a day
+   * checks that day first (checkOn).
    */
   function recheck(changed?: Iterable<Day>): void {
-    checked = crossCheck(state?.data.values() ?? [], percent, checked && changed ? { previous: checked, changed } : {});
+    const data = [...(state?.data.values() ?? [])];
+    const days = checked && changed ? [...changed] : [...new Set(data.flatMap((d) => d.days))];
+    const newest = data.map(newestDay).filter((d): d is Day => d !== undefined).sort().at(-1);
+    const recentFrom = newest === undefined ? undefined : addDays(newest, -CURRENT_WITHIN_DAYS);
+    const older = days.filter((day) => recentFrom === undefined || day < recentFrom);
+    const now = older.length > BACKGROUND_ABOVE_DAYS ? days.filter((day) => recentFrom !== undefined && day >= recentFrom) : days;
+    checked = crossCheck(data, percent, { previous: checked ?? crossCheck([], percent), changed: now });
+    if (now === days) return;
+    for (const day of older) pending.add(day);
+    draining ??= drain().finally(() => {
+      draining = undefined;
+    });
+  }
+
+  async function drain(): Promise<void> {
+    while (pending.size > 0) {
+      await new Promise((resolve) => setImmediate(resolve));
+      // Newest first: the days most often asked for.
+      checkNow([...pending].sort().slice(-BACKGROUND_CHUNK_DAYS));
+    }
+  }
+
+  /** Checks the numbers of `days` again now (and the days after each whose check they alter). */
+  function checkNow(days: readonly Day[]): void {
+    for (const day of days) for (let after = 0; after <= NEARBY_DAYS; after++) pending.delete(addDays(day, after));
+    checked = crossCheck(state?.data.values() ?? [], percent, { previous: checks(), changed: days });
+    // Answers computed before may have used a number now set aside.
+    generation += 1;
   }
 
   /** The cross-check of what is held now. */
   function checks(): CrossCheck {
     if (!checked) recheck();
     return checked!;
+  }
+
+  /** The cross-check, with the numbers of `day` checked first if they were still waiting. */
+  function checkOn(day: Day): CrossCheck {
+    if (pending.has(day)) checkNow([day]);
+    return checks();
   }
 
   /**
@@ -460,13 +506,13 @@ export function createRateBook(options: RateBookOptions): RateBook {
     if (source !== undefined) return ANY;
     return (data, code) => {
       const day = dayUpTo(data, code, upTo);
-      return day === undefined || !checks().setAside(data.provider, code, day);
+      return day === undefined || !checkOn(day).setAside(data.provider, code, day);
     };
   }
 
   /** True when a number a cross on `day` uses was set aside. */
   function usesSetAside(fromData: ProviderRates, from: string, toData: ProviderRates, to: string, day: Day, bridge: string | undefined): boolean {
-    const check = checks();
+    const check = checkOn(day);
     const used: Array<[ProviderRates, string]> = [[fromData, from], [toData, to]];
     if (bridge !== undefined) used.push([fromData, bridge], [toData, bridge]);
     return used.some(([data, code]) => check.setAside(data.provider, code, day));
@@ -477,19 +523,18 @@ export function createRateBook(options: RateBookOptions): RateBook {
    * aside, and the numbers used that were flagged all the same.
    */
   function explained(provenance: Provenance, pairs: Array<[string, ProviderRates]>, upTo: Day | undefined): Provenance {
-    const check = checks();
     const setAside: SetAsideNumber[] = [];
     for (const [code, chosen] of pairs) {
       for (const id of orderOf(code)) {
         if (id === chosen.provider) break;
         const data = state?.data.get(id);
         const day = data && dayUpTo(data, code, upTo);
-        if (day === undefined || !check.setAside(id, code, day)) continue;
-        setAside.push(flaggedNumber(check.findingOn(id, code, day)!));
+        if (day === undefined || !checkOn(day).setAside(id, code, day)) continue;
+        setAside.push(flaggedNumber(checks().findingOn(id, code, day)!));
       }
     }
     const flagged = provenance.numbers.flatMap((n) => {
-      const finding = check.findingOn(n.provider, n.currency, n.day);
+      const finding = checkOn(n.day).findingOn(n.provider, n.currency, n.day);
       return finding ? [flaggedNumber(finding)] : [];
     });
     return setAside.length === 0 && flagged.length === 0
@@ -848,6 +893,8 @@ export function createRateBook(options: RateBookOptions): RateBook {
     isStale,
     async crossCheck() {
       await snapshot();
+      // What /providers and /readyz show is the whole check: the days still waiting are checked first.
+      await draining;
       return { ...checks(), percent: percentText };
     },
     apply,

@@ -38,26 +38,30 @@ type Day = string;
 /** A stored number ×1000: for one stored as `1/x`, x / 1000. */
 const times1000 = (text: string) => (text.startsWith('1/') ? `1/${new D(text.slice(2)).div(1000).toFixed()}` : new D(text).mul(1000).toFixed());
 
-describe('the cross-check of days older than the latest', () => {
+/** A SQLite store, for the tests of one describe, holding every provider's numbers on `days`, the NBP's dollar of `wrongDay` ×1000. */
+function storeWithWrongDollar(name: string, days: Day[], wrongDay: Day): { store: () => RateStore } {
   const dir = tempDir();
   let database: OpenDatabase;
   let store: RateStore;
-  // The NBP's dollar of OLD published ×1000.
-  const wrongOnOld = (provider: string, day: Day, rates: Record<string, string>) => (provider === 'nbp' && day === OLD ? { USD: '1/3712.3' } : rates);
-
+  const wrong = (provider: string, day: Day, rates: Record<string, string>) => (provider === 'nbp' && day === wrongDay ? { USD: '1/3712.3' } : rates);
   before(async () => {
-    database = await openDatabase(`sqlite:${join(dir.path, 'old-days.db')}`);
+    database = await openDatabase(`sqlite:${join(dir.path, name)}`);
     await migrateToLatest(database.db);
     store = createRateStore(database.db);
-    for (const provider of Object.keys(NUMBERS)) await store.saveDocument(documentOf(provider, [OLD, RECENT], wrongOnOld));
+    for (const provider of Object.keys(NUMBERS)) await store.saveDocument(documentOf(provider, days, wrong));
   });
   after(async () => {
     await database.close();
     dir.remove();
   });
+  return { store: () => store };
+}
+
+describe('the cross-check of days older than the latest', () => {
+  const held = storeWithWrongDollar('old-days.db', [OLD, RECENT], OLD);
 
   it('sets aside a number published ×1000 on a day months before the newest, and serves the next provider on that date', async () => {
-    const book = createRateBook({ store, providers: ['nbp', 'ecb', 'cnb', 'nbu', 'boi'], clock });
+    const book = createRateBook({ store: held.store(), providers: ['nbp', 'ecb', 'cnb', 'nbu', 'boi'], clock });
     const dated = await book.rateOnDate('PLN', 'USD', OLD);
     // The ECB quotes both: its dollars per zloty, 1.1612 / 4.3107, not the NBP's ×1000.
     assert.equal(dated.quote.rate, formatRate(new D('1.1612').div('4.3107')));
@@ -73,6 +77,26 @@ describe('the cross-check of days older than the latest', () => {
     await book.apply(documentOf('nbp', [OLD]));
     assert.deepEqual((await book.rateOnDate('PLN', 'USD', OLD)).quote.provenance?.providers, ['nbp']);
     assert.deepEqual((await book.crossCheck()).findings, []);
+  });
+});
+
+describe('the cross-check of a long history, read at once', () => {
+  // 200 days to the newest: the older ones are checked in the background, or first when asked for.
+  const days = Array.from({ length: 200 }, (_, i) => addDays('2025-08-18', i));
+  const wrongDay = days[20]!;
+  const held = storeWithWrongDollar('long.db', days, wrongDay);
+
+  it('answers a date of it without the number set aside, at once after the first read, and shows it in the whole check', async () => {
+    const book = createRateBook({ store: held.store(), providers: ['nbp', 'ecb', 'cnb', 'nbu', 'boi'], clock });
+    const dated = await book.rateOnDate('PLN', 'USD', wrongDay);
+    assert.deepEqual(dated.quote.provenance?.providers, ['ecb']);
+    assert.equal(dated.quote.rate, formatRate(new D('1.1612').div('4.3107')));
+    const check = await book.crossCheck();
+    assert.equal(check.days.size, days.length);
+    assert.deepEqual(
+      check.findings.map((f) => [f.provider, f.currency, f.day, f.setAside]),
+      [['nbp', 'USD', wrongDay, true]],
+    );
   });
 });
 

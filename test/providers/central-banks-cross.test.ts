@@ -211,8 +211,13 @@ describe('a cross between providers is the exact cross of their published number
       assert.equal((await rate(service, 'CAD', 'NOK')).rate, formatRate(nbOn(day, 'CAD')));
     });
 
-    it("SEK→ILS: the shekel from its own central bank, the Bank of Israel, which quotes the krona too (on 2 March, its krona's last day; the Riksbank's recording starts on 24 March)", async () => {
-      assert.equal((await rate(service, 'SEK', 'ILS')).rate, formatRate(boiOn('2026-03-02', 'SEK')));
+    it("SEK→ILS: the Bank of Israel, the shekel's own bank, quotes the krona, but its last krona (of 2 March) is set aside by the cross-check; the Bank of England quotes both", async () => {
+      const response = await service.get('/api/v1/rate?from=SEK&to=ILS&expand=provenance');
+      assert.equal(response.body.rate, formatRate(boeOn(day, 'ILS').div(boeOn(day, 'SEK'))));
+      assert.deepEqual((response.body.provenance as { providers: string[] }).providers, ['boe']);
+      const providers = (await service.get('/api/v1/providers')).body.providers as Array<{ id: string; crossCheck: { outliers: Array<{ currency: string; day: string; setAside: boolean }> } }>;
+      const boi = providers.find((p) => p.id === 'boi')!;
+      assert.ok(boi.crossCheck.outliers.some((o) => o.currency === 'SEK' && o.day === '2026-03-02' && o.setAside));
     });
 
     it('USD→SAR, neither issued by a configured bank: both from the Bank of England, the first provider in the order quoting them', async () => {
