@@ -387,7 +387,7 @@ export function pairKey(from: string, to: string): number | undefined {
 
 /** More older days than this to check again are checked in the background, this many days per turn of the event loop. */
 const BACKGROUND_ABOVE_DAYS = 62;
-const BACKGROUND_CHUNK_DAYS = 31;
+const BACKGROUND_CHUNK_DAYS = 7;
 
 /** Answers a rate book keeps, per kind: far more than the pairs and days asked for in a while. */
 const CACHED_ANSWERS = 100_000;
