@@ -255,6 +255,7 @@ async function wire(
   const book = createRateBook({
     store: rates,
     providers: providers.map((p) => p.id),
+    centralBanks: providers.filter((p) => providerEntry(p.id)?.metadata.kind === 'central bank').map((p) => ({ id: p.id, base: p.base })),
     clock,
     metrics,
     crossCheckPercent: config.crossCheckPercent,

@@ -281,7 +281,7 @@ export function createCurrencyListBodies(book: RateBook, wideProviders: readonly
     return book.snapshot().then((snapshot) => {
       const generation = book.generation();
       if (held?.generation === generation && held.day === day) return held.rendered;
-      const body = JSON.stringify({ currencies: listCurrencies(snapshot, book.providers, wideProviders, oldestAskable(day, book.historyYears)) });
+      const body = JSON.stringify({ currencies: listCurrencies(snapshot, { order: book.servingOrder, servable: book.servable(undefined, undefined), wideProviders, historyFrom: oldestAskable(day, book.historyYears), today: day }) });
       held = { generation, day, rendered: { body, etag: strongEtag(body), length: Buffer.byteLength(body) } };
       return held.rendered;
     });

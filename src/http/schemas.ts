@@ -64,7 +64,7 @@ const SourceParam = Type.Optional(
   Type.String({
     pattern: SOURCE_PATTERN,
     description:
-      'A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider\'s published numbers: both currencies through its base, on its days, never another provider\'s. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.',
+      'A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider\'s published numbers: both currencies through its base, on its days, never another provider\'s. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from its own central bank where one is configured, otherwise from the first provider, in order of preference, that quotes it.',
   }),
 );
 
@@ -311,11 +311,12 @@ export const CurrencyEntry = Type.Object(
     }),
     servedBy: Type.Union([Type.String(), Type.Null()], {
       description:
-        'The provider whose published numbers /rate uses for it (the first of providers), unless source names another or the other currency of a pair is quoted by a provider that also quotes this one: a pair one provider quotes whole is served by it alone. null for a currency on request, until it is loaded.',
+        'The provider whose published numbers /rate uses for it: the first of providers whose newest number the cross-check did not set aside, unless source names another or the other currency of a pair is quoted by a provider that also quotes this one (a pair one provider quotes whole is served by it alone). null for a currency on request, until it is loaded.',
       examples: ['ecb'],
     }),
     providers: Type.Array(Type.String(), {
-      description: 'Providers that quote it now (each one a valid source for it), in order of preference; for a currency on request, those that may load it.',
+      description:
+        "Providers that quote it now (each one a valid source for it), in the order they serve it: its own central bank (a configured bank whose base it is) first, then the order of /providers; for a currency on request, those that may load it.",
       examples: [['ecb']],
     }),
     firstDate: Type.Optional(Type.String({ format: 'date', description: 'Oldest stored day with a rate for it: dates before this are no_history.' })),
@@ -323,6 +324,17 @@ export const CurrencyEntry = Type.Object(
     onRequest: Type.Boolean({
       description: 'false: answered now. true: nothing stored yet; the first request that names it loads its history (and takes longer), or answers unsupported_currency when no provider quotes it after all.',
     }),
+    replacedBy: Type.Optional(
+      Type.Object(
+        {
+          successor: Type.String({ description: 'The currency that replaced it.', examples: ['EUR'] }),
+          ratio: DecimalString('Units of the replaced currency per one unit of its successor, exact as the law states it.', '1.95583'),
+          from: Type.String({ format: 'date', description: 'The first day of its successor: from it on, its rates are its successor\'s at the ratio; before it, the market numbers as published.' }),
+          reference: Type.String({ description: 'The legal act or central bank notice that fixes the ratio.' }),
+        },
+        { description: 'Present for a currency replaced by another at a fixed legal ratio (BGN by EUR at 1.95583 from 2026-01-01); servedBy, providers and lastDate are then its successor\'s.' },
+      ),
+    ),
   },
   { $id: 'Currency', description: 'A currency the service answers for.' },
 );
@@ -439,7 +451,7 @@ export const ProviderEntry = Type.Object(
       {
         state: Type.Union([Type.Literal('agrees'), Type.Literal('disagrees'), Type.Literal('unchecked')], {
           description:
-            'agrees: each of its numbers of the latest days that another provider also quotes lies within EXRATES_CROSSCHECK_PERCENT of the others\' median; disagrees: at least one does not (see outliers); unchecked: no other provider quotes any of its currencies on the same days (or within four days before).',
+            'agrees: each of its stored numbers that another provider also quotes lies within EXRATES_CROSSCHECK_PERCENT of the others\' median; disagrees: at least one does not (see outliers); unchecked: no other provider quotes any of its currencies on the same days (or within four days before).',
         }),
         outliers: Type.Array(Type.Unsafe(ref('CrossCheckOutlier')), { description: 'Its numbers that differ from the others\' median, newest day first.' }),
       },
@@ -469,7 +481,7 @@ export const ProviderEntry = Type.Object(
 
 export const ProviderList = Type.Object(
   {
-    providers: Type.Array(Type.Unsafe(ref('Provider')), { description: 'In order of preference: the first that quotes a currency serves it.' }),
+    providers: Type.Array(Type.Unsafe(ref('Provider')), { description: 'In order of preference: a currency is served by its own central bank (the provider of kind central bank whose base it is) where one is configured, otherwise by the first that quotes it.' }),
   },
   { $id: 'ProviderList', description: 'The configured rate providers.' },
 );

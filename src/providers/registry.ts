@@ -31,9 +31,9 @@ function required(value: string | undefined, what: string): string {
 
 /**
  * In order of default preference (EXRATES_PROVIDERS, README "Order of preference"): first-hand
- * sources only. The ECB first, for the currencies it quotes (the reference most contracts name);
- * then the central banks of other bases, each adding its own currency and those the ones before it
- * do not quote; Banca d'Italia last, whose indicative rates of nearly every currency fill in the
+ * sources only. Each central bank serves its own currency whatever its place (src/core/preference.ts);
+ * for the other currencies, the ECB first (the reference most contracts name); then the central
+ * banks of other bases, each adding the currencies the ones before it do not quote; Banca d'Italia last, whose indicative rates of nearly every currency fill in the
  * rest, and whose whole day is there to compare every other provider's numbers with.
  */
 export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [

@@ -327,7 +327,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       operationId: 'listCurrencies',
       summary: 'The currencies the service answers for',
       description:
-        'Every currency /rate answers now (onRequest false), with the provider that serves it (servedBy), every provider that quotes it and its stored days, then those a wide-coverage provider may quote on first request (onRequest true). Sorted by code; names and minor units from ISO 4217. Cacheable until the next refresh; counts once.',
+        'Every currency /rate answers now (onRequest false), with the provider that serves it (servedBy: its own central bank where one is configured, else the first provider in order of preference that quotes it), every provider that quotes it and its stored days; each currency replaced at a legal ratio whose successor is answered (replacedBy); then those a wide-coverage provider may quote on first request (onRequest true). Sorted by code; names and minor units from ISO 4217. Cacheable until the next refresh; counts once.',
       tags: ['rates'],
       querystring: NoQuery,
       headers: CONDITIONAL_HEADERS,
