@@ -109,6 +109,14 @@ export function yearsOf(range: DayRange): DayRange[] {
   return spans;
 }
 
+/** The range checked (a RangeError for one that is not two real days in order), cut at today when the bank asks for it, and cut into the bank's spans. */
+function spansToFetch(bank: SeriesBank, asked: DayRange): DayRange[] {
+  checkRange(asked);
+  const range = bank.upToToday ? untilToday(asked, bank.upToToday) : asked;
+  if (range === undefined) return [];
+  return bank.spans ? bank.spans(range) : spansOf(range, bank.spanDays ?? HISTORY_SPAN_DAYS);
+}
+
 /**
  * The `series` of every bank whose history comes in ranges: the range checked (a RangeError for
  * one that is not two real days in order), cut at today when the bank asks for it, fetched in
@@ -122,10 +130,8 @@ export function spannedSeries(
 ): (range: DayRange, options?: FetchOptions) => Promise<RateDocument> {
   const gate = createGate(MAX_IN_FLIGHT);
   return async (asked, options) => {
-    checkRange(asked);
-    const range = bank.upToToday ? untilToday(asked, bank.upToToday) : asked;
-    if (range === undefined) return { provider: bank.id, base: bank.base, days: [] };
-    const spans = bank.spans ? bank.spans(range) : spansOf(range, bank.spanDays ?? HISTORY_SPAN_DAYS);
+    const spans = spansToFetch(bank, asked);
+    if (spans.length === 0) return { provider: bank.id, base: bank.base, days: [] };
     const parts = await inTurn(
       spans.map((span) => () => fetchSpan(span, options)),
       {
@@ -139,6 +145,54 @@ export function spannedSeries(
     );
     const days = parts.flatMap((part, i) => part.days.filter((d) => d.day >= spans[i]!.from && d.day <= spans[i]!.to));
     return { provider: bank.id, base: bank.base, days };
+  };
+}
+
+export interface PerCurrencyBank<C> extends SeriesBank {
+  feed: string;
+  /** The currencies whose series are loaded: those of the bank's current table (one request). */
+  currencies(options?: FetchOptions): Promise<C[]>;
+  /** Fetches and parses one currency's series over one span. */
+  fetchCurrencySpan(currency: C, span: DayRange, options?: FetchOptions): Promise<RateDocument>;
+  /** The currency in progress lines and messages. */
+  describe(currency: C): string;
+}
+
+/**
+ * The `series` of a bank whose history comes one currency at a time (the NBRB, the Bank of
+ * Russia): the currencies of its current table, then each currency's series span by span, every
+ * request in turn and paced as in spannedSeries, gathered into days; the days inside each span,
+ * ascending. A currency the bank no longer quotes has no history here.
+ */
+export function perCurrencySeries<C>(bank: PerCurrencyBank<C>): (range: DayRange, options?: FetchOptions) => Promise<RateDocument> {
+  const gate = createGate(MAX_IN_FLIGHT);
+  return async (asked, options) => {
+    const spans = spansToFetch(bank, asked);
+    if (spans.length === 0) return { provider: bank.id, base: bank.base, days: [] };
+    const currencies = await gate(() => bank.currencies(options));
+    const requests = spans.flatMap((span) => currencies.map((currency) => ({ span, currency })));
+    const parts = await inTurn(
+      requests.map(({ span, currency }) => () => bank.fetchCurrencySpan(currency, span, options)),
+      {
+        provider: bank.id,
+        paceMs: bank.paceMs ?? DEFAULT_PACE_MS,
+        gate,
+        log: bank.log,
+        signal: options?.signal,
+        describe: (i) => `${requests[i]!.span.from}..${requests[i]!.span.to} of ${bank.describe(requests[i]!.currency)}`,
+      },
+    );
+    const byDay = new RatesByDay(bank.feed);
+    const asOf = new Map<Day, string>();
+    parts.forEach((part, i) => {
+      const { span, currency } = requests[i]!;
+      for (const day of part.days) {
+        if (day.day < span.from || day.day > span.to) continue;
+        asOf.set(day.day, day.asOf);
+        for (const [code, rate] of Object.entries(day.rates)) byDay.add(day.day, code, rate, bank.describe(currency));
+      }
+    });
+    return { provider: bank.id, base: bank.base, days: byDay.days((day) => asOf.get(day)!) };
   };
 }
 

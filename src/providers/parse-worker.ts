@@ -12,6 +12,7 @@ import { parseCnbRates } from './cnb.js';
 import { parseEcbDocument } from './ecb-format.js';
 import { parseFrankfurterRates } from './frankfurter.js';
 import { parseNbpTables } from './nbp.js';
+import { parseNbrbDynamics, parseNbrbRates } from './nbrb.js';
 import { parseNbuRates } from './nbu.js';
 import { parseNorgesBankCsv } from './norgesbank.js';
 import type { ParseAnswer, ParserName } from './off-thread.js';
@@ -26,6 +27,8 @@ const PARSERS = {
   cnb: parseCnbRates,
   frankfurter: parseFrankfurterRates,
   nbp: parseNbpTables,
+  nbrb: parseNbrbRates,
+  nbrbDynamics: parseNbrbDynamics,
   nbu: parseNbuRates,
   norgesbank: parseNorgesBankCsv,
   riksbank: parseRiksbankObservations,

@@ -13,6 +13,7 @@ import { createEcbProvider } from './ecb.js';
 import { createFileProvider } from './file.js';
 import { createFrankfurterProvider } from './frankfurter.js';
 import { createNbpProvider } from './nbp.js';
+import { createNbrbProvider, NBRB_METADATA } from './nbrb.js';
 import { createNbuProvider } from './nbu.js';
 import { createNorgesBankProvider, NORGES_BANK_METADATA } from './norgesbank.js';
 import { createOpenExchangeRatesProvider } from './openexchangerates.js';
@@ -149,6 +150,15 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     byDefault: true,
     loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createBoiProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'nbrb',
+    metadata: NBRB_METADATA,
+    defaultUrl: 'https://api.nbrb.by',
+    urlVariable: urlVariableOf('nbrb'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createNbrbProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'bancaditalia',
