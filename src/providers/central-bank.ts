@@ -4,9 +4,11 @@
  * banks' plain CSV files, and the one way a bank's history is fetched (spannedSeries) and its
  * newest day found (rangeQueryProvider). README "Adding a bank" says how a new bank uses it.
  */
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { FeedError } from '../core/errors.js';
 import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
 import { addDays, utcDay, type Day } from '../core/time.js';
+import { plainDecimalFromNumberText } from './json-number.js';
 import { checkRange, createGate, DEFAULT_PACE_MS, inTurn, MAX_IN_FLIGHT, spansOf } from './paced.js';
 import type { ProviderLog } from './types.js';
 
@@ -19,6 +21,51 @@ export function publishedRate(text: string, feed: string, where: string): Decima
   if (!PLAIN_DECIMAL.test(text)) throw new FeedError(`${feed}: ${where}: ${JSON.stringify(text.slice(0, 40))} is not a plain decimal`);
   if (!/[1-9]/.test(text)) throw new FeedError(`${feed}: ${where}: the rate is zero`);
   return text;
+}
+
+/**
+ * A published rate written with a decimal comma (`53,8359`, or with an exponent as the Bank of
+ * Russia writes its smallest per-unit figures, `5,39256E-05`), as its exact plain text with a
+ * point; a FeedError otherwise.
+ */
+export function commaDecimalRate(text: string, feed: string, where: string): DecimalString {
+  const plain = /^\d+(,\d+)?([eE][+-]?\d{1,3})?$/.test(text) ? plainDecimalFromNumberText(text.replace(',', '.')) : null;
+  if (plain === null) throw new FeedError(`${feed}: ${where}: ${JSON.stringify(text.slice(0, 40))} is not a decimal with a comma`);
+  return publishedRate(plain, feed, where);
+}
+
+/** An element of a parsed XML document: attributes as `@_name`, child elements by name, text as `#text`. */
+export type XmlElement = Record<string, unknown>;
+
+/**
+ * Reads a bank's XML into elements, every attribute and text kept as written (a rate parsed as a
+ * number would lose its digits), the elements named in `repeated` always as lists. Validated
+ * first: the parser alone is forgiving about unclosed elements, and a cut-off answer must fail
+ * instead of reading as a shorter document.
+ */
+export function readXml(text: string, feed: string, repeated: readonly string[]): XmlElement {
+  const body = (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text).trimStart();
+  if (body === '') throw new FeedError(`${feed}: the XML is empty`);
+  if (/^<!doctype html|^<html/i.test(body)) throw new FeedError(`${feed}: got an HTML page instead of XML: ${JSON.stringify(body.slice(0, 60))}`);
+  const valid = XMLValidator.validate(body);
+  if (valid !== true) throw new FeedError(`${feed}: the XML is not well-formed (line ${valid.err.line}, column ${valid.err.col}): ${valid.err.msg}`);
+  const parser = new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: '@_',
+    parseAttributeValue: false,
+    parseTagValue: false,
+    trimValues: false,
+    removeNSPrefix: true,
+    isArray: (name, _path, _isLeaf, isAttribute) => !isAttribute && repeated.includes(name),
+  });
+  return parser.parse(body) as XmlElement;
+}
+
+/** The text of a child element or attribute (`@_name`) of an XML element; a FeedError naming it when it is missing or not text. */
+export function xmlText(element: XmlElement, name: string, feed: string, where: string): string {
+  const value = element[name];
+  if (typeof value !== 'string') throw new FeedError(`${feed}: ${where}: ${name.startsWith('@_') ? `attribute ${name.slice(2)}` : `<${name}>`} is ${value === undefined ? 'missing' : 'not text'}`);
+  return value;
 }
 
 export interface CsvTable {

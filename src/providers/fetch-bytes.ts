@@ -166,6 +166,15 @@ export function decodeUtf8(bytes: Uint8Array, feed: string): string {
   }
 }
 
+/** The text of a feed body in a legacy single-byte encoding (`windows-1251`); a FeedError naming the feed for bytes the encoding does not define. */
+export function decodeLegacy(bytes: Uint8Array, encoding: 'windows-1251', feed: string): string {
+  try {
+    return new TextDecoder(encoding, { fatal: true }).decode(bytes);
+  } catch (error) {
+    throw new FeedError(`${feed}: the body is not ${encoding} text`, { cause: error });
+  }
+}
+
 /** Reads an `http(s)://` URL, a `file://` URL or a plain file path. */
 export async function readSource(location: string, options: FetchBytesOptions): Promise<Uint8Array> {
   if (/^https?:\/\//i.test(location)) return fetchBytes(location, options);

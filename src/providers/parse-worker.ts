@@ -8,6 +8,7 @@ import type { RateDocument } from '../core/ports.js';
 import { parseBocObservations } from './boc.js';
 import { parseBoeCsv } from './boe.js';
 import { parseBoiCsv } from './boi.js';
+import { parseCbrDaily, parseCbrDynamic } from './cbr.js';
 import { parseCnbRates } from './cnb.js';
 import { parseEcbDocument } from './ecb-format.js';
 import { parseFrankfurterRates } from './frankfurter.js';
@@ -24,6 +25,8 @@ const PARSERS = {
   boc: parseBocObservations,
   boe: parseBoeCsv,
   boi: parseBoiCsv,
+  cbr: parseCbrDaily,
+  cbrDynamic: parseCbrDynamic,
   cnb: parseCnbRates,
   frankfurter: parseFrankfurterRates,
   nbp: parseNbpTables,

@@ -8,6 +8,7 @@ import { createBancaDItaliaProvider } from './bancaditalia.js';
 import { BOC_METADATA, createBocProvider } from './boc.js';
 import { BOE_METADATA, createBoeProvider } from './boe.js';
 import { BOI_METADATA, createBoiProvider } from './boi.js';
+import { CBR_METADATA, createCbrProvider } from './cbr.js';
 import { createCnbProvider } from './cnb.js';
 import { createEcbProvider } from './ecb.js';
 import { createFileProvider } from './file.js';
@@ -159,6 +160,15 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     byDefault: true,
     loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createNbrbProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'cbr',
+    metadata: CBR_METADATA,
+    defaultUrl: 'https://www.cbr.ru',
+    urlVariable: urlVariableOf('cbr'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createCbrProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'bancaditalia',
