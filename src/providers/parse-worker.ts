@@ -9,6 +9,7 @@ import { parseBocObservations } from './boc.js';
 import { parseBoeCsv } from './boe.js';
 import { parseBoiCsv } from './boi.js';
 import { parseCbrDaily, parseCbrDynamic } from './cbr.js';
+import { parseCbuRates } from './cbu.js';
 import { parseCnbRates } from './cnb.js';
 import { parseEcbDocument } from './ecb-format.js';
 import { parseFrankfurterRates } from './frankfurter.js';
@@ -27,6 +28,7 @@ const PARSERS = {
   boi: parseBoiCsv,
   cbr: parseCbrDaily,
   cbrDynamic: parseCbrDynamic,
+  cbu: parseCbuRates,
   cnb: parseCnbRates,
   frankfurter: parseFrankfurterRates,
   nbp: parseNbpTables,

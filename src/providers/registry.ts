@@ -9,6 +9,7 @@ import { BOC_METADATA, createBocProvider } from './boc.js';
 import { BOE_METADATA, createBoeProvider } from './boe.js';
 import { BOI_METADATA, createBoiProvider } from './boi.js';
 import { CBR_METADATA, createCbrProvider } from './cbr.js';
+import { CBU_METADATA, createCbuProvider } from './cbu.js';
 import { createCnbProvider } from './cnb.js';
 import { createEcbProvider } from './ecb.js';
 import { createFileProvider } from './file.js';
@@ -169,6 +170,15 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     byDefault: true,
     loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createCbrProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'cbu',
+    metadata: CBU_METADATA,
+    defaultUrl: 'https://cbu.uz',
+    urlVariable: urlVariableOf('cbu'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createCbuProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'bancaditalia',

@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Decimal } from 'decimal.js';
+import { FeedError } from '../../src/core/errors.js';
+import type { Clock } from '../../src/core/ports.js';
+import { validateDocument } from '../../src/core/refresh.js';
+import { CBU_METADATA, createCbuProvider, parseCbuRates } from '../../src/providers/cbu.js';
+import { recordingsOf, startBankServer, type BankServer } from '../support/bank-server.js';
+
+const clockAt = (iso: string): Clock => ({ now: () => new Date(iso) });
+const feedError = (pattern: RegExp) => (error: unknown) => {
+  assert.ok(error instanceof FeedError, `expected FeedError, got ${String(error)}`);
+  assert.match(error.message, pattern);
+  return true;
+};
+
+const recordings = recordingsOf('cbu');
+const byDay = new Map(recordings.map((r) => [/\/all\/(\d{4}-\d{2}-\d{2})\/$/.exec(r.pathAndQuery)![1]!, r]));
+
+describe('CBU parser, on the recorded documents', () => {
+  it('cbu/01-03.json (1 to 3 April, 75 currencies each): sums per Nominal units, written as strings, made exact per-unit rates', () => {
+    for (const [day, recording] of byDay) {
+      const text = recording.body.toString('utf8');
+      const document = parseCbuRates(text);
+      assert.equal(document.base, 'UZS');
+      assert.deepEqual(document.days.map((d) => d.day), [day]);
+      const entries = JSON.parse(text) as Array<{ Ccy: string; Nominal: string; Rate: string }>;
+      assert.equal(entries.length, 75);
+      const rates = document.days[0]!.rates;
+      assert.equal(Object.keys(rates).length, 75);
+      for (const entry of entries) {
+        // The strings are read independently with decimal.js.
+        assert.ok(new Decimal(rates[entry.Ccy]!.slice(2)).eq(new Decimal(entry.Rate).div(entry.Nominal)), `${day} ${entry.Ccy}`);
+      }
+      assert.equal(validateDocument(document, clockAt('2026-04-08T12:00:00Z')).document.days.length, 1);
+    }
+    const first = parseCbuRates(byDay.get('2026-04-01')!.body.toString('utf8')).days[0]!.rates;
+    assert.equal(first['USD'], '1/12194.21');
+    assert.equal(first['IDR'], '1/0.718');
+    assert.equal(first['IRR'], '1/0.009');
+    assert.equal(first['HUF'], '1/36.20');
+  });
+
+  it('a malformed document is refused whole', () => {
+    const usd = (fields: string) => `[{"id":69,"Code":"840","Ccy":"USD",${fields}}]`;
+    assert.deepEqual(parseCbuRates(usd('"Nominal":"1","Rate":"12194.21","Date":"01.04.2026"')).days[0]!.rates, { USD: '1/12194.21' });
+    assert.throws(() => parseCbuRates(usd('"Nominal":"1","Rate":12194.21,"Date":"01.04.2026"')), feedError(/Rate is the number 12194\.21, not a string/));
+    assert.throws(() => parseCbuRates(usd('"Nominal":1,"Rate":"12194.21","Date":"01.04.2026"')), feedError(/Nominal is the number 1/));
+    assert.throws(() => parseCbuRates(usd('"Nominal":"1","Rate":"12 194,21","Date":"01.04.2026"')), feedError(/is not a plain decimal/));
+    assert.throws(() => parseCbuRates(usd('"Nominal":"1","Rate":"0.00","Date":"01.04.2026"')), feedError(/the rate is zero/));
+    assert.throws(() => parseCbuRates(usd('"Nominal":"0","Rate":"1","Date":"01.04.2026"')), feedError(/not a whole number of units/));
+    assert.throws(() => parseCbuRates(usd('"Nominal":"1","Rate":"1","Date":"2026-04-01"')), feedError(/Date is the string "2026-04-01", not DD\.MM\.YYYY/));
+    assert.throws(() => parseCbuRates('{"error":"x"}'), feedError(/expected an array/));
+    assert.throws(() => parseCbuRates('<!DOCTYPE html><html></html>'), feedError(/HTML or XML page/));
+    const entry = '{"Ccy":"USD","Nominal":"1","Rate":"1","Date":"01.04.2026"}';
+    assert.throws(() => parseCbuRates(`[${entry},${entry}]`), feedError(/USD is quoted twice on 2026-04-01/));
+    assert.deepEqual(parseCbuRates('[]').days, []);
+  });
+});
+
+describe('CBU provider against a local stand-in', () => {
+  let server: BankServer;
+  const logged: string[] = [];
+  before(async () => {
+    server = await startBankServer((url) => {
+      const day = /^\/en\/arkhiv-kursov-valyut\/json\/all\/(\d{4}-\d{2}-\d{2})\/$/.exec(url.pathname)?.[1];
+      if (day === undefined || url.search !== '') return undefined;
+      const recorded = byDay.get(day);
+      if (recorded) return { body: recorded.body, contentType: recorded.contentType };
+      // After the recorded days the bank answers the rates still in force, dated the day they took effect.
+      if (day > '2026-04-03') return { body: byDay.get('2026-04-03')!.body, contentType: 'application/json' };
+      return { body: '[]', contentType: 'application/json' };
+    });
+  });
+  after(() => server.close());
+  const provider = (now: string) => createCbuProvider({ baseUrl: server.origin, timeoutMs: 5000, clock: clockAt(now), paceMs: 0, log: { info: (_obj, msg) => logged.push(msg ?? '') } });
+
+  it('latest: the rates in force today (UTC), the recorded request exactly', async () => {
+    server.requests.length = 0;
+    const document = await provider('2026-04-02T12:00:00Z').latest();
+    assert.deepEqual(server.requests, [recordings[1]!.pathAndQuery]);
+    assert.deepEqual(document, parseCbuRates(recordings[1]!.body.toString('utf8')));
+  });
+
+  it('a range: a request a day up to today, an answer dated another day left out', async () => {
+    server.requests.length = 0;
+    const document = await provider('2026-04-06T12:00:00Z').series({ from: '2026-03-30', to: '2026-04-10' });
+    assert.deepEqual(server.requests, Array.from({ length: 8 }, (_, i) => `/en/arkhiv-kursov-valyut/json/all/${new Date(Date.UTC(2026, 2, 30 + i)).toISOString().slice(0, 10)}/`));
+    assert.deepEqual(document.days.map((d) => d.day), ['2026-04-01', '2026-04-02', '2026-04-03']);
+  });
+
+  it('five years: a paced request a day, with progress lines', async () => {
+    server.requests.length = 0;
+    logged.length = 0;
+    const document = await provider('2026-04-03T12:00:00Z').series({ from: '2021-04-04', to: '2026-04-30' });
+    assert.equal(server.requests.length, (Date.parse('2026-04-03') - Date.parse('2021-04-04')) / 86_400_000 + 1);
+    assert.equal(server.requests.at(-1), '/en/arkhiv-kursov-valyut/json/all/2026-04-03/');
+    assert.equal(document.days.length, 3);
+    assert.ok(logged.includes('loading history in paced requests') && logged.includes('history loaded'));
+  });
+
+  it('describes itself', () => {
+    assert.deepEqual([CBU_METADATA.base, CBU_METADATA.kind, CBU_METADATA.termsUrl], ['UZS', 'central bank', null]);
+  });
+});
