@@ -5,6 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { FeedError } from '../core/errors.js';
 import type { RateDocument } from '../core/ports.js';
+import { parseBcraRates } from './bcra.js';
 import { parseBocObservations } from './boc.js';
 import { parseBoeCsv } from './boe.js';
 import { parseBoiCsv } from './boi.js';
@@ -23,6 +24,7 @@ import { parseRiksbankObservations } from './riksbank.js';
 /** Each parser by the name an adapter gives parseOffThread with it. */
 const PARSERS = {
   ecb: parseEcbDocument,
+  bcra: parseBcraRates,
   boc: parseBocObservations,
   boe: parseBoeCsv,
   boi: parseBoiCsv,

@@ -5,6 +5,7 @@
  * wiring (src/deps.ts) read this list; nothing else names the providers one by one.
  */
 import { createBancaDItaliaProvider } from './bancaditalia.js';
+import { BCRA_METADATA, createBcraProvider } from './bcra.js';
 import { BOC_METADATA, createBocProvider } from './boc.js';
 import { BOE_METADATA, createBoeProvider } from './boe.js';
 import { BOI_METADATA, createBoiProvider } from './boi.js';
@@ -179,6 +180,15 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     byDefault: true,
     loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createCbuProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'bcra',
+    metadata: BCRA_METADATA,
+    defaultUrl: 'https://api.bcra.gob.ar',
+    urlVariable: urlVariableOf('bcra'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createBcraProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'bancaditalia',
