@@ -9,6 +9,7 @@ import { parseBcraRates } from './bcra.js';
 import { parseBocObservations } from './boc.js';
 import { parseBoeCsv } from './boe.js';
 import { parseBoiCsv } from './boi.js';
+import { parseCbnRates } from './cbn.js';
 import { parseCbrDaily, parseCbrDynamic } from './cbr.js';
 import { parseCbuRates } from './cbu.js';
 import { parseCnbRates } from './cnb.js';
@@ -28,6 +29,7 @@ const PARSERS = {
   boc: parseBocObservations,
   boe: parseBoeCsv,
   boi: parseBoiCsv,
+  cbn: parseCbnRates,
   cbr: parseCbrDaily,
   cbrDynamic: parseCbrDynamic,
   cbu: parseCbuRates,

@@ -9,6 +9,7 @@ import { BCRA_METADATA, createBcraProvider } from './bcra.js';
 import { BOC_METADATA, createBocProvider } from './boc.js';
 import { BOE_METADATA, createBoeProvider } from './boe.js';
 import { BOI_METADATA, createBoiProvider } from './boi.js';
+import { CBN_METADATA, createCbnProvider } from './cbn.js';
 import { CBR_METADATA, createCbrProvider } from './cbr.js';
 import { CBU_METADATA, createCbuProvider } from './cbu.js';
 import { createCnbProvider } from './cnb.js';
@@ -189,6 +190,15 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     byDefault: true,
     loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createBcraProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'cbn',
+    metadata: CBN_METADATA,
+    defaultUrl: 'https://www.cbn.gov.ng',
+    urlVariable: urlVariableOf('cbn'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createCbnProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'bancaditalia',
