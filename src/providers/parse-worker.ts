@@ -9,6 +9,7 @@ import { parseBcraRates } from './bcra.js';
 import { parseBocObservations } from './boc.js';
 import { parseBoeCsv } from './boe.js';
 import { parseBoiCsv } from './boi.js';
+import { parseCbaLatest, parseCbaRange } from './cba.js';
 import { parseCbnRates } from './cbn.js';
 import { parseCbrDaily, parseCbrDynamic } from './cbr.js';
 import { parseCbuRates } from './cbu.js';
@@ -29,6 +30,8 @@ const PARSERS = {
   boc: parseBocObservations,
   boe: parseBoeCsv,
   boi: parseBoiCsv,
+  cbaLatest: parseCbaLatest,
+  cbaRange: parseCbaRange,
   cbn: parseCbnRates,
   cbr: parseCbrDaily,
   cbrDynamic: parseCbrDynamic,

@@ -9,6 +9,7 @@ import { BCRA_METADATA, createBcraProvider } from './bcra.js';
 import { BOC_METADATA, createBocProvider } from './boc.js';
 import { BOE_METADATA, createBoeProvider } from './boe.js';
 import { BOI_METADATA, createBoiProvider } from './boi.js';
+import { CBA_METADATA, createCbaProvider } from './cba.js';
 import { CBN_METADATA, createCbnProvider } from './cbn.js';
 import { CBR_METADATA, createCbrProvider } from './cbr.js';
 import { CBU_METADATA, createCbuProvider } from './cbu.js';
@@ -199,6 +200,15 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     byDefault: true,
     loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createCbnProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'cba',
+    metadata: CBA_METADATA,
+    defaultUrl: 'https://api.cba.am',
+    urlVariable: urlVariableOf('cba'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createCbaProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'bancaditalia',
