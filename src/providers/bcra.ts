@@ -7,9 +7,9 @@
  * every currency on one day).
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, FetchOptions, Provider, RateDocument } from '../core/ports.js';
-import { addDays, isDay, utcDay, type Day } from '../core/time.js';
-import { CURRENCY_CODE, RatesByDay, spannedSeries } from './central-bank.js';
+import type { Clock, Provider, RateDocument } from '../core/ports.js';
+import { isDay, type Day } from '../core/time.js';
+import { CURRENCY_CODE, dayByDayProvider, RatesByDay } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, plainDecimalFromNumberText } from './json-number.js';
 import { parseOffThread } from './off-thread.js';
@@ -89,36 +89,20 @@ export interface BcraProviderOptions {
   paceMs?: number;
 }
 
-/** How far back `latest` looks for the last business day, a day a request: across a long weekend of holidays. */
-const LATEST_LOOKBACK_DAYS = 5;
-
 export function createBcraProvider(options: BcraProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
-  const onDay = async (day: Day, fetchOptions?: FetchOptions): Promise<RateDocument> => {
-    const bytes = await fetchBytes(`${origin}/estadisticascambiarias/v1.0/Cotizaciones?fecha=${day}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
-    return parseOffThread('bcra', parseBcraRates, [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
-  };
-  const series = spannedSeries(
-    { id: PROVIDER, base: BASE, spanDays: 1, upToToday: options.clock, log: options.log, ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }) },
-    (span, fetchOptions) => onDay(span.from, fetchOptions),
-  );
-
-  return {
+  return dayByDayProvider({
     id: PROVIDER,
     base: BASE,
-
-    // Today (UTC) first, then a day back at a time until a day with quotations: usually one request.
-    async latest(fetchOptions) {
-      let day = utcDay(options.clock.now());
-      for (let i = 0; i <= LATEST_LOOKBACK_DAYS; i++) {
-        const newest = (await onDay(day, fetchOptions)).days.filter((d) => d.day <= day).at(-1);
-        if (newest !== undefined) return { provider: PROVIDER, base: BASE, days: [newest] };
-        day = addDays(day, -1);
-      }
-      throw new FeedError(`${FEED}: nothing published in the ${LATEST_LOOKBACK_DAYS + 1} days to ${utcDay(options.clock.now())}`);
+    feed: FEED,
+    clock: options.clock,
+    // A day without quotations (a weekend, a holiday) answers none: back across a long weekend.
+    lookbackDays: 5,
+    log: options.log,
+    ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }),
+    async fetchDay(day, fetchOptions) {
+      const bytes = await fetchBytes(`${origin}/estadisticascambiarias/v1.0/Cotizaciones?fecha=${day}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
+      return parseOffThread('bcra', parseBcraRates, [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
     },
-
-    // A request a day: the API answers one day at a time for every currency.
-    series,
-  };
+  });
 }

@@ -6,9 +6,8 @@
  * every currency in force on one day; there is no range query, so history is a request a day).
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, FetchOptions, Provider, RateDocument } from '../core/ports.js';
-import { utcDay, type Day } from '../core/time.js';
-import { CURRENCY_CODE, publishedRate, RatesByDay, spannedSeries } from './central-bank.js';
+import type { Clock, Provider, RateDocument } from '../core/ports.js';
+import { CURRENCY_CODE, dayByDayProvider, publishedRate, RatesByDay } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { describeJsonValue, isJsonObject, parseJsonKeepingNumbers } from './json-number.js';
 import { parseOffThread } from './off-thread.js';
@@ -70,27 +69,18 @@ export interface CbuProviderOptions {
 
 export function createCbuProvider(options: CbuProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
-  const onDay = async (day: Day, fetchOptions?: FetchOptions): Promise<RateDocument> => {
-    const bytes = await fetchBytes(`${origin}/en/arkhiv-kursov-valyut/json/all/${day}/`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
-    return parseOffThread('cbu', parseCbuRates, [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
-  };
-
-  return {
+  return dayByDayProvider({
     id: PROVIDER,
     base: BASE,
-
-    // The rates in force today (UTC), asked by date: the current page holds tomorrow's once they are set.
-    async latest(fetchOptions) {
-      const document = await onDay(utcDay(options.clock.now()), fetchOptions);
-      const newest = document.days.at(-1);
-      if (newest === undefined) throw new FeedError(`${FEED}: the day's rates are empty`);
-      return { ...document, days: [newest] };
+    feed: FEED,
+    clock: options.clock,
+    // The archive answers the rates in force on any day asked, so today's is always there.
+    lookbackDays: 0,
+    log: options.log,
+    ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }),
+    async fetchDay(day, fetchOptions) {
+      const bytes = await fetchBytes(`${origin}/en/arkhiv-kursov-valyut/json/all/${day}/`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
+      return parseOffThread('cbu', parseCbuRates, [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
     },
-
-    // A request a day; an answer dated another day than asked (a day without a setting) is left out.
-    series: spannedSeries(
-      { id: PROVIDER, base: BASE, spanDays: 1, upToToday: options.clock, log: options.log, ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }) },
-      (span, fetchOptions) => onDay(span.from, fetchOptions),
-    ),
-  };
+  });
 }

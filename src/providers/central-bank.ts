@@ -280,6 +280,43 @@ export function rangeQueryProvider(bank: RangeQueryBank): Provider {
   };
 }
 
+export interface DayByDayBank {
+  id: string;
+  base: string;
+  feed: string;
+  clock: Clock;
+  /** How many days before today `latest` goes back, a day a request, to find a day with rates. */
+  lookbackDays: number;
+  log?: ProviderLog | undefined;
+  paceMs?: number;
+  /** Fetches and parses the bank's document of one day (it may be dated another day: the rates then in force). */
+  fetchDay(day: Day, options?: FetchOptions): Promise<RateDocument>;
+}
+
+/**
+ * A provider over a bank that answers one day at a time and offers no range (the CBU, the BCRA):
+ * `latest` asks for today (UTC) and, when that holds nothing, a day back at a time; `series` is a
+ * paced request a day up to today (spannedSeries), each answer kept only for the day it was asked
+ * for, so that an answer dated another day (the rates in force since) is not stored twice.
+ */
+export function dayByDayProvider(bank: DayByDayBank): Provider {
+  const { fetchDay, lookbackDays, clock, feed, ...rest } = bank;
+  return {
+    id: bank.id,
+    base: bank.base,
+    async latest(options) {
+      const today = utcDay(clock.now());
+      for (let back = 0; back <= lookbackDays; back++) {
+        const day = addDays(today, -back);
+        const newest = (await fetchDay(day, options)).days.filter((d) => d.day <= day).at(-1);
+        if (newest !== undefined) return { provider: bank.id, base: bank.base, days: [newest] };
+      }
+      throw new FeedError(`${feed}: nothing published in the ${lookbackDays + 1} days to ${today}`);
+    },
+    series: spannedSeries({ ...rest, spanDays: 1, upToToday: clock }, (span, options) => fetchDay(span.from, options)),
+  };
+}
+
 /** A bank's rates gathered row by row into days, ascending; a currency quoted twice on a day is refused. */
 export class RatesByDay {
   private readonly byDay = new Map<Day, Record<string, DecimalString>>();
