@@ -18,6 +18,7 @@ import { parseEcbDocument } from './ecb-format.js';
 import { parseFrankfurterRates } from './frankfurter.js';
 import { parseNbpTables } from './nbp.js';
 import { parseNbrbDynamics, parseNbrbRates } from './nbrb.js';
+import { parseNbtRates } from './nbt.js';
 import { parseNbuRates } from './nbu.js';
 import { parseNorgesBankCsv } from './norgesbank.js';
 import type { ParseAnswer, ParserName } from './off-thread.js';
@@ -41,6 +42,7 @@ const PARSERS = {
   nbp: parseNbpTables,
   nbrb: parseNbrbRates,
   nbrbDynamics: parseNbrbDynamics,
+  nbt: parseNbtRates,
   nbu: parseNbuRates,
   norgesbank: parseNorgesBankCsv,
   riksbank: parseRiksbankObservations,

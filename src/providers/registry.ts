@@ -19,6 +19,7 @@ import { createFileProvider } from './file.js';
 import { createFrankfurterProvider } from './frankfurter.js';
 import { createNbpProvider } from './nbp.js';
 import { createNbrbProvider, NBRB_METADATA } from './nbrb.js';
+import { createNbtProvider, NBT_METADATA } from './nbt.js';
 import { createNbuProvider } from './nbu.js';
 import { createNorgesBankProvider, NORGES_BANK_METADATA } from './norgesbank.js';
 import { createOpenExchangeRatesProvider } from './openexchangerates.js';
@@ -209,6 +210,15 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     byDefault: true,
     loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createCbaProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'nbt',
+    metadata: NBT_METADATA,
+    defaultUrl: 'https://www.nbt.tj',
+    urlVariable: urlVariableOf('nbt'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createNbtProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'bancaditalia',
