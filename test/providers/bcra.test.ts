@@ -5,7 +5,8 @@ import { FeedError } from '../../src/core/errors.js';
 import type { Clock } from '../../src/core/ports.js';
 import { validateDocument } from '../../src/core/refresh.js';
 import { BCRA_METADATA, createBcraProvider, parseBcraRates } from '../../src/providers/bcra.js';
-import { recordingsOf, startBankServer, type BankServer } from '../support/bank-server.js';
+import { startBankServer, type BankServer } from '../support/bank-server.js';
+import { BCRA_EMPTY_DAY, bcraByDay, bcraRecordings, bcraStandIn } from '../support/bank-stand-ins.js';
 
 const clockAt = (iso: string): Clock => ({ now: () => new Date(iso) });
 const feedError = (pattern: RegExp) => (error: unknown) => {
@@ -14,9 +15,9 @@ const feedError = (pattern: RegExp) => (error: unknown) => {
   return true;
 };
 
-const recordings = recordingsOf('bcra');
-const byDay = new Map(recordings.map((r) => [new URL(r.pathAndQuery, 'http://x').searchParams.get('fecha')!, r]));
-const EMPTY_DAY = '{"status":200,"results":{"fecha":null,"detalle":[]}}';
+const recordings = bcraRecordings;
+const byDay = bcraByDay;
+const EMPTY_DAY = BCRA_EMPTY_DAY;
 
 describe('BCRA parser, on the recorded documents', () => {
   it('bcra/01-02.json (19 and 20 March): pesos per unit, per 1,000 where the name says so, the dollar-only and non-currency lines left out', () => {
@@ -66,13 +67,7 @@ describe('BCRA provider against a local stand-in', () => {
   let server: BankServer;
   const logged: string[] = [];
   before(async () => {
-    server = await startBankServer((url) => {
-      if (url.pathname !== '/estadisticascambiarias/v1.0/Cotizaciones') return undefined;
-      const day = url.searchParams.get('fecha') ?? '';
-      const recorded = byDay.get(day);
-      if (recorded) return { body: recorded.body, contentType: recorded.contentType };
-      return /^\d{4}-\d{2}-\d{2}$/.test(day) ? { body: EMPTY_DAY, contentType: 'application/json; charset=utf-8' } : { status: 400, body: '{"status":400}', contentType: 'application/json' };
-    });
+    server = await startBankServer(bcraStandIn);
   });
   after(() => server.close());
   const provider = (now: string) => createBcraProvider({ baseUrl: server.origin, timeoutMs: 5000, clock: clockAt(now), paceMs: 0, log: { info: (_obj, msg) => logged.push(msg ?? '') } });

@@ -5,7 +5,8 @@ import { FeedError } from '../../src/core/errors.js';
 import type { Clock } from '../../src/core/ports.js';
 import { validateDocument } from '../../src/core/refresh.js';
 import { CBA_METADATA, cbaCurrencies, createCbaProvider, parseCbaLatest, parseCbaRange } from '../../src/providers/cba.js';
-import { recordingsOf, startBankServer, type BankServer } from '../support/bank-server.js';
+import { startBankServer, type BankServer } from '../support/bank-server.js';
+import { CBA_ROWS, cbaLatest, cbaRange, cbaStandIn, field } from '../support/bank-stand-ins.js';
 
 const clockAt = (iso: string): Clock => ({ now: () => new Date(iso) });
 const feedError = (pattern: RegExp) => (error: unknown) => {
@@ -14,11 +15,10 @@ const feedError = (pattern: RegExp) => (error: unknown) => {
   return true;
 };
 
-const [latest, range] = recordingsOf('cba') as [ReturnType<typeof recordingsOf>[number], ReturnType<typeof recordingsOf>[number]];
+const [latest, range] = [cbaLatest, cbaRange];
 const latestText = latest.body.toString('utf8');
 const rangeText = range.body.toString('utf8');
-const field = (element: string, name: string) => new RegExp(`<${name}>([^<]*)</${name}>`).exec(element)![1]!;
-const ROWS = /<ExchangeRatesByRange [^>]*>.*?<\/ExchangeRatesByRange>/g;
+const ROWS = CBA_ROWS;
 
 describe('CBA parsers, on the recorded SOAP answers', () => {
   it('cba/01.xml (ExchangeRatesLatest, 18 March): drams per Amount units made exact per-unit rates, the per-gram metals left out', () => {
@@ -79,19 +79,8 @@ describe('CBA provider against a local SOAP stand-in', () => {
   const logged: string[] = [];
   before(async () => {
     server = await startBankServer((url, request) => {
-      if (url.pathname !== '/exchangerates.asmx' || request.method !== 'POST' || !String(request.headers['soapaction']).startsWith('"http://www.cba.am/')) return undefined;
-      bodies.push(request.body);
-      if (request.body === latest.requestBody) return { body: latest.body, contentType: latest.contentType };
-      const asked = /<ISOCodes>([A-Z,]+)<\/ISOCodes>\s*<DateFrom>([\d-]+)<\/DateFrom>\s*<DateTo>([\d-]+)<\/DateTo>/.exec(request.body);
-      if (!asked) return undefined;
-      // The service's answer for another range: the recorded rows within it, the rest as sent.
-      const [, codes, from, to] = asked as unknown as [string, string, string, string];
-      const rows = (rangeText.match(ROWS) ?? []).filter((row) => {
-        const day = field(row, 'RateDate').slice(0, 10);
-        return day >= from && day <= to && codes.split(',').includes(field(row, 'ISO'));
-      });
-      const body = rows.length === 0 ? rangeText.replace(/<DocumentElement xmlns="">.*<\/DocumentElement>/, '') : rangeText.replace(/<DocumentElement xmlns="">.*<\/DocumentElement>/, `<DocumentElement xmlns="">${rows.join('')}</DocumentElement>`);
-      return { body, contentType: range.contentType };
+      if (request.method === 'POST') bodies.push(request.body);
+      return cbaStandIn(url, request);
     });
   });
   after(() => server.close());

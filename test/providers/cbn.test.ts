@@ -5,7 +5,8 @@ import { FeedError } from '../../src/core/errors.js';
 import type { Clock } from '../../src/core/ports.js';
 import { validateDocument } from '../../src/core/refresh.js';
 import { CBN_METADATA, createCbnProvider, parseCbnRates } from '../../src/providers/cbn.js';
-import { recordingsOf, startBankServer, type BankServer } from '../support/bank-server.js';
+import { startBankServer, type BankServer } from '../support/bank-server.js';
+import { cbnRecording, cbnStandIn } from '../support/bank-stand-ins.js';
 
 const clockAt = (iso: string): Clock => ({ now: () => new Date(iso) });
 const feedError = (pattern: RegExp) => (error: unknown) => {
@@ -14,7 +15,7 @@ const feedError = (pattern: RegExp) => (error: unknown) => {
   return true;
 };
 
-const recorded = recordingsOf('cbn')[0]!;
+const recorded = cbnRecording;
 const text = recorded.body.toString('utf8');
 const DAYS = ['2026-05-14', '2026-05-15', '2026-05-18', '2026-05-19', '2026-05-20', '2026-05-21'];
 
@@ -57,7 +58,7 @@ describe('CBN parser, on the recorded document', () => {
 describe('CBN provider against a local stand-in', () => {
   let server: BankServer;
   before(async () => {
-    server = await startBankServer((url) => (`${url.pathname}${url.search}` === recorded.pathAndQuery ? { body: recorded.body, contentType: recorded.contentType } : undefined));
+    server = await startBankServer(cbnStandIn);
   });
   after(() => server.close());
   const provider = (now: string, baseUrl = server.origin) => createCbnProvider({ baseUrl, timeoutMs: 5000, clock: clockAt(now), paceMs: 0 });

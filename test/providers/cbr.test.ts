@@ -6,7 +6,8 @@ import type { Clock } from '../../src/core/ports.js';
 import { validateDocument } from '../../src/core/refresh.js';
 import { CBR_METADATA, cbrCurrencies, createCbrProvider, parseCbrDaily, parseCbrDynamic } from '../../src/providers/cbr.js';
 import { decodeUtf8 } from '../../src/providers/fetch-bytes.js';
-import { recordingsOf, startBankServer, type BankServer } from '../support/bank-server.js';
+import { startBankServer, type BankServer } from '../support/bank-server.js';
+import { cbrDynamics, cbrRecordings, cbrStandIn, dashed, field } from '../support/bank-stand-ins.js';
 
 const clockAt = (iso: string): Clock => ({ now: () => new Date(iso) });
 const feedError = (pattern: RegExp) => (error: unknown) => {
@@ -15,18 +16,13 @@ const feedError = (pattern: RegExp) => (error: unknown) => {
   return true;
 };
 
-const recordings = recordingsOf('cbr');
+const recordings = cbrRecordings;
 const daily = recordings[0]!;
 const decode = (bytes: Uint8Array) => new TextDecoder('windows-1251').decode(bytes);
 const dailyText = decode(daily.body);
-/** The recorded `XML_dynamic.asp` answers by the bank's currency ID. */
-const dynamics = new Map(
-  recordings.filter((r) => r.pathAndQuery.startsWith('/scripts/XML_dynamic.asp')).map((r) => [new URL(r.pathAndQuery, 'http://x').searchParams.get('VAL_NM_RQ')!, r]),
-);
+const dynamics = cbrDynamics;
 /** `53,8359` or `5,39256E-05`, read independently with decimal.js. */
 const comma = (text: string) => new Decimal(text.replace(',', '.'));
-const field = (element: string, name: string) => new RegExp(`<${name}>([^<]*)</${name}>`).exec(element)![1]!;
-const dashed = (dotted: string) => `${dotted.slice(6)}-${dotted.slice(3, 5)}-${dotted.slice(0, 2)}`;
 
 describe('Bank of Russia parsers, on the recorded documents', () => {
   it('cbr/01.xml (windows-1251, 54 currencies, 25 April): roubles per Nominal units with a decimal comma, made exact per-unit rates', () => {
@@ -96,22 +92,7 @@ describe('Bank of Russia provider against a local stand-in', () => {
   let server: BankServer;
   const logged: string[] = [];
   before(async () => {
-    server = await startBankServer((url) => {
-      const q = url.searchParams;
-      if (url.pathname === '/scripts/XML_daily.asp' && q.get('date_req') === '26/04/2026') return { body: daily.body, contentType: daily.contentType };
-      const recorded = url.pathname === '/scripts/XML_dynamic.asp' ? dynamics.get(q.get('VAL_NM_RQ') ?? '') : undefined;
-      const from = /^(\d{2})\/(\d{2})\/(\d{4})$/.exec(q.get('date_req1') ?? '');
-      const to = /^(\d{2})\/(\d{2})\/(\d{4})$/.exec(q.get('date_req2') ?? '');
-      if (!recorded || !from || !to) return undefined;
-      // The bank's answer for another range: the recorded records within it, bytes as sent.
-      const text = recorded.body.toString('latin1');
-      const within = (r: string) => {
-        const day = dashed(/Date="([^"]+)"/.exec(r)![1]!);
-        return day >= `${from[3]}-${from[2]}-${from[1]}` && day <= `${to[3]}-${to[2]}-${to[1]}`;
-      };
-      const body = text.replace(/<Record .*<\/Record>/, (all) => (all.match(/<Record .*?<\/Record>/g) ?? []).filter(within).join(''));
-      return { body: Buffer.from(body, 'latin1'), contentType: recorded.contentType };
-    });
+    server = await startBankServer(cbrStandIn);
   });
   after(() => server.close());
   const provider = (now = '2026-04-26T22:00:00Z') =>

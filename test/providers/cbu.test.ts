@@ -5,7 +5,8 @@ import { FeedError } from '../../src/core/errors.js';
 import type { Clock } from '../../src/core/ports.js';
 import { validateDocument } from '../../src/core/refresh.js';
 import { CBU_METADATA, createCbuProvider, parseCbuRates } from '../../src/providers/cbu.js';
-import { recordingsOf, startBankServer, type BankServer } from '../support/bank-server.js';
+import { startBankServer, type BankServer } from '../support/bank-server.js';
+import { cbuByDay, cbuRecordings, cbuStandIn } from '../support/bank-stand-ins.js';
 
 const clockAt = (iso: string): Clock => ({ now: () => new Date(iso) });
 const feedError = (pattern: RegExp) => (error: unknown) => {
@@ -14,8 +15,8 @@ const feedError = (pattern: RegExp) => (error: unknown) => {
   return true;
 };
 
-const recordings = recordingsOf('cbu');
-const byDay = new Map(recordings.map((r) => [/\/all\/(\d{4}-\d{2}-\d{2})\/$/.exec(r.pathAndQuery)![1]!, r]));
+const recordings = cbuRecordings;
+const byDay = cbuByDay;
 
 describe('CBU parser, on the recorded documents', () => {
   it('cbu/01-03.json (1 to 3 April, 75 currencies each): sums per Nominal units, written as strings, made exact per-unit rates', () => {
@@ -62,15 +63,7 @@ describe('CBU provider against a local stand-in', () => {
   let server: BankServer;
   const logged: string[] = [];
   before(async () => {
-    server = await startBankServer((url) => {
-      const day = /^\/en\/arkhiv-kursov-valyut\/json\/all\/(\d{4}-\d{2}-\d{2})\/$/.exec(url.pathname)?.[1];
-      if (day === undefined || url.search !== '') return undefined;
-      const recorded = byDay.get(day);
-      if (recorded) return { body: recorded.body, contentType: recorded.contentType };
-      // After the recorded days the bank answers the rates still in force, dated the day they took effect.
-      if (day > '2026-04-03') return { body: byDay.get('2026-04-03')!.body, contentType: 'application/json' };
-      return { body: '[]', contentType: 'application/json' };
-    });
+    server = await startBankServer(cbuStandIn);
   });
   after(() => server.close());
   const provider = (now: string) => createCbuProvider({ baseUrl: server.origin, timeoutMs: 5000, clock: clockAt(now), paceMs: 0, log: { info: (_obj, msg) => logged.push(msg ?? '') } });

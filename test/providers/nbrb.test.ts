@@ -5,7 +5,8 @@ import { FeedError } from '../../src/core/errors.js';
 import type { Clock } from '../../src/core/ports.js';
 import { validateDocument } from '../../src/core/refresh.js';
 import { createNbrbProvider, NBRB_METADATA, nbrbCurrencies, parseNbrbDynamics, parseNbrbRates } from '../../src/providers/nbrb.js';
-import { recordingsOf, startBankServer, type BankServer } from '../support/bank-server.js';
+import { startBankServer, type BankServer } from '../support/bank-server.js';
+import { literal, nbrbDynamics, nbrbRecordings, nbrbStandIn, rawEntries } from '../support/bank-stand-ins.js';
 
 const clockAt = (iso: string): Clock => ({ now: () => new Date(iso) });
 const feedError = (pattern: RegExp) => (error: unknown) => {
@@ -14,18 +15,10 @@ const feedError = (pattern: RegExp) => (error: unknown) => {
   return true;
 };
 
-const recordings = recordingsOf('nbrb');
+const recordings = nbrbRecordings;
 const table = recordings[0]!;
 const tableText = table.body.toString('utf8');
-/** The recorded `dynamics` answers by Cur_ID. */
-const dynamics = new Map(
-  recordings
-    .filter((r) => r.pathAndQuery.startsWith('/exrates/rates/dynamics/'))
-    .map((r) => [/\/dynamics\/(\d+)\?/.exec(r.pathAndQuery)![1]!, r]),
-);
-/** Each entry of a recorded array as its raw text (the entries are flat objects). */
-const rawEntries = (text: string) => text.match(/\{[^}]*\}/g) ?? [];
-const literal = (entry: string, field: string) => new RegExp(`"${field}":("?)([^,"}]*)\\1`).exec(entry)![2]!;
+const dynamics = nbrbDynamics;
 
 describe('NBRB parsers, on the recorded documents', () => {
   it('nbrb/01.json (the day\'s table, 30 currencies): roubles per Cur_Scale units made exact per-unit rates', () => {
@@ -92,20 +85,7 @@ describe('NBRB provider against a local stand-in', () => {
   let server: BankServer;
   const logged: Array<{ obj: object; msg?: string }> = [];
   before(async () => {
-    server = await startBankServer((url) => {
-      const q = url.searchParams;
-      if (url.pathname === '/exrates/rates' && q.get('periodicity') === '0' && q.get('ondate') === '2026-03-17') {
-        return { body: table.body, contentType: table.contentType };
-      }
-      const id = /^\/exrates\/rates\/dynamics\/(\d+)$/.exec(url.pathname)?.[1];
-      const recorded = id === undefined ? undefined : dynamics.get(id);
-      const from = q.get('startDate') ?? '';
-      const to = q.get('endDate') ?? '';
-      if (!recorded || !/^\d{4}-\d{2}-\d{2}$/.test(from) || !/^\d{4}-\d{2}-\d{2}$/.test(to)) return undefined;
-      // The bank's answer for another range: the recorded entries within it, as written.
-      const kept = rawEntries(recorded.body.toString('utf8')).filter((entry) => literal(entry, 'Date').slice(0, 10) >= from && literal(entry, 'Date').slice(0, 10) <= to);
-      return { body: `[${kept.join(',')}]`, contentType: recorded.contentType };
-    });
+    server = await startBankServer(nbrbStandIn);
   });
   after(() => server.close());
   const provider = (now = '2026-03-17T15:00:00Z') =>

@@ -5,7 +5,8 @@ import { FeedError } from '../../src/core/errors.js';
 import type { Clock } from '../../src/core/ports.js';
 import { validateDocument } from '../../src/core/refresh.js';
 import { createNbtProvider, NBT_METADATA, parseNbtRates } from '../../src/providers/nbt.js';
-import { recordingsOf, startBankServer, type BankServer } from '../support/bank-server.js';
+import { startBankServer, type BankServer } from '../support/bank-server.js';
+import { field, nbtByDay, nbtEmptyDay, nbtRecordings, nbtStandIn } from '../support/bank-stand-ins.js';
 
 const clockAt = (iso: string): Clock => ({ now: () => new Date(iso) });
 const feedError = (pattern: RegExp) => (error: unknown) => {
@@ -14,10 +15,9 @@ const feedError = (pattern: RegExp) => (error: unknown) => {
   return true;
 };
 
-const recordings = recordingsOf('nbt');
-const byDay = new Map(recordings.map((r) => [new URL(r.pathAndQuery, 'http://x').searchParams.get('date')!, r]));
-const field = (element: string, name: string) => new RegExp(`<${name}>([^<]*)</${name}>`).exec(element)![1]!;
-const EMPTY_DAY = (day: string) => `<?xml version="1.0" encoding="utf-8" ?>\n<ValCurs Date="${day}" name="Foreign Currency Market">\n</ValCurs>`;
+const recordings = nbtRecordings;
+const byDay = nbtByDay;
+const EMPTY_DAY = nbtEmptyDay;
 
 describe('NBT parser, on the recorded documents', () => {
   it('nbt/01-03.xml (18 to 20 May, 36 currencies each): somoni per Nominal units made exact per-unit rates', () => {
@@ -61,12 +61,7 @@ describe('NBT provider against a local stand-in', () => {
   let server: BankServer;
   const logged: string[] = [];
   before(async () => {
-    server = await startBankServer((url) => {
-      const day = url.searchParams.get('date') ?? '';
-      if (url.pathname !== '/en/kurs/export_xml.php' || url.searchParams.get('export') !== 'xmlout' || !/^\d{4}-\d{2}-\d{2}$/.test(day)) return undefined;
-      const recorded = byDay.get(day);
-      return recorded ? { body: recorded.body, contentType: recorded.contentType } : { body: EMPTY_DAY(day), contentType: 'text/xml;charset=UTF-8' };
-    });
+    server = await startBankServer(nbtStandIn);
   });
   after(() => server.close());
   const provider = (now: string) => createNbtProvider({ baseUrl: server.origin, timeoutMs: 5000, clock: clockAt(now), paceMs: 0, log: { info: (_obj, msg) => logged.push(msg ?? '') } });
