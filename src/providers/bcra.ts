@@ -34,10 +34,11 @@ export const BCRA_METADATA: ProviderMetadata = {
 };
 
 /**
- * Codes the bank still writes for currencies that have since been given new ones; the numbers are
- * those of today's currency (the Mexican peso at about 17 to the dollar, the bolívar at hundreds).
+ * Codes of currencies replaced long ago that the bank still writes for today's (MXP for the
+ * Mexican peso, VEB for the bolívar): their numbers are not those of the codes' currencies, and
+ * reading them as MXN and VES would be a guess, so they are not stored.
  */
-const CURRENT_CODE: Record<string, string> = { MXP: 'MXN', VEB: 'VES' };
+const OUTDATED_CODES = new Set(['MXP', 'VEB']);
 /** The units a quotation is per, when the name says so: `(C/1.000 UNIDADES)`. */
 const PER_UNITS = /\(C\/(\d{1,3}(?:\.\d{3})*) UNIDADES\)/;
 
@@ -72,10 +73,10 @@ export function parseBcraRates(text: string): RateDocument {
     const quotation = entry['tipoCotizacion'];
     const pesos = quotation instanceof JsonNumber ? plainDecimalFromNumberText(quotation.text) : null;
     if (pesos === null) throw new FeedError(`${FEED}: ${where}: tipoCotizacion is ${describeJsonValue(quotation)}, not a number of pesos`);
-    if (published === BASE || !/[1-9]/.test(pesos)) return;
+    if (published === BASE || OUTDATED_CODES.has(published) || !/[1-9]/.test(pesos)) return;
     const units = PER_UNITS.exec(name)?.[1]?.replaceAll('.', '') ?? '1';
     // Pesos per unit, as published: stored as the reciprocal of units per peso.
-    byDay.add(day, CURRENT_CODE[published] ?? published, `1/${perUnit(pesos, units, FEED, where)}`, where);
+    byDay.add(day, published, `1/${perUnit(pesos, units, FEED, where)}`, where);
   });
   return { provider: PROVIDER, base: BASE, days: byDay.days((d) => `${d}T00:00:00Z`) };
 }
@@ -98,6 +99,8 @@ export function createBcraProvider(options: BcraProviderOptions): Provider {
     clock: options.clock,
     // A day without quotations (a weekend, a holiday) answers none: back across a long weekend.
     lookbackDays: 5,
+    // Quotations are published on Argentine business days only.
+    skipWeekends: true,
     log: options.log,
     ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }),
     async fetchDay(day, fetchOptions) {

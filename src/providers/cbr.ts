@@ -58,7 +58,8 @@ function dayOf(text: string, where: string): Day {
 function perUnitRate(element: XmlElement, where: string): string {
   const value = commaDecimalRate(xmlText(element, 'Value', FEED, where), FEED, where);
   const rate = perUnit(value, xmlText(element, 'Nominal', FEED, where), FEED, where);
-  if (element['VunitRate'] !== undefined) {
+  // Older records have no VunitRate, or an empty one.
+  if (element['VunitRate'] !== undefined && element['VunitRate'] !== '') {
     const stated = commaDecimalRate(xmlText(element, 'VunitRate', FEED, where), FEED, where);
     if (compare(parseDecimal(stated)!, parseDecimal(rate)!) !== 0) throw new FeedError(`${FEED}: ${where}: ${value} per ${String(element['Nominal'])} units is ${rate} per unit, but VunitRate is ${stated}`);
   }

@@ -76,6 +76,8 @@ export function createCbuProvider(options: CbuProviderOptions): Provider {
     clock: options.clock,
     // The archive answers the rates in force on any day asked, so today's is always there.
     lookbackDays: 0,
+    // Rates are set on Uzbek business days only.
+    skipWeekends: true,
     log: options.log,
     ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }),
     async fetchDay(day, fetchOptions) {

@@ -287,6 +287,8 @@ export interface DayByDayBank {
   clock: Clock;
   /** How many days before today `latest` goes back, a day a request, to find a day with rates. */
   lookbackDays: number;
+  /** True for a bank that never publishes on Saturdays and Sundays: its history asks for weekdays only. */
+  skipWeekends?: boolean;
   log?: ProviderLog | undefined;
   paceMs?: number;
   /** Fetches and parses the bank's document of one day (it may be dated another day: the rates then in force). */
@@ -300,7 +302,8 @@ export interface DayByDayBank {
  * for, so that an answer dated another day (the rates in force since) is not stored twice.
  */
 export function dayByDayProvider(bank: DayByDayBank): Provider {
-  const { fetchDay, lookbackDays, clock, feed, ...rest } = bank;
+  const { fetchDay, lookbackDays, skipWeekends, clock, feed, ...rest } = bank;
+  const weekdays = (range: DayRange): DayRange[] => spansOf(range, 1).filter((span) => ![0, 6].includes(new Date(`${span.from}T00:00:00Z`).getUTCDay()));
   return {
     id: bank.id,
     base: bank.base,
@@ -313,7 +316,7 @@ export function dayByDayProvider(bank: DayByDayBank): Provider {
       }
       throw new FeedError(`${feed}: nothing published in the ${lookbackDays + 1} days to ${today}`);
     },
-    series: spannedSeries({ ...rest, spanDays: 1, upToToday: clock }, (span, options) => fetchDay(span.from, options)),
+    series: spannedSeries({ ...rest, spanDays: 1, ...(skipWeekends ? { spans: weekdays } : {}), upToToday: clock }, (span, options) => fetchDay(span.from, options)),
   };
 }
 

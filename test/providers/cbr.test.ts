@@ -85,6 +85,9 @@ describe('Bank of Russia parsers, on the recorded documents', () => {
     assert.throws(() => parseCbrDynamic(series(record('R01020A')), { id: 'R01010', code: 'AUD' }), feedError(/Id R01020A in the series of R01010/));
     assert.throws(() => parseCbrDynamic(series(record('R01010'), record('R01010')), { id: 'R01010', code: 'AUD' }), feedError(/AUD is quoted twice on 2026-03-03/));
     assert.deepEqual(parseCbrDynamic(series(), { id: 'R01010', code: 'AUD' }).days, []);
+    // Older records carry no per-unit figure, or an empty one: Value per Nominal alone.
+    const older = `<Record Date="03.03.2015" Id="R01010"><Nominal>1</Nominal><Value>44,0123</Value></Record><Record Date="04.03.2015" Id="R01010"><Nominal>1</Nominal><Value>44,1</Value><VunitRate></VunitRate></Record>`;
+    assert.deepEqual(parseCbrDynamic(series(older), { id: 'R01010', code: 'AUD' }).days.map((d) => d.rates['AUD']), ['1/44.0123', '1/44.1']);
   });
 });
 
