@@ -1,8 +1,10 @@
 /**
  * The template the national central banks' adapters are made from (with paced.ts, which paces
- * and gates their requests): the strict reading of a published number, a strict reader for the
- * banks' plain CSV files, and the one way a bank's history is fetched (spannedSeries) and its
- * newest day found (rangeQueryProvider). README "Adding a bank" says how a new bank uses it.
+ * and gates their requests): the strict reading of a published number (with a point or a decimal
+ * comma), strict readers for the banks' plain CSV files and their XML, and the ways a bank's
+ * history is fetched and its newest day found: in ranges (spannedSeries, rangeQueryProvider), a
+ * currency at a time (perCurrencySeries) or a day at a time (dayByDayProvider). README "Adding a
+ * bank" says how a new bank uses it.
  */
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { FeedError } from '../core/errors.js';
@@ -207,7 +209,8 @@ export interface PerCurrencyBank<C> extends SeriesBank {
 
 /**
  * The `series` of a bank whose history comes one currency at a time (the NBRB, the Bank of
- * Russia): the currencies of its current table, then each currency's series span by span, every
+ * Russia; the CBA, whose range call takes a list of currencies, with its whole list as one): the
+ * currencies of its current table, then each currency's series span by span, every
  * request in turn and paced as in spannedSeries, gathered into days; the days inside each span,
  * ascending. A currency the bank no longer quotes has no history here.
  */
