@@ -1,6 +1,6 @@
 /**
  * The National Bank of the Republic of Belarus's official rates of the Belarusian rouble: about 30
- * currencies, set on each Belarusian business day (published around 12:00 Minsk time) for the
+ * currencies, set on each Belarusian business day (published around midday Minsk time) for the
  * days until the next setting, so every calendar day has rates. Quoted as roubles per `Cur_Scale`
  * units (1,000 AMD, 100,000 VND…), made exact per-unit rates here.
  * API: https://www.nbrb.by/apihelp/exrates (`/exrates/rates?ondate=…&periodicity=0`, the day's
@@ -38,7 +38,7 @@ export const NBRB_METADATA: ProviderMetadata = {
   quotes: 'the official Belarusian rouble rates of about 30 currencies',
   // The bank publishes no terms of reuse for these pages; its rates are official and public.
   termsUrl: null,
-  schedule: "Belarusian business days, around 12:00 Minsk time (09:00 UTC), for the days until the next setting; weekends and holidays carry the last day's rates",
+  schedule: "Belarusian business days, around midday Minsk time (about 09:00–11:30 UTC), for the days until the next setting; weekends and holidays carry the last day's rates",
 };
 
 /** A currency of the day's table: what its series is asked and read by. */
