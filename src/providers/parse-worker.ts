@@ -5,13 +5,20 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { FeedError } from '../core/errors.js';
 import type { RateDocument } from '../core/ports.js';
+import { parseBcraRates } from './bcra.js';
 import { parseBocObservations } from './boc.js';
 import { parseBoeCsv } from './boe.js';
 import { parseBoiCsv } from './boi.js';
+import { parseCbaLatest, parseCbaRange } from './cba.js';
+import { parseCbnRates } from './cbn.js';
+import { parseCbrDaily, parseCbrDynamic } from './cbr.js';
+import { parseCbuRates } from './cbu.js';
 import { parseCnbRates } from './cnb.js';
 import { parseEcbDocument } from './ecb-format.js';
 import { parseFrankfurterRates } from './frankfurter.js';
 import { parseNbpTables } from './nbp.js';
+import { parseNbrbDynamics, parseNbrbRates } from './nbrb.js';
+import { parseNbtRates } from './nbt.js';
 import { parseNbuRates } from './nbu.js';
 import { parseNorgesBankCsv } from './norgesbank.js';
 import type { ParseAnswer, ParserName } from './off-thread.js';
@@ -20,12 +27,22 @@ import { parseRiksbankObservations } from './riksbank.js';
 /** Each parser by the name an adapter gives parseOffThread with it. */
 const PARSERS = {
   ecb: parseEcbDocument,
+  bcra: parseBcraRates,
   boc: parseBocObservations,
   boe: parseBoeCsv,
   boi: parseBoiCsv,
+  cbaLatest: parseCbaLatest,
+  cbaRange: parseCbaRange,
+  cbn: parseCbnRates,
+  cbr: parseCbrDaily,
+  cbrDynamic: parseCbrDynamic,
+  cbu: parseCbuRates,
   cnb: parseCnbRates,
   frankfurter: parseFrankfurterRates,
   nbp: parseNbpTables,
+  nbrb: parseNbrbRates,
+  nbrbDynamics: parseNbrbDynamics,
+  nbt: parseNbtRates,
   nbu: parseNbuRates,
   norgesbank: parseNorgesBankCsv,
   riksbank: parseRiksbankObservations,

@@ -5,14 +5,21 @@
  * wiring (src/deps.ts) read this list; nothing else names the providers one by one.
  */
 import { createBancaDItaliaProvider } from './bancaditalia.js';
+import { BCRA_METADATA, createBcraProvider } from './bcra.js';
 import { BOC_METADATA, createBocProvider } from './boc.js';
 import { BOE_METADATA, createBoeProvider } from './boe.js';
 import { BOI_METADATA, createBoiProvider } from './boi.js';
+import { CBA_METADATA, createCbaProvider } from './cba.js';
+import { CBN_METADATA, createCbnProvider } from './cbn.js';
+import { CBR_METADATA, createCbrProvider } from './cbr.js';
+import { CBU_METADATA, createCbuProvider } from './cbu.js';
 import { createCnbProvider } from './cnb.js';
 import { createEcbProvider } from './ecb.js';
 import { createFileProvider } from './file.js';
 import { createFrankfurterProvider } from './frankfurter.js';
 import { createNbpProvider } from './nbp.js';
+import { createNbrbProvider, NBRB_METADATA } from './nbrb.js';
+import { createNbtProvider, NBT_METADATA } from './nbt.js';
 import { createNbuProvider } from './nbu.js';
 import { createNorgesBankProvider, NORGES_BANK_METADATA } from './norgesbank.js';
 import { createOpenExchangeRatesProvider } from './openexchangerates.js';
@@ -149,6 +156,69 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     byDefault: true,
     loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createBoiProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'nbrb',
+    metadata: NBRB_METADATA,
+    defaultUrl: 'https://api.nbrb.by',
+    urlVariable: urlVariableOf('nbrb'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createNbrbProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'cbr',
+    metadata: CBR_METADATA,
+    defaultUrl: 'https://www.cbr.ru',
+    urlVariable: urlVariableOf('cbr'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createCbrProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'cbu',
+    metadata: CBU_METADATA,
+    defaultUrl: 'https://cbu.uz',
+    urlVariable: urlVariableOf('cbu'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createCbuProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'bcra',
+    metadata: BCRA_METADATA,
+    defaultUrl: 'https://api.bcra.gob.ar',
+    urlVariable: urlVariableOf('bcra'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createBcraProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'cbn',
+    metadata: CBN_METADATA,
+    defaultUrl: 'https://www.cbn.gov.ng',
+    urlVariable: urlVariableOf('cbn'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createCbnProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'cba',
+    metadata: CBA_METADATA,
+    defaultUrl: 'https://api.cba.am',
+    urlVariable: urlVariableOf('cba'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createCbaProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'nbt',
+    metadata: NBT_METADATA,
+    defaultUrl: 'https://www.nbt.tj',
+    urlVariable: urlVariableOf('nbt'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createNbtProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'bancaditalia',

@@ -18,11 +18,13 @@ export interface Recording {
   /** The request's path and query, exactly as recorded. */
   pathAndQuery: string;
   contentType: string;
+  /** The body of a POST (a SOAP envelope), exactly as recorded. */
+  requestBody?: string;
 }
 
 interface RecordingsEntry {
   bank: string;
-  recordings: Array<{ file: string; url: string; contentType: string; status: number }>;
+  recordings: Array<{ file: string; url: string; contentType: string; status: number; requestBody?: string }>;
 }
 
 /** The recordings of one bank folder (`boc`, `nb`, ...), in the order recordings.json lists them. */
@@ -32,7 +34,12 @@ export function recordingsOf(folder: string): Recording[] {
   if (!entry) throw new Error(`no recordings for ${folder}`);
   return entry.recordings.map((r) => {
     const url = new URL(r.url);
-    return { body: readFileSync(join(CENTRAL_BANKS, r.file)), pathAndQuery: `${url.pathname}${url.search}`, contentType: r.contentType };
+    return {
+      body: readFileSync(join(CENTRAL_BANKS, r.file)),
+      pathAndQuery: `${url.pathname}${url.search}`,
+      contentType: r.contentType,
+      ...(r.requestBody === undefined ? {} : { requestBody: r.requestBody }),
+    };
   });
 }
 
@@ -50,12 +57,21 @@ export interface BankServer {
   close(): Promise<void>;
 }
 
-export async function startBankServer(answer: (url: URL) => Reply | undefined): Promise<BankServer> {
+/** What a request carried besides its URL, for stand-ins of services asked by POST (SOAP). */
+export interface RequestContent {
+  method: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+export async function startBankServer(answer: (url: URL, request: RequestContent) => Reply | undefined): Promise<BankServer> {
   const requests: string[] = [];
-  const server = await serveOnLoopback((req, res) => {
+  const server = await serveOnLoopback(async (req, res) => {
     const pathAndQuery = req.url ?? '';
     requests.push(pathAndQuery);
-    const reply = answer(new URL(pathAndQuery, 'http://bank.invalid'));
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const reply = answer(new URL(pathAndQuery, 'http://bank.invalid'), { method: req.method ?? 'GET', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
     if (!reply) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
