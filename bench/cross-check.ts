@@ -1,13 +1,21 @@
 /**
  * What the cross-check costs, on local stand-ins of the default providers serving their recorded
- * documents: a refresh of every provider (each followed by the check, as the refresher runs it),
- * the check alone on what is then held, and the requests answered afterwards, which must not run
- * it again. Printed, never asserted (`node --import tsx bench/cross-check.ts`).
+ * documents: a refresh of every provider (each followed by the check, as the refresher runs it);
+ * the check alone of every stored day, as a process's first read of the store runs it (the last
+ * CURRENT_WITHIN_DAYS days at once, the rest in the background); the check a refresh runs after
+ * it, of the days one new document changed; and, as the baseline in the same run, the check of the
+ * last CURRENT_WITHIN_DAYS days alone (what the check covered before it covered every stored day,
+ * and what a first read now does before it answers). Then the requests answered afterwards, which must not run it again.
+ * Printed, never asserted (`node --import tsx bench/cross-check.ts`).
  */
-import { crossCheck, parsePercent } from '../src/core/cross-check.js';
+import { crossCheck, parsePercent, type CrossCheck } from '../src/core/cross-check.js';
+import { buildProviderRates, CURRENT_WITHIN_DAYS, newestDay, type ProviderRates } from '../src/core/rate-index.js';
+import { addDays } from '../src/core/time.js';
 import { closeFakeFeeds, createFeedsService } from '../test/support/apps.js';
 import { startCentralBankStandIns } from '../test/support/central-banks.js';
 import { startFakeUpstreams } from '../test/support/upstreams.js';
+import { ECB_CSV } from '../test/support/data.js';
+import { D, parseEcbCsv } from '../test/e2e/independent.js';
 
 const PROVIDERS = 'ecb,nbu,nbp,cnb,boc,norgesbank,riksbank,boe,boi,bancaditalia';
 const RUNS = 50;
@@ -21,6 +29,33 @@ const SCENARIOS = [
 const ms = (start: number) => performance.now() - start;
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 
+/** The three checks of one state of the providers' numbers, each the median of `runs`. */
+function measureChecks(data: readonly ProviderRates[], runs: number) {
+  const percent = parsePercent('2');
+  const timed = (run: () => CrossCheck): { ms: number; check: CrossCheck } => {
+    const times: number[] = [];
+    let check!: CrossCheck;
+    for (let i = 0; i < runs; i++) {
+      const t = performance.now();
+      check = run();
+      times.push(ms(t));
+    }
+    return { ms: median(times), check };
+  };
+  const whole = timed(() => crossCheck(data, percent));
+  const newest = data.map(newestDay).filter((d) => d !== undefined).sort().at(-1)!;
+  const recentDays = Array.from({ length: CURRENT_WITHIN_DAYS + 1 }, (_, i) => addDays(newest, -i));
+  const empty = crossCheck([], percent);
+  const baseline = timed(() => crossCheck(data, percent, { previous: empty, changed: recentDays }));
+  // A refresh that brings the newest day: that day and the four after it are checked again.
+  const refreshed = timed(() => crossCheck(data, percent, { previous: whole.check, changed: [newest] }));
+  return (
+    `the check of every stored day (${whole.check.days.size} days) ${whole.ms.toFixed(2)} ms, ${whole.check.findings.length} findings; ` +
+    `baseline, the last ${CURRENT_WITHIN_DAYS} days alone, ${baseline.ms.toFixed(2)} ms (${(whole.ms / baseline.ms).toFixed(1)}×); ` +
+    `after a refresh of the newest day ${refreshed.ms.toFixed(2)} ms (medians of ${runs})`
+  );
+}
+
 for (const scenario of SCENARIOS) {
   const fake = await startFakeUpstreams();
   fake.ecb.historyThrough = scenario.ecbThrough;
@@ -33,14 +68,7 @@ for (const scenario of SCENARIOS) {
     const refresh = ms(started);
     const { data } = await book.snapshot();
     const numbers = [...data.values()].reduce((sum, d) => sum + [...d.series.values()].reduce((n, s) => n + s.days.length, 0), 0);
-    const percent = parsePercent('2');
-    const times: number[] = [];
-    let findings = 0;
-    for (let i = 0; i < RUNS; i++) {
-      const t = performance.now();
-      findings = crossCheck(data.values(), percent).findings.length;
-      times.push(ms(t));
-    }
+    const checks = measureChecks([...data.values()], RUNS);
     // Requests after the refresh (each pair asked once first: a first request may load a
     // currency's history, which is new data and is checked): the check held by the book is the
     // same object before and after.
@@ -56,7 +84,7 @@ for (const scenario of SCENARIOS) {
     const after = await book.crossCheck();
     console.log(
       `${scenario.name}: ${data.size} providers holding ${numbers} numbers; refreshAll (each refresh followed by the check) ${refresh.toFixed(0)} ms; ` +
-        `the check alone ${median(times).toFixed(2)} ms (median of ${RUNS}), ${findings} findings; ` +
+        `${checks}; ` +
         `2000 live requests ${requests.toFixed(0)} ms, the check run again by them: ${before.findings !== after.findings ? 'yes' : 'no'}`,
     );
   } finally {
@@ -64,4 +92,26 @@ for (const scenario of SCENARIOS) {
     await banks.close();
     await closeFakeFeeds(fake);
   }
+}
+
+/**
+ * At the size of every bank holding five years: ten providers, each the ECB's five years of
+ * numbers re-expressed against another base (10 significant digits), so that each number has nine
+ * comparators on every day.
+ */
+{
+  const ecb = parseEcbCsv(ECB_CSV);
+  const days = ecb.days.filter((d) => d.date >= '2021-03-05');
+  const bases = ['USD', 'JPY', 'GBP', 'CHF', 'CZK', 'PLN', 'SEK', 'NOK', 'CAD', 'AUD'];
+  const data = bases.map((base) => {
+    const quotes = days.flatMap((d) => {
+      const perBase = d.values.get(base)!;
+      return [['EUR', new D(1)] as const, ...d.values]
+        .filter(([code]) => code !== base)
+        .map(([code, value]) => ({ provider: `bank-${base.toLowerCase()}`, base, quote: code, day: d.date, asOf: `${d.date}T15:00:00Z`, rate: value.div(perBase).toSignificantDigits(10).toFixed() }));
+    });
+    return buildProviderRates(`bank-${base.toLowerCase()}`, base, quotes);
+  });
+  const numbers = data.reduce((sum, d) => sum + [...d.series.values()].reduce((n, s) => n + s.days.length, 0), 0);
+  console.log(`Five years, ten providers: ${numbers} numbers; ${measureChecks(data, 5)}`);
 }

@@ -12,12 +12,16 @@ import { round, type Measurement } from './load.js';
 import { COLD_START_MS, OPERATOR_FLAGS, PEAK_RSS_MB, SCENARIO_TARGETS, TARGET_CONNECTIONS, missedBecause, targetText, type ScenarioTarget } from './targets.js';
 
 export const RESULTS_DIR = fileURLToPath(new URL('results/', import.meta.url));
+/** Runs of a service that kept more years of history than the default (resultsDirOf). */
+export const DEEP_HISTORY_DIR = join(RESULTS_DIR, 'deep-history');
 export const REFERENCE_ROW = 'baseline+headers';
+/** The variant with src/workarounds.ts off (EXRATES_ENGINE_WORKAROUNDS=false). */
+export const PLAIN_VARIANT = '@plain';
 /** Other CPU or steal, in % of one core, above which a row is marked noisy (the kernel's loopback work alone stays under it). */
 const NOISY_OTHER_CPU = 50;
 const NOISY_STEAL = 10;
 
-/** A row: the bare baseline, a reference (the baseline sending the rate answer's header lines), or the service, several workers or on PostgreSQL + Redis when a variant (never judged). */
+/** A row: the bare baseline, a reference (the baseline sending the rate answer's header lines), or the service, several workers, on PostgreSQL + Redis or without the engine workarounds when a variant (never judged). */
 export interface Row extends Measurement {
   name: string;
   description: string;
@@ -55,6 +59,8 @@ export interface Run {
     nodeFlags: readonly string[];
   };
   rows: Row[];
+  /** Each store after the run's first load of the history (SQLite, and PostgreSQL with --database-url): ms from spawn to the first answer, rows, bytes. */
+  stores?: Array<{ database: string; firstLoadMs: number; rows: number; bytes: number }>;
   peakRss?: { hwmMb: number; afterRunsMb: number; targetMb: number; pass: boolean; failedBecause: string[] };
   coldStart?: { runsMs: number[]; medianMs: number; targetMs: number; pass: boolean };
 }
@@ -125,6 +131,12 @@ export function resultsTable(rows: readonly Row[]): string {
   return table(lines, `l${'r'.repeat(lines[0]!.length - 3)}ll`);
 }
 
+/** The stores after the first load: its time (spawn → first 200 of /api/v1/rate, from a local file), the rate rows, the bytes of the tables. */
+export function storesTable(stores: NonNullable<Run['stores']>): string {
+  const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
+  return table([['store', 'first load ms', 'rate rows', 'MB'], ...stores.map((s) => [s.database, String(s.firstLoadMs), String(s.rows), mb(s.bytes)])], 'lrrr');
+}
+
 /** The run in Markdown: what ran where, the table, the verdicts and the notes on noise. */
 export function renderRun(run: Run): string {
   const { setup, machine } = run;
@@ -141,6 +153,7 @@ export function renderRun(run: Run): string {
     resultsTable(run.rows),
     '',
   ];
+  if (run.stores?.length) lines.push(storesTable(run.stores), '');
   if (run.peakRss) {
     const { hwmMb, afterRunsMb, targetMb, pass, failedBecause } = run.peakRss;
     lines.push(`- Peak RSS (VmHWM, start included): ${hwmMb} MB, ${afterRunsMb} MB after the runs; target ≤ ${targetMb} MB without V8-internal flags: **${verdict(pass)}**${failedBecause.length ? ` (${failedBecause.join('; ')})` : ''}.`);
@@ -156,10 +169,19 @@ export function renderRun(run: Run): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** Writes the run to bench/results/<UTC time>-<commit>.json; returns the file's path. */
+/**
+ * Where a run's file goes: bench/results/, or bench/results/deep-history/ for a service that kept
+ * more years than the default (EXRATES_HISTORY_YEARS), which the standard tables do not compare.
+ */
+export function resultsDirOf(run: Pick<Run, 'setup'>): string {
+  return run.setup.serviceEnv['EXRATES_HISTORY_YEARS'] === undefined ? RESULTS_DIR : DEEP_HISTORY_DIR;
+}
+
+/** Writes the run to bench/results/<UTC time>-<commit>.json (resultsDirOf); returns the file's path. */
 export function writeRun(run: Run): string {
-  mkdirSync(RESULTS_DIR, { recursive: true });
-  const file = join(RESULTS_DIR, `${run.startedAt.replace(/\.\d+Z$/, 'Z').replace(/:/g, '-')}-${run.commit}.json`);
+  const dir = resultsDirOf(run);
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${run.startedAt.replace(/\.\d+Z$/, 'Z').replace(/:/g, '-')}-${run.commit}.json`);
   writeFileSync(file, `${JSON.stringify(run, null, 2)}\n`);
   return file;
 }

@@ -7,12 +7,12 @@ import { join, relative } from 'node:path';
 import { measure, requireWrk, round, warmUp, type LoadRun, type Measurement } from './load.js';
 import { parseOptions } from './options.js';
 import { choosePinning, killAll, stopChild } from './processes.js';
-import { REFERENCE_ROW, gitState, judge, judgeRun, renderRun, writeRun, type Round, type Row, type Run } from './report.js';
+import { PLAIN_VARIANT, REFERENCE_ROW, RESULTS_DIR, gitState, judge, judgeRun, renderRun, resultsDirOf, writeRun, type Round, type Row, type Run } from './report.js';
 import { machineBusyFor, processMemory } from './sampling.js';
-import { SCENARIOS, VARIANT_SCENARIOS, createRotation, currentCurrencies, selectScenarios, type Scenario } from './scenarios.js';
+import { SCENARIOS, VARIANT_SCENARIOS, createRotation, currentCurrencies, scenarioEnvironment, selectScenarios, type Scenario } from './scenarios.js';
 import { serviceStart } from '../scripts/node-flags.js';
 import { ensureBuilt, ROOT } from '../test/support/processes.js';
-import { coldStart, issueKeys, loadHistory, runWorkspace, serviceCounters, serviceEnvironment, serviceReady, startBaseline, startService, stopBaseline, type Server, type ServiceSetup } from './servers.js';
+import { coldStart, issueKeys, loadHistory, runWorkspace, serviceCounters, serviceEnvironment, serviceReady, startBaseline, startService, stopBaseline, storeFigures, type Server, type ServiceSetup, type StoreFigures } from './servers.js';
 
 const KEY_COUNT = 1000;
 const COLD_STARTS = 3;
@@ -42,11 +42,16 @@ async function main(): Promise<void> {
   await ensureBuilt();
   const busy = await machineBusyFor(1000);
   const { dir, cleanUp, redis } = await runWorkspace(options.databaseUrl, options.redisUrl);
-  const extra = options.env ?? {};
+  // A row of range=max needs every year kept: the service of such a run keeps them for every row.
+  const extra = scenarioEnvironment(selected, options.env ?? {});
   const setup: ServiceSetup = { dir, env: serviceEnvironment({ databaseUrl: `sqlite:${join(dir, 'bench.db')}`, csv: options.csv, extra }), cpus: pinning?.server };
   const variants: Variant[] = [{ suffix: '', description: '', setup, wrkCpus: pinning?.generator, scenarios: serviceScenarios, keys }];
   if (options.workers > 1 && variantScenarios.length > 0) {
     variants.push({ suffix: `@${options.workers}w`, description: `, EXRATES_WORKERS=${options.workers}`, setup: { ...setup, cpus: pinning?.all, env: { ...setup.env, EXRATES_WORKERS: String(options.workers) } }, wrkCpus: pinning?.all, scenarios: variantScenarios, keys });
+  }
+  // The same service with src/workarounds.ts off: what each workaround buys (docs/performance.md).
+  if (variantScenarios.length > 0) {
+    variants.push({ suffix: PLAIN_VARIANT, description: ', EXRATES_ENGINE_WORKAROUNDS=false', setup: { ...setup, env: { ...setup.env, EXRATES_ENGINE_WORKAROUNDS: 'false' } }, wrkCpus: pinning?.generator, scenarios: variantScenarios, keys });
   }
   if (redis && variantScenarios.length > 0) {
     const env = serviceEnvironment({ databaseUrl: redis.databaseUrl, csv: options.csv, redisUrl: redis.redisUrl, redisPrefix: redis.prefix, extra });
@@ -56,6 +61,7 @@ async function main(): Promise<void> {
   if (busy > 25) console.log(`bench: WARNING: the machine is already ${busy} % busy: results will be low and noisy`);
 
   const rows: Row[] = [];
+  const stores: StoreFigures[] = [];
   const coldStartsMs: number[] = [];
   let peak: { hwmMb: number; afterRunsMb: number } | undefined;
   let baseline: Server | undefined;
@@ -118,6 +124,14 @@ async function main(): Promise<void> {
   try {
     keys.push(...(await issueKeys(setup, KEY_COUNT)));
     const sample = await loadHistory(setup, keys[0]!);
+    stores.push(await storeFigures(setup, sample.ms));
+    if (redis) {
+      // The same first load on PostgreSQL, into the schema the row on PostgreSQL + Redis then serves from.
+      const postgres = { ...setup, env: serviceEnvironment({ databaseUrl: redis.databaseUrl, csv: options.csv, extra }) };
+      const loaded = await loadHistory(postgres, (await issueKeys(postgres, 1))[0]!);
+      stores.push(await storeFigures(postgres, loaded.ms));
+    }
+    for (const store of stores) console.log(`bench: first load on ${store.database}: ${store.firstLoadMs} ms, ${store.rows} rows, ${store.bytes} bytes`);
     // The baselines answer the service's own rate body, so that the sizes match; baseline+headers
     // sends its header lines too: what the wire format's headers cost any server.
     baseline = await startBaseline(sample.body, pinning?.server);
@@ -176,11 +190,13 @@ async function main(): Promise<void> {
       nodeFlags,
     },
     rows,
+    stores,
     ...judgeRun(peak, nodeFlags, coldStartsMs),
   };
   console.log(`\n${renderRun(result)}`);
   const file = writeRun(result);
-  console.log(`bench: written to ${relative(ROOT, file)} (${Math.round((Date.now() - startedAt.getTime()) / 1000)} s); to keep it, replace this runtime's file in bench/results/ with it and run npm run docs:performance`);
+  const keep = resultsDirOf(result) === RESULTS_DIR ? "replace this runtime's file in bench/results/ with it and run npm run docs:performance" : 'run npm run docs:performance';
+  console.log(`bench: written to ${relative(ROOT, file)} (${Math.round((Date.now() - startedAt.getTime()) / 1000)} s); to keep it, ${keep}`);
 }
 
 main().catch((error: unknown) => {

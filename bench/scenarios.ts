@@ -16,6 +16,8 @@ export interface Scenario {
   standard: boolean;
   /** The bare Fastify route the service is compared with. */
   baseline?: true;
+  /** What the service needs in its environment for this row: a run with such a row starts the service with it for every row. */
+  serviceEnv?: Record<string, string>;
   request(n: number, rotation: Rotation): LoadRequest;
 }
 
@@ -35,6 +37,8 @@ export function createRotation(currencies: readonly string[], keys: readonly str
 }
 
 const AMOUNTS = ['100', '99.95', '1250000', '0.5', '7340.12'];
+/** Every day the sources publish kept: the rows of range=max need it. */
+const ALL_HISTORY = { EXRATES_HISTORY_YEARS: 'all' };
 
 /** A keyed GET of `path(from, to, n)` for the n-th request's pair. */
 const keyed =
@@ -55,7 +59,19 @@ export const SCENARIOS: readonly Scenario[] = [
   { name: 'history-1y-csv', description: 'GET /api/v1/history range=1y format=csv', standard: false, request: history('range=1y&format=csv') },
   { name: 'history-5y-json', description: 'GET /api/v1/history range=5y', standard: false, request: history('range=5y') },
   { name: 'history-5y-json-gzip', description: 'GET /api/v1/history range=5y, Accept-Encoding: gzip', standard: false, request: history('range=5y', { 'accept-encoding': 'gzip' }) },
+  ...(['json', 'csv', 'ndjson'] as const).map((format) => ({
+    name: `history-max-${format}`,
+    description: `GET /api/v1/history range=max format=${format}, every ECB day since 1999 kept`,
+    standard: false,
+    serviceEnv: ALL_HISTORY,
+    request: history(`range=max&format=${format}`),
+  })),
 ];
+
+/** The service's environment for the rows of a run: what its rows need, then what --env adds. */
+export function scenarioEnvironment(scenarios: readonly Scenario[], extra: Record<string, string>): Record<string, string> {
+  return Object.assign({}, ...scenarios.map((s) => s.serviceEnv ?? {}), extra) as Record<string, string>;
+}
 
 /** Measured again with several workers (--workers) and on PostgreSQL + Redis (--database-url, --redis-url). */
 export const VARIANT_SCENARIOS: readonly string[] = ['rate'];

@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { serviceStart } from '../scripts/node-flags.js';
 import { loadConfig } from '../src/config.js';
 import { issueApiKey } from '../src/core/api-keys.js';
@@ -112,10 +113,39 @@ async function startAndAnswer(setup: ServiceSetup, key: string, timeoutMs?: numb
   }
 }
 
-/** Starts the service once, so that it loads the history into its store; its answer to a rate, with that answer's headers but those the server writes itself. */
-export async function loadHistory(setup: ServiceSetup, key: string): Promise<{ body: string; headers: Record<string, string> }> {
-  const { answer } = await startAndAnswer(setup, key, 120_000);
-  return { body: answer.body, headers: Object.fromEntries([...answer.headers].filter(([name]) => !WRITTEN_BY_THE_SERVER.has(name))) };
+/**
+ * Starts the service once, so that it loads the history into its store: its answer to a rate, with
+ * that answer's headers but those the server writes itself, and the ms from spawn to that answer
+ * (the first load of the whole history, from a local file: no network in it).
+ */
+export async function loadHistory(setup: ServiceSetup, key: string): Promise<{ body: string; headers: Record<string, string>; ms: number }> {
+  const { answer, ms } = await startAndAnswer(setup, key, 600_000);
+  return { body: answer.body, headers: Object.fromEntries([...answer.headers].filter(([name]) => !WRITTEN_BY_THE_SERVER.has(name))), ms };
+}
+
+/** A store after the first load: the rate rows it holds and the bytes its tables take, by the database's own count. */
+export interface StoreFigures {
+  database: 'SQLite' | 'PostgreSQL';
+  firstLoadMs: number;
+  rows: number;
+  bytes: number;
+}
+
+/** The rows and bytes of the store a setup names, read with the project's own store and the database's size functions. */
+export async function storeFigures(setup: ServiceSetup, firstLoadMs: number): Promise<StoreFigures> {
+  const config = loadConfig({ ...setup.env, EXRATES_LOG_LEVEL: 'silent', PORT: '0' });
+  const deps = await createDeps(config, { log: createLogger('silent') });
+  try {
+    const rows = await deps.rates.countQuotes();
+    const { db, engine } = deps.database;
+    const size =
+      engine === 'sqlite'
+        ? await sql<{ bytes: number }>`select page_count * page_size as bytes from pragma_page_count(), pragma_page_size()`.execute(db)
+        : await sql<{ bytes: string }>`select sum(pg_total_relation_size(format('%I.%I', schemaname, tablename)::regclass)) as bytes from pg_tables where schemaname = current_schema()`.execute(db);
+    return { database: engine === 'sqlite' ? 'SQLite' : 'PostgreSQL', firstLoadMs: Math.round(firstLoadMs), rows, bytes: Number(size.rows[0]!.bytes) };
+  } finally {
+    await deps.close();
+  }
 }
 
 /** What the service's own /metrics have counted so far, every worker's summed: commands sent to Redis, full collections, seconds of collections' pauses. */

@@ -108,7 +108,7 @@ export interface paths {
         };
         /**
          * The currencies the service answers for
-         * @description Every currency /rate answers now (onRequest false), with the provider that serves it (servedBy), every provider that quotes it and its stored days, then those a wide-coverage provider may quote on first request (onRequest true). Sorted by code; names and minor units from ISO 4217. Cacheable until the next refresh; counts once.
+         * @description Every currency /rate answers now (onRequest false), with the provider that serves it (servedBy: its own central bank where one is configured, else the first provider in order of preference that quotes it), every provider that quotes it and its stored days; each currency replaced at a legal ratio whose successor is answered (replacedBy); then those a wide-coverage provider may quote on first request (onRequest true). Sorted by code; names and minor units from ISO 4217. Cacheable until the next refresh; counts once.
          */
         get: operations["listCurrencies"];
         put?: never;
@@ -117,7 +117,7 @@ export interface paths {
         options?: never;
         /**
          * The currencies the service answers for
-         * @description Every currency /rate answers now (onRequest false), with the provider that serves it (servedBy), every provider that quotes it and its stored days, then those a wide-coverage provider may quote on first request (onRequest true). Sorted by code; names and minor units from ISO 4217. Cacheable until the next refresh; counts once.
+         * @description Every currency /rate answers now (onRequest false), with the provider that serves it (servedBy: its own central bank where one is configured, else the first provider in order of preference that quotes it), every provider that quotes it and its stored days; each currency replaced at a legal ratio whose successor is answered (replacedBy); then those a wide-coverage provider may quote on first request (onRequest true). Sorted by code; names and minor units from ISO 4217. Cacheable until the next refresh; counts once.
          */
         head: operations["listCurrencies-head"];
         patch?: never;
@@ -396,12 +396,12 @@ export interface components {
             /** @description ISO 4217 minor units (the decimals of a conversion result); null where ISO 4217 has none (XAU and the like: results use 8 decimals). */
             minorUnits: number | null;
             /**
-             * @description The provider whose published numbers /rate uses for it (the first of providers), unless source names another or the other currency of a pair is quoted by a provider that also quotes this one: a pair one provider quotes whole is served by it alone. null for a currency on request, until it is loaded.
+             * @description The provider whose published numbers /rate uses for it: the first of providers whose newest number the cross-check did not set aside, unless source names another or the other currency of a pair is quoted by a provider that also quotes this one (a pair one provider quotes whole is served by it alone). null for a currency on request, until it is loaded.
              * @example ecb
              */
             servedBy: string | null;
             /**
-             * @description Providers that quote it now (each one a valid source for it), in order of preference; for a currency on request, those that may load it.
+             * @description Providers that quote it now (each one a valid source for it), in the order they serve it: its own central bank (a configured bank whose base it is) first, then the order of /providers; for a currency on request, those that may load it.
              * @example [
              *       "ecb"
              *     ]
@@ -419,6 +419,26 @@ export interface components {
             lastDate?: string;
             /** @description false: answered now. true: nothing stored yet; the first request that names it loads its history (and takes longer), or answers unsupported_currency when no provider quotes it after all. */
             onRequest: boolean;
+            /** @description Present for a currency replaced by another at a fixed legal ratio (BGN by EUR at 1.95583 from 2026-01-01); servedBy, providers and lastDate are then its successor's. */
+            replacedBy?: {
+                /**
+                 * @description The currency that replaced it.
+                 * @example EUR
+                 */
+                successor: string;
+                /**
+                 * @description Units of the replaced currency per one unit of its successor, exact as the law states it.
+                 * @example 1.95583
+                 */
+                ratio: string;
+                /**
+                 * Format: date
+                 * @description The first day of its successor: from it on, its rates are its successor's at the ratio; before it, the market numbers as published.
+                 */
+                from: string;
+                /** @description The legal act or central bank notice that fixes the ratio. */
+                reference: string;
+            };
         };
         /** @description One target of a /rates answer. */
         RatesEntry: {
@@ -510,7 +530,7 @@ export interface components {
             schedule: string;
             /** @description How its numbers compare with the other providers' numbers for the same currencies and days. */
             crossCheck: {
-                /** @description agrees: each of its numbers of the latest days that another provider also quotes lies within EXRATES_CROSSCHECK_PERCENT of the others' median; disagrees: at least one does not (see outliers); unchecked: no other provider quotes any of its currencies on the same days (or within four days before). */
+                /** @description agrees: each of its stored numbers that another provider also quotes lies within EXRATES_CROSSCHECK_PERCENT of the others' median; disagrees: at least one does not (see outliers); unchecked: no other provider quotes any of its currencies on the same days (or within four days before). */
                 state: "agrees" | "disagrees" | "unchecked";
                 /** @description Its numbers that differ from the others' median, newest day first. */
                 outliers: components["schemas"]["CrossCheckOutlier"][];
@@ -597,7 +617,7 @@ export interface components {
             /** @example EURUSD */
             pair: string;
             /**
-             * @description What was served: the range (1m, 3m, 6m, 1y, 5y), or `<start>/<end>` for dates asked for, end being today when not given.
+             * @description What was served: the range (1m, 3m, 6m, 1y, 5y, and 10y or max where more than five years are kept), or `<start>/<end>` for dates asked for, end being today when not given.
              * @example 1y
              * @example 2025-01-01/2025-06-30
              */
@@ -673,7 +693,7 @@ export interface components {
         };
         /** @description The configured rate providers. */
         ProviderList: {
-            /** @description In order of preference: the first that quotes a currency serves it. */
+            /** @description In order of preference: a currency is served by its own central bank (the provider of kind central bank whose base it is) where one is configured, otherwise by the first that quotes it. */
             providers: components["schemas"]["Provider"][];
         };
         /** @description The calling key's quota today. Reading it does not count. */
@@ -728,7 +748,7 @@ export interface operations {
                 to: string;
                 /** @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate. */
                 date?: string;
-                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it. */
+                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from its own central bank where one is configured, otherwise from the first provider, in order of preference, that quotes it. */
                 source?: string;
                 /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
                 expand?: "provenance";
@@ -947,7 +967,7 @@ export interface operations {
                 to: string;
                 /** @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate. */
                 date?: string;
-                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it. */
+                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from its own central bank where one is configured, otherwise from the first provider, in order of preference, that quotes it. */
                 source?: string;
                 /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
                 expand?: "provenance";
@@ -1154,7 +1174,7 @@ export interface operations {
                 amount: string;
                 /** @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate. */
                 date?: string;
-                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it. */
+                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from its own central bank where one is configured, otherwise from the first provider, in order of preference, that quotes it. */
                 source?: string;
                 /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
                 expand?: "provenance";
@@ -1375,7 +1395,7 @@ export interface operations {
                 amount: string;
                 /** @description A calendar date, YYYY-MM-DD, not after today (UTC). The answer is the rate of the latest day on or before it on which both currencies have a published rate (the same value as that day's point in /history), with that day's fixing time as asOf and stale false. Before the oldest stored day for the pair: 404 no_history. Without it, the live rate. */
                 date?: string;
-                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it. */
+                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from its own central bank where one is configured, otherwise from the first provider, in order of preference, that quotes it. */
                 source?: string;
                 /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
                 expand?: "provenance";
@@ -1588,7 +1608,7 @@ export interface operations {
                 group?: "week" | "month";
                 /** @description Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, `Accept: application/x-ndjson` asks for ndjson. */
                 format?: "json" | "csv" | "ndjson";
-                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it. */
+                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from its own central bank where one is configured, otherwise from the first provider, in order of preference, that quotes it. */
                 source?: string;
             };
             header?: {
@@ -1817,7 +1837,7 @@ export interface operations {
                 group?: "week" | "month";
                 /** @description Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, `Accept: application/x-ndjson` asks for ndjson. */
                 format?: "json" | "csv" | "ndjson";
-                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it. */
+                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from its own central bank where one is configured, otherwise from the first provider, in order of preference, that quotes it. */
                 source?: string;
             };
             header?: {
@@ -2024,7 +2044,7 @@ export interface operations {
                 date?: string;
                 /** @description An amount in the source currency to convert into every target, as in /convert: up to 18 integer digits and up to 12 decimals with "." as the decimal point. No sign, exponent, spaces or separators. */
                 amount?: string;
-                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it. */
+                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from its own central bank where one is configured, otherwise from the first provider, in order of preference, that quotes it. */
                 source?: string;
                 /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
                 expand?: "provenance";
@@ -2245,7 +2265,7 @@ export interface operations {
                 date?: string;
                 /** @description An amount in the source currency to convert into every target, as in /convert: up to 18 integer digits and up to 12 decimals with "." as the decimal point. No sign, exponent, spaces or separators. */
                 amount?: string;
-                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it. */
+                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from its own central bank where one is configured, otherwise from the first provider, in order of preference, that quotes it. */
                 source?: string;
                 /** @description provenance: the answer (each entry, on /rates) adds a `provenance` object: the provider(s), the day, the bridge currency of a cross and every published number the rate was computed from. Without it, the answer is unchanged. */
                 expand?: "provenance";

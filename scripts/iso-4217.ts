@@ -48,7 +48,7 @@ export const AMENDMENTS: readonly Amendment[] = [
     change: 'withdrawn',
     on: '2025-07-01',
     row: { code: 'ANG', name: 'Netherlands Antillean Guilder', minorUnits: 2 },
-    source: 'Centrale Bank van Curaçao en Sint Maarten: ANG legal tender until 2025-06-30; ISO 4217 list three',
+    source: 'Centrale Bank van Curaçao en Sint Maarten, announcement of 2024-03: XCG from 2025-03-31 at par, ANG legal tender until 2025-06-30; ISO 4217 list three',
   },
   {
     change: 'withdrawn',
@@ -58,11 +58,14 @@ export const AMENDMENTS: readonly Amendment[] = [
   },
   {
     change: 'withdrawn',
-    // Cuba ended the convertible peso with its monetary unification of 2021-01-01; ISO still
-    // listed it in 2024-06, so the date is the first list that no longer does.
+    // Cuba ended the convertible peso with its monetary unification of 2021-01-01 (shops took it
+    // until 2021-06-30, banks exchanged it into 2022: Decree-Law 62 of 2022-05-27). ISO's list
+    // one of 2024-06-25 still holds it, and no ISO amendment withdrawing it was found: the date
+    // is unconfirmed, a day after that list, so that the code stays valid for history and is
+    // not loaded as a current currency, and the check below fails once a newer list still holds it.
     on: '2025-01-01',
     row: { code: 'CUC', name: 'Peso Convertible', minorUnits: 2 },
-    source: 'Banco Central de Cuba: monetary unification from 2021-01-01; ISO 4217 list three',
+    source: 'Banco Central de Cuba: monetary unification from 2021-01-01 (withdrawal date from ISO not confirmed)',
   },
   {
     change: 'withdrawn',
@@ -74,13 +77,13 @@ export const AMENDMENTS: readonly Amendment[] = [
     change: 'withdrawn',
     on: '2024-01-01',
     row: { code: 'SLL', name: 'Leone', minorUnits: 2 },
-    source: 'Bank of Sierra Leone: the old leone redenominated from 2022-07-01 and demonetised; ISO 4217 list three',
+    source: 'Bank of Sierra Leone, public notice of 2023-03-10 (Redenomination of the Leone, further extension of the transition period): old leones cease to be legal tender on 2024-01-01; ISO 4217 list three',
   },
   {
     change: 'withdrawn',
     on: '2024-09-01',
     row: { code: 'ZWL', name: 'Zimbabwe Dollar', minorUnits: 2 },
-    source: 'Reserve Bank of Zimbabwe: Zimbabwe Gold (ZWG) replaces the Zimbabwe dollar from 2024-04-05; ISO 4217 list three',
+    source: 'Reserve Bank of Zimbabwe, letter of 2024-06-25 to the Bankers Association: ISO code ZWG from 2024-06-25, ZWL and ZWG concurrent to 2024-08-31, ZWL no longer recognised from 2024-09-01; ISO 4217 list three',
   },
   {
     change: 'withdrawn',

@@ -7,7 +7,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeOrCheck } from './generated-file.js';
-import { RESULTS_DIR, renderRun, type Run } from '../bench/report.js';
+import { DEEP_HISTORY_DIR, PLAIN_VARIANT, RESULTS_DIR, renderRun, type Run } from '../bench/report.js';
 import { COLD_START_MS, PEAK_RSS_MB, SCENARIO_TARGETS, TARGET_CONNECTIONS, targetText } from '../bench/targets.js';
 
 const target = fileURLToPath(new URL('../docs/performance.md', import.meta.url));
@@ -32,10 +32,40 @@ function newestRuns(): Array<{ file: string; run: Run }> {
   return [...byLine.entries()].sort(([a], [b]) => b - a).map(([, newest]) => newest);
 }
 
+/** The newest run whose service kept every year (bench/results/deep-history/), with its stores after the first load. */
+function renderDeepHistory(): string {
+  const files = (existsSync(DEEP_HISTORY_DIR) ? readdirSync(DEEP_HISTORY_DIR) : []).filter((name) => name.endsWith('.json')).sort();
+  const file = files.at(-1);
+  if (file === undefined) return 'No run is recorded in `bench/results/deep-history/`.';
+  const run = JSON.parse(readFileSync(join(DEEP_HISTORY_DIR, file), 'utf8')) as Run;
+  return `[JSON](../bench/results/deep-history/${file}). ${renderRun(run)}`.trimEnd();
+}
+
 function renderResults(): string {
   const runs = newestRuns();
   if (runs.length === 0) return 'No run is recorded in `bench/results/`.';
   return runs.map(({ file, run }) => `### Node.js ${run.runtime.slice(1).split('.')[0]}\n\n[JSON](../bench/results/${file}). ${renderRun(run)}`.trimEnd()).join('\n\n');
+}
+
+/**
+ * What src/workarounds.ts buys, from each runtime's newest run: `rate` with the workarounds and
+ * `rate@plain` without, both measured against the same references in their rounds.
+ */
+function renderWorkarounds(): string {
+  const rows = newestRuns().flatMap(({ file, run }) => {
+    const applied = run.rows.find((row) => row.name === 'rate');
+    const plain = run.rows.find((row) => row.name === `rate${PLAIN_VARIANT}`);
+    if (!applied?.ratioToHeaders || !plain?.ratioToHeaders) return [];
+    const bought = (1 - plain.ratioToHeaders / applied.ratioToHeaders) * 100;
+    const cpu = (row: typeof applied) => (row.cpuPerRequestUs === undefined ? '?' : row.cpuPerRequestUs.toFixed(1));
+    return [`| ${run.runtime} ([run](../bench/results/${file})) | ${applied.ratioToHeaders.toFixed(3)} | ${plain.ratioToHeaders.toFixed(3)} | ${cpu(applied)} | ${cpu(plain)} | ${bought.toFixed(1)} % |`];
+  });
+  if (rows.length === 0) return 'No recorded run measures `rate@plain`.';
+  return [
+    '| runtime | `rate` × baseline+headers | without the workarounds | CPU µs/req | without | bought |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    ...rows,
+  ].join('\n');
 }
 
 /** Replaces what lies between `<!-- generated: NAME -->` and `<!-- end: NAME -->`. */
@@ -49,4 +79,8 @@ function fill(doc: string, name: string, content: string): string {
 }
 
 const current = readFileSync(target, 'utf8');
-writeOrCheck(target, fill(fill(current, 'targets', renderTargets()), 'results', renderResults()), 'npm run docs:performance');
+writeOrCheck(
+  target,
+  fill(fill(fill(fill(current, 'targets', renderTargets()), 'results', renderResults()), 'workarounds', renderWorkarounds()), 'deep-history', renderDeepHistory()),
+  'npm run docs:performance',
+);

@@ -4,6 +4,7 @@ import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { DEMO_KEY } from './core/demo-key.js';
+import { rangesFor } from './core/history.js';
 import type { Deps } from './deps.js';
 import { createHttpCaches } from './http/caching.js';
 import { answerConnect, createClientErrorAnswers } from './http/client-errors.js';
@@ -71,7 +72,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     bodyLimit: 1024,
     routerOptions: { maxParamLength: 100, ignoreTrailingSlash: false },
     ajv: { customOptions: AJV_OPTIONS },
-    schemaErrorFormatter: (errors) => validationProblem(errors as Parameters<typeof validationProblem>[0]),
+    schemaErrorFormatter: (errors) => validationProblem(errors as Parameters<typeof validationProblem>[0], rangesFor(deps.config.historyYears)),
     // What Node's HTTP parser rejects is answered as problem+json too (src/http/client-errors.ts).
     clientErrorHandler: clientErrors.answer,
     // Errors before routing (a path that is not valid percent-encoding…) take the error handler's mapping.
@@ -122,9 +123,17 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   });
   // A service replaying another time (EXRATES_NOW) dates its answers on its own clock, the one
   // its `stale`, its days and its quotas follow: the portal tells a rate's age from that Date.
+  // The text is made once a second, as Node makes its own Date.
   if (deps.config.now) {
+    let second = Number.NaN;
+    let date = '';
     app.addHook('onRequest', (_request, reply, done) => {
-      reply.header('date', deps.clock.now().toUTCString());
+      const now = deps.clock.now().getTime();
+      if (Math.floor(now / 1000) !== second) {
+        second = Math.floor(now / 1000);
+        date = new Date(now).toUTCString();
+      }
+      reply.header('date', date);
       done();
     });
   }

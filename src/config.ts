@@ -5,6 +5,7 @@ import { closest } from 'fastest-levenshtein';
 import Type, { type TSchema } from 'typebox';
 import Value from 'typebox/value';
 import { expandFamilies, PROVIDER_FAMILIES, PROVIDER_REGISTRY, providerEntry, type ProviderEntry } from './providers/registry.js';
+import { DEFAULT_HISTORY_YEARS, type HistoryYears } from './core/retention.js';
 import { parseRedisUrl } from './storage/redis-url.js';
 
 /** Every provider id, in the registry's order (src/providers/registry.ts). */
@@ -75,7 +76,7 @@ export const ConfigSchema = Type.Object({
     pattern: `^\\s*(${PROVIDER_NAMES.join('|')})\\s*(,\\s*(${PROVIDER_NAMES.join('|')})\\s*)*$`,
     expected: `a comma-separated list of ${PROVIDER_NAMES.join(', ')}`,
     default: DEFAULT_PROVIDERS.join(','),
-    description: `Comma-separated rate providers in order of preference: ${PROVIDER_IDS.map((p) => `\`${p}\``).join(', ')} (README, "Providers"); \`peg\` names every \`peg-*\` provider (the legal parities, one per anchor currency), in that order. Each currency is served by the first provider in this order that quotes it, with no exception (a pair one provider quotes whole, by that provider when it is the first for either currency); \`bancaditalia\` keeps every currency of its day document and loads a currency's history on its first request, \`frankfurter\` loads a currency the others do not quote on its first request. The default names first-hand sources only: the ECB, then the other central banks, then Banca d'Italia, the parities last (README, "Order of preference").`,
+    description: `Comma-separated rate providers in order of preference: ${PROVIDER_IDS.map((p) => `\`${p}\``).join(', ')} (README, "Providers"); \`peg\` names every \`peg-*\` provider (the legal parities, one per anchor currency), in that order. Each currency is served by its own central bank (the configured central bank whose base it is) where there is one, otherwise by the first provider in this order that quotes it (a pair one provider quotes whole, by that provider when it serves either currency); \`bancaditalia\` keeps every currency of its day document and loads a currency's history on its first request, \`frankfurter\` loads a currency the others do not quote on its first request. The default names first-hand sources only: the ECB, then the other central banks, then Banca d'Italia, the parities last (README, "Order of preference").`,
   }),
   ...providerUrlSettings(),
   EXRATES_ECB_URL: Type.String({
@@ -113,6 +114,13 @@ export const ConfigSchema = Type.Object({
         "Starts the service's clock at this ISO 8601 date-time, from which it advances in real time (days end, quotas reset at 00:00 UTC of that clock), for replaying archived data. Leave unset in production.",
     }),
   ),
+  EXRATES_HISTORY_YEARS: Type.String({
+    pattern: '^(all|[1-9][0-9]?|100)$',
+    expected: 'a whole number of years from 1 to 100, or all',
+    default: String(DEFAULT_HISTORY_YEARS),
+    description:
+      "How many years of daily history each provider loads and keeps (and a month of margin), counted back from today; older days are pruned. `all`: every day its source publishes (the ECB's series from 1999-01-04), loaded in paced parts of five years, newest first, each stored as it comes, so that a load a restart cuts short continues before its oldest stored day. `/history`'s `start` reaches back as far; beyond 5, `range` also takes `10y` and `max`.",
+  }),
   EXRATES_OLD_RATES_DAYS: Type.Integer({
     minimum: 1,
     maximum: 3650,
@@ -152,6 +160,11 @@ export const ConfigSchema = Type.Object({
   EXRATES_LOG_REQUESTS: Type.Boolean({
     default: false,
     description: 'Log a line per request (method, redacted URL, status, time). Off by default: at tens of thousands of requests per second the access log belongs to the load balancer.',
+  }),
+  EXRATES_ENGINE_WORKAROUNDS: Type.Boolean({
+    default: true,
+    description:
+      'Apply the workarounds of Node.js engine behaviour in `src/workarounds.ts`, each kept while the bench shows it buys at least 5 % of a request (docs/performance.md, "Workarounds and what each buys"). `false` only to measure what they buy.',
   }),
   EXRATES_LOG_LEVEL: Type.Union(
     LOG_LEVELS.map((l) => Type.Literal(l)),
@@ -246,6 +259,8 @@ export interface Config {
   negativeCacheSeconds: number;
   /** Where the clock starts (it advances in real time from there), or undefined for the real clock. */
   now: Date | undefined;
+  /** EXRATES_HISTORY_YEARS: the years of history loaded and kept, or `all`. */
+  historyYears: HistoryYears;
   /** Days a provider's newest day may lie before today before the start log warns. */
   oldRatesDays: number;
   /** EXRATES_CROSSCHECK_PERCENT as written: how far a number may lie from the other providers' median. */
@@ -254,6 +269,8 @@ export interface Config {
   keyCacheMs: number;
   revocationPollMs: number;
   logRequests: boolean;
+  /** EXRATES_ENGINE_WORKAROUNDS: apply src/workarounds.ts. */
+  engineWorkarounds: boolean;
   workers: number;
   logLevel: (typeof LOG_LEVELS)[number];
   logFormat: (typeof LOG_FORMATS)[number];
@@ -322,14 +339,14 @@ export function unknownVariables(env: Record<string, string | undefined>): strin
 /** Settings only a serving process reads: a one-off command neither checks nor uses them. */
 export const SERVING_SETTINGS: readonly string[] = [
   'PORT', 'HOST', 'EXRATES_WORKERS', 'EXRATES_TRUST_PROXY', 'EXRATES_METRICS_PORT', 'EXRATES_METRICS_HOST', 'EXRATES_METRICS_TOKEN',
-  'EXRATES_DEMO_KEY_TIER', 'EXRATES_DEMO_QUOTA_PER_IP', 'EXRATES_CONTACT_EMAIL', 'EXRATES_MCP_ORIGINS', 'EXRATES_LOG_REQUESTS', 'EXRATES_KEY_CACHE_MS', 'EXRATES_REVOCATION_POLL_MS',
+  'EXRATES_DEMO_KEY_TIER', 'EXRATES_DEMO_QUOTA_PER_IP', 'EXRATES_CONTACT_EMAIL', 'EXRATES_MCP_ORIGINS', 'EXRATES_LOG_REQUESTS', 'EXRATES_ENGINE_WORKAROUNDS', 'EXRATES_KEY_CACHE_MS', 'EXRATES_REVOCATION_POLL_MS',
   'EXRATES_QUOTA_FREE', 'EXRATES_QUOTA_PRO',
 ];
 
 /** Settings of the rates and where they come from: a command that neither fetches nor stores rates does not check them. */
 export const RATES_SETTINGS: readonly string[] = [
   'EXRATES_PROVIDERS', ...PROVIDER_REGISTRY.flatMap((entry) => (entry.urlVariable === undefined ? [] : [entry.urlVariable])),
-  'EXRATES_FILE_URL', 'EXRATES_OXR_APP_ID', 'EXRATES_UPSTREAM_TIMEOUT_MS', 'EXRATES_REFRESH_SECONDS', 'EXRATES_CROSSCHECK_PERCENT', 'EXRATES_OLD_RATES_DAYS', 'EXRATES_NEGATIVE_CACHE_SECONDS',
+  'EXRATES_FILE_URL', 'EXRATES_OXR_APP_ID', 'EXRATES_HISTORY_YEARS', 'EXRATES_UPSTREAM_TIMEOUT_MS', 'EXRATES_REFRESH_SECONDS', 'EXRATES_CROSSCHECK_PERCENT', 'EXRATES_OLD_RATES_DAYS', 'EXRATES_NEGATIVE_CACHE_SECONDS',
 ];
 
 /** The entries of a provider list that name no provider, each as written. */
@@ -388,8 +405,8 @@ export function loadConfig(env: Record<string, string | undefined>, options: { u
 
   const v = values as {
     PORT: number; HOST: string; EXRATES_DATABASE_URL: string; EXRATES_REDIS_URL?: string; EXRATES_REDIS_PREFIX: string; EXRATES_PROVIDERS: string; EXRATES_ECB_URL: string;
-    EXRATES_FILE_URL?: string; EXRATES_NOW?: string; EXRATES_OLD_RATES_DAYS: number; EXRATES_CROSSCHECK_PERCENT: string; EXRATES_FRANKFURTER_URL: string; EXRATES_OXR_APP_ID?: string; EXRATES_OXR_URL: string;
-    EXRATES_NEGATIVE_CACHE_SECONDS: number; EXRATES_KEY_CACHE_MS: number; EXRATES_REVOCATION_POLL_MS: number; EXRATES_LOG_REQUESTS: boolean; EXRATES_WORKERS: number; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
+    EXRATES_FILE_URL?: string; EXRATES_NOW?: string; EXRATES_HISTORY_YEARS: string; EXRATES_OLD_RATES_DAYS: number; EXRATES_CROSSCHECK_PERCENT: string; EXRATES_FRANKFURTER_URL: string; EXRATES_OXR_APP_ID?: string; EXRATES_OXR_URL: string;
+    EXRATES_NEGATIVE_CACHE_SECONDS: number; EXRATES_KEY_CACHE_MS: number; EXRATES_REVOCATION_POLL_MS: number; EXRATES_LOG_REQUESTS: boolean; EXRATES_ENGINE_WORKAROUNDS: boolean; EXRATES_WORKERS: number; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
     EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_LOG_FORMAT: Config['logFormat']; EXRATES_CONTACT_EMAIL: string; EXRATES_DEMO_KEY_TIER: (typeof DEMO_KEY_TIERS)[number]; EXRATES_DEMO_QUOTA_PER_IP: number; EXRATES_TRUST_PROXY?: string; EXRATES_MCP_ORIGINS: string; EXRATES_METRICS_PORT?: number; EXRATES_METRICS_HOST: string; EXRATES_METRICS_TOKEN?: string; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
   };
   const list: string[] = [];
@@ -445,12 +462,14 @@ export function loadConfig(env: Record<string, string | undefined>, options: { u
     oxrUrl: v.EXRATES_OXR_URL.replace(/\/+$/, ''),
     negativeCacheSeconds: v.EXRATES_NEGATIVE_CACHE_SECONDS,
     now,
+    historyYears: v.EXRATES_HISTORY_YEARS === 'all' ? 'all' : Number(v.EXRATES_HISTORY_YEARS),
     oldRatesDays: v.EXRATES_OLD_RATES_DAYS,
     crossCheckPercent: v.EXRATES_CROSSCHECK_PERCENT,
     quota: Object.freeze({ free: v.EXRATES_QUOTA_FREE, pro: v.EXRATES_QUOTA_PRO }),
     keyCacheMs: v.EXRATES_KEY_CACHE_MS,
     revocationPollMs: v.EXRATES_REVOCATION_POLL_MS,
     logRequests: v.EXRATES_LOG_REQUESTS,
+    engineWorkarounds: v.EXRATES_ENGINE_WORKAROUNDS,
     workers: v.EXRATES_WORKERS,
     logLevel: v.EXRATES_LOG_LEVEL,
     logFormat: v.EXRATES_LOG_FORMAT,

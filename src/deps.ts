@@ -92,6 +92,9 @@ export function instrumentProvider(provider: Provider, metrics: Metrics): Provid
     series: (range, options) => timed('series', () => provider.series(range, options)),
     ...(listCurrencies ? { listCurrencies: (options?: { signal?: AbortSignal }) => timed('currencies', () => listCurrencies(options)) } : {}),
     ...(provider.keepsWholeDays ? { keepsWholeDays: true } : {}),
+    ...(provider.operatorSupplied ? { operatorSupplied: true } : {}),
+    ...(provider.seriesInOneDocument ? { seriesInOneDocument: true } : {}),
+    ...(provider.firstDay !== undefined ? { firstDay: provider.firstDay } : {}),
   };
 }
 
@@ -252,12 +255,14 @@ async function wire(
   const book = createRateBook({
     store: rates,
     providers: providers.map((p) => p.id),
+    centralBanks: providers.filter((p) => providerEntry(p.id)?.metadata.kind === 'central bank').map((p) => ({ id: p.id, base: p.base })),
     clock,
     metrics,
     crossCheckPercent: config.crossCheckPercent,
     families: PROVIDER_FAMILIES,
     backfill: (code, source) => backfill!(code, source),
     historyOnRequest: providers.filter((p) => p.keepsWholeDays).map((p) => p.id),
+    historyYears: config.historyYears,
   });
   backfill = createBackfill({ providers, store: rates, book, clock, log, metrics, lock, negativeCacheMs: config.negativeCacheSeconds * 1000 });
   const refresher = createRefresher({ providers, store: rates, book, clock, log, metrics, lock, intervalSeconds: config.refreshSeconds, advice: () => noRatesAdvice(config) });

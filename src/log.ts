@@ -60,7 +60,9 @@ export function createLogger(level: string, destination?: DestinationStream, for
     level,
     base: { service: 'exrates', ...(cluster.isWorker && cluster.worker ? { worker: cluster.worker.id } : {}) },
     timestamp: pino.stdTimeFunctions.isoTime,
-    redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]', 'req.headers.authorization', 'headers.authorization', 'apikey', '*.apikey'], censor: '[REDACTED]' },
+    // Named paths only: with a wildcard path pino walks the bindings of every request's child
+    // logger to redact them.
+    redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]', 'req.headers.authorization', 'headers.authorization', 'apikey', 'query.apikey', 'req.query.apikey'], censor: '[REDACTED]' },
     serializers: {
       req(request: { method: string; url: string; ip?: string; id?: string }) {
         return { id: request.id, method: request.method, url: redactUrl(request.url), remoteAddress: request.ip };

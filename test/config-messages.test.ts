@@ -104,3 +104,13 @@ test('settings the caller does not read are neither checked nor taken', () => {
   assert.deepEqual(problems(env).map((line) => line.split(':')[0]).sort(), ['EXRATES_PROVIDERS', 'PORT']);
   assert.ok(SERVING_SETTINGS.every((name) => name in ConfigSchema.properties) && RATES_SETTINGS.every((name) => name in ConfigSchema.properties));
 });
+
+test('EXRATES_HISTORY_YEARS is a whole number of years from 1 to 100, or all; anything else is named with what was given', () => {
+  assert.equal(loadConfig({}).historyYears, 5);
+  assert.equal(loadConfig({ EXRATES_HISTORY_YEARS: '12' }).historyYears, 12);
+  assert.equal(loadConfig({ EXRATES_HISTORY_YEARS: '100' }).historyYears, 100);
+  assert.equal(loadConfig({ EXRATES_HISTORY_YEARS: 'all' }).historyYears, 'all');
+  for (const text of ['0', '101', '5.5', '05', '-1', '1e1', 'ALL', 'max', 'forever', ' 5']) {
+    assert.deepEqual(problems({ EXRATES_HISTORY_YEARS: text }), [`EXRATES_HISTORY_YEARS: expected a whole number of years from 1 to 100, or all; got '${text}'`], text);
+  }
+});

@@ -152,7 +152,7 @@ export function buildCli(): Command {
   program
     .command('serve')
     .description(
-      'apply pending migrations, load rates (5 years of history on an empty store) and serve the HTTP API, the portal at / and the API docs at /docs, refreshing rates in the background until SIGTERM or SIGINT',
+      'apply pending migrations, load rates (EXRATES_HISTORY_YEARS of history, 5 by default, on an empty store) and serve the HTTP API, the portal at / and the API docs at /docs, refreshing rates in the background until SIGTERM or SIGINT',
     )
     .action(async () => {
       const cfg = config(process.stdout);
@@ -218,7 +218,7 @@ export function buildCli(): Command {
 
   program
     .command('import')
-    .description('load an ECB CSV (plain or zipped) or XML file into the store; it adds rates and removes none, and skips days older than the service keeps (5 years and a month, on the clock EXRATES_NOW sets)')
+    .description('load an ECB CSV (plain or zipped) or XML file into the store; it adds rates and removes none, and skips days older than the service keeps (EXRATES_HISTORY_YEARS, 5 years and a month by default, on the clock EXRATES_NOW sets)')
     .usage('[--provider ecb|file] FILE')
     .argument('<file>', 'path or URL of the file (required)')
     .option('--provider <id>', `store the rates as this provider: ${IMPORT_PROVIDERS.join(' or ')} (default: the first of them in EXRATES_PROVIDERS, else ecb)`)
@@ -237,18 +237,19 @@ export function buildCli(): Command {
         const last = parsed.days.at(-1)?.day;
         // Days the service does not keep are refused here, with the reason, rather than stored
         // for nothing: it would neither serve them nor keep them past its next refresh.
-        const start = retentionStart(deps.clock);
+        const start = retentionStart(deps.clock, deps.config.historyYears);
+        const kept = deps.config.historyYears === 'all' ? 'every year' : `${deps.config.historyYears} years and a month`;
         const replay = 'to replay older days, import them with EXRATES_NOW set as the service has it (its clock set back)';
         const document = { ...parsed, days: parsed.days.filter((d) => d.day >= start) };
         if (document.days.length === 0) {
-          throw new Error(`nothing imported: every day of ${file} (${first} to ${last}) is before ${start}, and the service keeps 5 years and a month (from ${start}); ${replay}`);
+          throw new Error(`nothing imported: every day of ${file} (${first} to ${last}) is before ${start}, and the service keeps ${kept} (from ${start}); ${replay}`);
         }
         const older = parsed.days.length - document.days.length;
-        if (older > 0) console.error(`note: ${counted(older, 'day')} of this file before ${start} skipped: the service keeps 5 years and a month (from ${start}); ${replay}`);
+        if (older > 0) console.error(`note: ${counted(older, 'day')} of this file before ${start} skipped: the service keeps ${kept} (from ${start}); ${replay}`);
         console.error(`storing ${counted(document.days.length, 'day')} (${document.days[0]!.day} to ${last}) as '${provider}'…`);
         // An import adds and removes nothing, so the rates it added are what the store gained.
         const before = await deps.rates.countQuotes();
-        const outcome = await storeDocument(document, deps.rates, deps.clock, deps.log, { onlyAdd: true });
+        const outcome = await storeDocument(document, deps.rates, deps.clock, deps.log, { onlyAdd: true, years: deps.config.historyYears });
         const added = (await deps.rates.countQuotes()) - before;
         const fresh = added === 0 ? 'none new: every one was stored already' : added === outcome.quotes ? 'all new' : `${grouped(added)} new`;
         console.log(`imported ${counted(outcome.quotes, 'rate')} over ${counted(outcome.days, 'day')} as '${provider}', ${fresh} (newest day ${outcome.latestDay ?? 'none'})`);

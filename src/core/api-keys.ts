@@ -1,5 +1,4 @@
 import { hash, randomBytes, randomUUID } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import { andThen, type MaybePromise } from './maybe.js';
 import type { ApiKeyRecord, Clock, KeyStore, Tier } from './ports.js';
 
@@ -64,13 +63,22 @@ export async function issueApiKey(keys: KeyStore, input: { tier: string; owner: 
 /**
  * The hashes of the well-formed keys presented lately, so that a request costs one lookup instead
  * of a shape check and a SHA-256. The keys are held only in this process's memory, as they are in
- * the requests that bring them; never stored or logged. Made by createDeps, at most `max` keys,
- * the least recently presented dropped first.
+ * the requests that bring them; never stored or logged. Made by createDeps, at most `max` keys:
+ * past them, the key remembered longest ago goes (a plain Map keeps its entries in that order).
  */
-export type PresentedKeyHashes = LRUCache<string, string>;
+export class PresentedKeyHashes extends Map<string, string> {
+  constructor(private readonly max: number) {
+    super();
+  }
+
+  override set(key: string, hash: string): this {
+    if (this.size >= this.max && !this.has(key)) this.delete(this.keys().next().value!);
+    return super.set(key, hash);
+  }
+}
 
 export function createPresentedKeyHashes(max: number): PresentedKeyHashes {
-  return new LRUCache<string, string>({ max });
+  return new PresentedKeyHashes(max);
 }
 
 const LONGEST_KEY = KEY_PREFIX.length + 64;

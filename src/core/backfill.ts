@@ -1,9 +1,9 @@
 import { DomainError, FeedError } from './errors.js';
 import type { Clock, Lock, Metrics, Provider, RateStore } from './ports.js';
-import { retentionStart, storeDocument, type Logger } from './refresh.js';
-import { historyReaches } from './rate-index.js';
+import { historyStart, loadInParts, retentionStart, type Logger } from './refresh.js';
+import { daysOf, historyReaches } from './rate-index.js';
 import type { RateBook } from './rates.js';
-import { utcDay } from './time.js';
+import { addDays, utcDay } from './time.js';
 
 /** How long a wide provider's list of currencies is trusted before it is asked again. */
 const CURRENCY_LIST_TTL_MS = 3_600_000;
@@ -56,7 +56,7 @@ export function createBackfill(options: BackfillOptions): Backfill {
   async function stored(code: string, source: string | undefined): Promise<boolean> {
     options.book.invalidate();
     const snapshot = await options.book.snapshot();
-    const from = retentionStart(options.clock);
+    const from = retentionStart(options.clock, options.book.historyYears);
     return [...snapshot.data.values()].some(
       (d) => (source === undefined || d.provider === source) && (d.base === code || (wholeDays.has(d.provider) ? historyReaches(d, code, from) : d.series.has(code))),
     );
@@ -103,15 +103,21 @@ export function createBackfill(options: BackfillOptions): Backfill {
         if (!(await currenciesOf(provider)).has(code)) continue;
         const today = utcDay(options.clock.now());
         options.log.info({ provider: provider.id, currency: code }, 'backfilling a currency on first request');
-        const document = await provider.series({ from: retentionStart(options.clock), to: today }, { currencies: [code] });
+        // A provider that keeps whole days holds the currency's newest days from its day documents:
+        // only the days before them load, and a history loaded before (by an earlier process) ends
+        // at the first part with nothing in it.
+        const data = wholeDays.has(provider.id) ? (await options.book.snapshot()).data.get(provider.id) : undefined;
+        const held = data ? daysOf(data, code)[0] : undefined;
+        const range = { from: historyStart(provider, options.clock, options.book.historyYears), to: held === undefined ? today : addDays(held, -1) };
+        // A series of the one currency asked for, beside the provider's other currencies, in parts for a long one.
+        const storing = { expectedCurrencies: [code], years: options.book.historyYears, first: held === undefined };
+        const outcome = range.from <= range.to ? await loadInParts(provider, range, options.store, options.clock, options.log, storing) : undefined;
+        if (outcome) await options.book.apply(outcome.stored);
         // The provider lists the currency but sent no rates: a feed failure, not an unsupported currency.
-        if (document.days.length === 0) throw new FeedError(`${provider.id} lists ${code} but returned no rates for it`);
-        // A series of the one currency asked for, beside the provider's other currencies.
-        const outcome = await storeDocument(document, options.store, options.clock, options.log, { expectedCurrencies: [code] });
-        await options.book.apply(outcome.stored);
+        else if (held === undefined) throw new FeedError(`${provider.id} lists ${code} but returned no rates for it`);
         const seconds = (performance.now() - started) / 1000;
         options.metrics.backfill(provider.id, 'stored', seconds);
-        options.log.info({ provider: provider.id, currency: code, days: outcome.days, ms: Math.round(seconds * 1000) }, 'backfill stored');
+        options.log.info({ provider: provider.id, currency: code, days: outcome?.days ?? 0, ms: Math.round(seconds * 1000) }, 'backfill stored');
         return true;
       } catch (error) {
         options.metrics.backfill(provider.id, 'failure', (performance.now() - started) / 1000);

@@ -1,5 +1,5 @@
 import { add, compare, divideUnreduced, multiplyUnreduced, parseDecimal, roundSignificant, subtract, type Rational } from './decimal.js';
-import { CURRENT_WITHIN_DAYS, daysOf, newestDay, rateTextOn, valueOn, type ProviderRates } from './rate-index.js';
+import { daysOf, lowerBound, rateTextOn, valueOn, type ProviderRates } from './rate-index.js';
 import { addDays, type Day } from './time.js';
 
 /** The other providers that must agree with each other before a preferred provider's number is set aside. */
@@ -30,11 +30,20 @@ export interface CrossCheckFinding {
   setAside: boolean;
 }
 
+/** What the check found among the numbers dated one day. */
+export interface DayCheck {
+  findings: CrossCheckFinding[];
+  /** Providers with a number of that day compared with another provider's. */
+  compared: ReadonlySet<string>;
+}
+
 /** Findings of one check, and which providers had anything to compare. */
 export interface CrossCheck {
   findings: CrossCheckFinding[];
   /** Providers with at least one number of their own compared with another provider's. */
   compared: ReadonlySet<string>;
+  /** The check of each day held, so that the next check need redo only the days whose numbers changed. */
+  days: ReadonlyMap<Day, DayCheck>;
   /** Whether a provider's number for a currency on a day is set aside. */
   setAside(provider: string, currency: string, day: Day): boolean;
   /** The finding on a provider's number for a currency on a day, if it was flagged. */
@@ -74,15 +83,15 @@ const SCREEN_MARGIN = 1e-6;
 export const NEARBY_DAYS = 4;
 
 /**
- * A provider's numbers from `oldest` on as doubles, by day and currency (its base 1), for the
- * screen; a number that is not positive and finite as a double is left out, and so compared with
- * nobody's.
+ * A provider's numbers from `oldest` to `newest` as doubles, by day and currency (its base 1), for
+ * the screen; a number that is not positive and finite as a double is left out, and so compared
+ * with nobody's.
  */
-function approximateDays(data: ProviderRates, oldest: Day): Map<Day, Map<string, number>> {
+function approximateDays(data: ProviderRates, oldest: Day, newest: Day): Map<Day, Map<string, number>> {
   const byDay = new Map<Day, Map<string, number>>();
-  for (const day of data.days) if (day >= oldest) byDay.set(day, new Map([[data.base, 1]]));
+  for (let i = lowerBound(data.days, oldest); i < data.days.length && data.days[i]! <= newest; i++) byDay.set(data.days[i]!, new Map([[data.base, 1]]));
   for (const [code, series] of data.series) {
-    for (let i = series.days.length - 1; i >= 0 && series.days[i]! >= oldest; i--) {
+    for (let i = lowerBound(series.days, oldest); i < series.days.length && series.days[i]! <= newest; i++) {
       const text = series.rates[i]!;
       const value = text.startsWith('1/') ? 1 / Number(text.slice(2)) : Number(text);
       if (value > 0 && Number.isFinite(value)) byDay.get(series.days[i]!)?.set(code, value);
@@ -142,31 +151,116 @@ function comparatorOf(
 }
 
 /**
- * Compares every number a provider published, on each day within CURRENT_WITHIN_DAYS of the newest
- * day any of them published (the days a live answer is served from), with every other provider
- * that quotes the same currency. Each is compared in the provider's own terms, units of the
- * currency per one of its base: another provider's number becomes the exact cross through a
- * currency both quote (the provider's base when the other quotes it, counting 1, so an error in
- * one published number shows at that number alone; else the other's base; else any other). A
- * number dated after another provider's newest day (the NBU fixes tomorrow's rate today), or on a
- * day it did not publish, is compared with that provider's latest number within NEARBY_DAYS.
+ * The days whose check a change of the numbers of `changed` days alters: each of them, and the
+ * NEARBY_DAYS after it, whose numbers may have been compared with its numbers.
  */
-export function crossCheck(data: Iterable<ProviderRates>, percent: Rational): CrossCheck {
+function affectedDays(changed: Iterable<Day>): Set<Day> {
+  const affected = new Set<Day>();
+  for (const day of changed) for (let after = 0; after <= NEARBY_DAYS; after++) affected.add(addDays(day, after));
+  return affected;
+}
+
+/**
+ * The days on which two states of a provider's numbers differ (either may be absent): a day one
+ * has and the other not, or a currency's number of a day that differs. One pass over both.
+ */
+export function changedDays(before: ProviderRates | undefined, after: ProviderRates | undefined): Set<Day> {
+  const changed = new Set<Day>();
+  if (before === after) return changed;
+  if (before === undefined || after === undefined) {
+    for (const day of (before ?? after)!.days) changed.add(day);
+    return changed;
+  }
+  const compare = (a: readonly Day[], ra: readonly string[] | undefined, b: readonly Day[], rb: readonly string[] | undefined) => {
+    let i = 0;
+    let j = 0;
+    while (i < a.length || j < b.length) {
+      if (j >= b.length || (i < a.length && a[i]! < b[j]!)) changed.add(a[i++]!);
+      else if (i >= a.length || b[j]! < a[i]!) changed.add(b[j++]!);
+      else {
+        if (ra !== undefined && rb !== undefined && ra[i] !== rb[j]) changed.add(a[i]!);
+        i++;
+        j++;
+      }
+    }
+  };
+  compare(before.days, undefined, after.days, undefined);
+  for (const code of new Set([...before.series.keys(), ...after.series.keys()])) {
+    const a = before.series.get(code);
+    const b = after.series.get(code);
+    if (a !== b) compare(a?.days ?? [], a?.rates, b?.days ?? [], b?.rates);
+  }
+  return changed;
+}
+
+/** Days to check closer than this are checked in one run. */
+const RUN_GAP_DAYS = 7;
+
+export interface CrossCheckOptions {
+  /** The check of an earlier state of the same providers: its days not affected by `changed` are kept as they were. */
+  previous?: CrossCheck;
+  /** The days whose numbers changed since `previous` (changedDays). Without it, every day is checked. */
+  changed?: Iterable<Day>;
+}
+
+/**
+ * Compares every number a provider published, on every day it holds (every day a user can be
+ * served, live or with a date), with every other provider that quotes the same currency. Each is
+ * compared in the provider's own terms, units of the currency per one of its base: another
+ * provider's number becomes the exact cross through a currency both quote (the provider's base
+ * when the other quotes it, counting 1, so an error in one published number shows at that number
+ * alone; else the other's base; else any other). A number dated after another provider's newest
+ * day (the NBU fixes tomorrow's rate today), or on a day it did not publish, is compared with that
+ * provider's latest number within NEARBY_DAYS.
+ *
+ * With `previous` and `changed`, only the days a change can alter are checked again (a refresh
+ * changes a few days; a first load or a history, many); the other days keep their findings.
+ */
+export function crossCheck(data: Iterable<ProviderRates>, percent: Rational, options: CrossCheckOptions = {}): CrossCheck {
   const all = [...data];
-  const newest = all.map(newestDay).filter((d): d is Day => d !== undefined).sort().at(-1);
+  const held = new Set<Day>();
+  for (const d of all) for (const day of d.days) held.add(day);
+  const days = new Map<Day, DayCheck>();
+  let toCheck: Day[];
+  if (options.previous === undefined || options.changed === undefined) toCheck = [...held];
+  else {
+    const affected = affectedDays(options.changed);
+    for (const [day, check] of options.previous.days) if (held.has(day) && !affected.has(day)) days.set(day, check);
+    toCheck = [...affected].filter((day) => held.has(day));
+  }
+  toCheck.sort();
+  const check = new Set(toCheck);
+  // Days far apart are checked in separate runs, so that the numbers between them are not read.
+  for (let first = 0, i = 1; i <= toCheck.length; i++) {
+    if (i < toCheck.length && toCheck[i]! <= addDays(toCheck[i - 1]!, RUN_GAP_DAYS)) continue;
+    for (const [day, found] of checkDays(all, percent, check, toCheck[first]!, toCheck[i - 1]!)) days.set(day, found);
+    first = i;
+  }
   const findings: CrossCheckFinding[] = [];
   const compared = new Set<string>();
   const flagged = new Map<string, CrossCheckFinding>();
-  const result: CrossCheck = {
+  for (const check of days.values()) {
+    for (const f of check.findings) {
+      findings.push(f);
+      flagged.set(keyOf(f.provider, f.currency, f.day), f);
+    }
+    for (const id of check.compared) compared.add(id);
+  }
+  return {
     findings,
     compared,
+    days,
     setAside: (provider, currency, day) => flagged.get(keyOf(provider, currency, day))?.setAside ?? false,
     findingOn: (provider, currency, day) => flagged.get(keyOf(provider, currency, day)),
   };
-  if (newest === undefined) return result;
-  const oldest = addDays(newest, -CURRENT_WITHIN_DAYS);
+}
+
+/** The check of the numbers dated on the days of `check` (from `oldest` to `newest`), by day. */
+function checkDays(all: readonly ProviderRates[], percent: Rational, check: ReadonlySet<Day>, oldest: Day, newest: Day): Map<Day, DayCheck> {
+  const result = new Map<Day, { findings: CrossCheckFinding[]; compared: Set<string> }>();
+  for (const day of check) if (day >= oldest && day <= newest) result.set(day, { findings: [], compared: new Set() });
   const screenBelow = (Number(percent.num) / Number(percent.den) / 100) * (1 - SCREEN_MARGIN);
-  const approx = new Map(all.map((data) => [data, approximateDays(data, addDays(oldest, -NEARBY_DAYS))]));
+  const approx = new Map(all.map((data) => [data, approximateDays(data, addDays(oldest, -NEARBY_DAYS), newest)]));
   const nearbyDays = new Map<Day, Day[]>();
   const nearbyOf = (day: Day): Day[] => {
     let days = nearbyDays.get(day);
@@ -177,8 +271,10 @@ export function crossCheck(data: Iterable<ProviderRates>, percent: Rational): Cr
     const ownDays = approx.get(own)!;
     for (const currency of own.series.keys()) {
       const days = daysOf(own, currency);
-      for (let i = days.length - 1; i >= 0 && days[i]! >= oldest; i--) {
+      for (let i = lowerBound(days, oldest); i < days.length && days[i]! <= newest; i++) {
         const day = days[i]!;
+        const dayCheck = result.get(day);
+        if (dayCheck === undefined) continue;
         const ownNumbers = ownDays.get(day)!;
         const ownApproximate = ownNumbers.get(currency);
         if (ownApproximate === undefined) continue;
@@ -190,7 +286,7 @@ export function crossCheck(data: Iterable<ProviderRates>, percent: Rational): Cr
           if (found) comparators.push(found);
         }
         if (comparators.length === 0) continue;
-        compared.add(own.provider);
+        dayCheck.compared.add(own.provider);
         // A screen in doubles (relative error far below SCREEN_MARGIN) passes the numbers that are
         // plainly within the threshold; only the others are decided in exact fractions.
         const m0 = medianOfDoubles(comparators.map((c) => c.approximate));
@@ -203,7 +299,7 @@ export function crossCheck(data: Iterable<ProviderRates>, percent: Rational): Cr
         const m = median(values);
         if (m.num === 0n || !differsByMore(value, m, percent)) continue;
         const agreeing = values.filter((v) => !differsByMore(v, m, percent)).length;
-        const finding: CrossCheckFinding = {
+        dayCheck.findings.push({
           provider: own.provider,
           currency,
           day,
@@ -213,9 +309,7 @@ export function crossCheck(data: Iterable<ProviderRates>, percent: Rational): Cr
           others: comparators.map((c) => c.other.provider).sort(),
           agreeing,
           setAside: agreeing >= AGREEING_OTHERS,
-        };
-        findings.push(finding);
-        flagged.set(keyOf(own.provider, currency, day), finding);
+        });
       }
     }
   }

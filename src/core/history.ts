@@ -22,12 +22,22 @@ import { DomainError } from './errors.js';
 import { acrossFamily, bridgeCurrency, formatRate, RATE_DIGITS, rateOn, sameProviderWhenPossible, today, type RateBook } from './rates.js';
 import { daysOf, lowerBound, scaledSeries, type ProviderRates } from './rate-index.js';
 import { pairSpans, type PairSpan } from './replaced-currencies.js';
+import { keepsDeepHistory, oldestAskable, retainedFrom, retainedYearsText, type HistoryYears } from './retention.js';
 import { dayNumber, subtractMonths, utcDay, type Day } from './time.js';
 
+/** The interface's ranges (SPEC §5): the only ones while the service keeps five years or fewer. */
 export const RANGES = ['1m', '3m', '6m', '1y', '5y'] as const;
-export type HistoryRange = (typeof RANGES)[number];
+/** Every range: the interface's five, then those that exist when more than five years are kept (keepsDeepHistory). */
+export const ALL_RANGES = [...RANGES, '10y', 'max'] as const;
+export type HistoryRange = (typeof ALL_RANGES)[number];
 export const DEFAULT_RANGE: HistoryRange = '1y';
-const RANGE_MONTHS: Record<HistoryRange, number> = { '1m': 1, '3m': 3, '6m': 6, '1y': 12, '5y': 60 };
+/** Calendar months each range counts back; `max` reaches the oldest day kept. */
+const RANGE_MONTHS: Record<Exclude<HistoryRange, 'max'>, number> = { '1m': 1, '3m': 3, '6m': 6, '1y': 12, '5y': 60, '10y': 120 };
+
+/** The ranges /history takes with this much history kept (EXRATES_HISTORY_YEARS). */
+export function rangesFor(years: HistoryYears): readonly HistoryRange[] {
+  return keepsDeepHistory(years) ? ALL_RANGES : RANGES;
+}
 
 export const GROUPS = ['week', 'month'] as const;
 /** Averages per ISO week (dated its Monday) or calendar month (dated its first day). */
@@ -67,10 +77,11 @@ export interface History {
   asOf: string;
 }
 
-export function parseRange(input: string | undefined): HistoryRange {
+export function parseRange(input: string | undefined, years: HistoryYears): HistoryRange {
   if (input === undefined) return DEFAULT_RANGE;
-  if ((RANGES as readonly string[]).includes(input)) return input as HistoryRange;
-  throw new DomainError('invalid_range', `range must be one of ${RANGES.join(', ')}.`, { param: 'range' });
+  const ranges = rangesFor(years);
+  if ((ranges as readonly string[]).includes(input)) return input as HistoryRange;
+  throw new DomainError('invalid_range', `range must be one of ${ranges.join(', ')}.`, { param: 'range' });
 }
 
 export function parseGroup(input: string | undefined): HistoryGroup | undefined {
@@ -91,12 +102,16 @@ function parseDay(input: string, param: 'start' | 'end', todayDay: Day): Day {
 
 /**
  * The window a /history request asks for: `range` (default 1y), or `start` and an optional `end`
- * (default today) within the retained five years. The two ways exclude each other.
+ * (default today) within the retained years (EXRATES_HISTORY_YEARS). The two ways exclude each other.
  */
-export function parseWindow(query: { range?: string | undefined; start?: string | undefined; end?: string | undefined }, todayDay: Day): HistoryWindow {
+export function parseWindow(
+  query: { range?: string | undefined; start?: string | undefined; end?: string | undefined },
+  todayDay: Day,
+  years: HistoryYears,
+): HistoryWindow {
   if (query.start === undefined) {
     if (query.end !== undefined) throw new DomainError('missing_parameter', 'end needs start: give start=YYYY-MM-DD, or a range without dates.', { param: 'start' });
-    return parseRange(query.range);
+    return parseRange(query.range, years);
   }
   if (query.range !== undefined) {
     throw new DomainError('invalid_range', 'range and start/end are alternatives: give a range, or start (and optionally end), not both.', { param: 'range' });
@@ -104,8 +119,8 @@ export function parseWindow(query: { range?: string | undefined; start?: string 
   const start = parseDay(query.start, 'start', todayDay);
   const end = query.end === undefined ? todayDay : parseDay(query.end, 'end', todayDay);
   if (start > end) throw new DomainError('invalid_date', `start ${start} is after end ${end}.`, { param: 'start' });
-  const oldest = rangeStart('5y', todayDay);
-  if (start < oldest) throw new DomainError('invalid_date', `start must be within the retained 5 years: on or after ${oldest}.`, { param: 'start' });
+  const oldest = oldestAskable(todayDay, years);
+  if (start < oldest) throw new DomainError('invalid_date', `start must be within ${retainedYearsText(years)}: on or after ${oldest}.`, { param: 'start' });
   return { start, end };
 }
 
@@ -114,9 +129,9 @@ export function windowLabel(window: HistoryWindow): string {
   return typeof window === 'string' ? window : `${window.start}/${window.end}`;
 }
 
-/** The first day of a range, counted back from today (UTC) in calendar months or years. */
-export function rangeStart(range: HistoryRange, todayDay: Day): Day {
-  return subtractMonths(todayDay, RANGE_MONTHS[range]);
+/** The first day of a range, counted back from today (UTC) in calendar months or years; for `max`, the oldest day kept. */
+export function rangeStart(range: HistoryRange, todayDay: Day, years: HistoryYears): Day {
+  return range === 'max' ? retainedFrom(todayDay, years) : subtractMonths(todayDay, RANGE_MONTHS[range]);
 }
 
 function percent(numerator: Rational, denominator: Rational): number {
@@ -229,7 +244,7 @@ export async function pairHistory(
 ): Promise<History> {
   const from = parseCurrency(fromInput, 'from');
   const to = parseCurrency(toInput, 'to');
-  const asked = typeof window === 'object' ? window : parseRange(window);
+  const asked = typeof window === 'object' ? window : parseRange(window, book.historyYears);
   const history = await computeHistory(book, from, to, asked, today(book.clock), source);
   if (group === undefined) return history;
   const points = groupPoints(history.points, group);
@@ -241,7 +256,7 @@ const noHistory = (from: string, to: string, window: HistoryWindow) =>
 
 async function computeHistory(book: RateBook, from: string, to: string, window: HistoryWindow, todayDay: Day, source?: string): Promise<History> {
   const range = windowLabel(window);
-  const start = typeof window === 'string' ? rangeStart(window, todayDay) : window.start;
+  const start = typeof window === 'string' ? rangeStart(window, todayDay, book.historyYears) : window.start;
   const end = typeof window === 'string' ? todayDay : window.end;
   const spans = pairSpans(from, to, start, end);
   if (spans.length > 1 || spans[0]!.through !== undefined) return replacedHistory(book, from, to, window, spans, source);
@@ -311,7 +326,7 @@ function lastAsOf(fromData: ProviderRates, toData: ProviderRates, points: readon
  * The points of a pair one provider quotes both sides of, and their rates as SmallDecimals: the two
  * series walked side by side, each rate their quotient in exact double arithmetic (the BigInt way
  * only where that cannot be exact). The same points as rateOn and formatRate give day by day, a
- * few times faster: this runs for every pair and range clients ask for, over up to five years.
+ * few times faster: this runs for every pair and range clients ask for, over all the years kept.
  */
 function sameProviderPoints(data: ProviderRates, from: string, to: string, start: Day, end: Day): { points: HistoryPoint[]; units: Float64Array; scales: Int8Array } {
   const points: HistoryPoint[] = [];

@@ -65,8 +65,8 @@ export async function manyRates(
   else {
     const snapshot = await book.snapshot();
     // With a source, the currencies of the provider that serves `from` (of a family, the one that fixes it).
-    const served = source === undefined ? book.providers : [(await book.sourceFor(from, 'from', request.date === undefined ? 'live' : 'history', source)).data.provider];
-    const listed = listCurrencies(snapshot, served, []);
+    const served = source === undefined ? undefined : [(await book.sourceFor(from, 'from', request.date === undefined ? 'live' : 'history', source)).data.provider];
+    const listed = listCurrencies(snapshot, { order: served === undefined ? book.servingOrder : () => served });
     targets = listed.filter((c) => c.providers.length > 0 && c.code !== from).map((c) => c.code);
   }
   // An unknown or unsupported `from` is refused even when there is nothing to answer it for.

@@ -44,6 +44,16 @@ export interface Provider {
   /** Every published day within the range, inclusive. */
   series(range: DayRange, options?: FetchOptions): Promise<RateDocument>;
   /**
+   * The first day its source publishes, where the feed documents it: a load of every year
+   * (EXRATES_HISTORY_YEARS=all) starts there, and a history that reaches it is whole.
+   */
+  readonly firstDay?: Day;
+  /**
+   * True when `series` is one download whatever the range (the ECB's history file): a long load
+   * is then that one request, not the parts a paced feed is loaded in (src/core/refresh.ts).
+   */
+  readonly seriesInOneDocument?: boolean;
+  /**
    * True when its documents change only when the operator replaces them (the file provider): no
    * new day, for however long, is then no sign of a failing feed.
    */
@@ -141,6 +151,8 @@ export interface RateStore {
   dataVersions(): Promise<Map<string, number>>;
   /** The newest stored day of a provider, or null when it has none. */
   latestDay(provider: string): Promise<Day | null>;
+  /** The oldest stored day of a provider, or null when it has none. */
+  oldestDay(provider: string): Promise<Day | null>;
   /** All stored quotes of a provider on one day. */
   quotesOn(provider: string, day: Day): Promise<StoredQuote[]>;
   /** Stored quotes of a provider for the given currencies between two days inclusive, ascending by day. */

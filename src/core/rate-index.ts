@@ -172,7 +172,12 @@ const HISTORY_MARGIN_DAYS = 7;
  */
 export function historyReaches(data: ProviderRates, code: string, from: Day): boolean {
   const first = daysOf(data, code)[0];
-  return first !== undefined && first <= addDays(from, HISTORY_MARGIN_DAYS);
+  return first !== undefined && reaches(first, from);
+}
+
+/** True when a history whose first day is `first` reaches back to `from`, within HISTORY_MARGIN_DAYS. */
+export function reaches(first: Day, from: Day): boolean {
+  return first <= addDays(from, HISTORY_MARGIN_DAYS);
 }
 
 export function hasCurrency(data: ProviderRates, code: string): boolean {

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { isClosedDay } from './corrections.js';
 import { parseCurrency, resultDecimals } from './currencies.js';
-import { crossCheck, describeFinding, parsePercent, type CrossCheck, type CrossCheckFinding } from './cross-check.js';
+import { changedDays, crossCheck, describeFinding, NEARBY_DAYS, parsePercent, type CrossCheck, type CrossCheckFinding } from './cross-check.js';
 import { divideUnreduced, multiply, multiplyUnreduced, ONE, parseDecimal, roundSignificant, roundToScale, stripLeadingZeros, type Rational } from './decimal.js';
 import { DomainError } from './errors.js';
 import { andThen, type MaybePromise } from './maybe.js';
@@ -9,6 +9,7 @@ import type { Clock, Metrics, RateDocument, RateStore, Revision } from './ports.
 import {
   applyDocument,
   buildProviderRates,
+  CURRENT_WITHIN_DAYS,
   daysOf,
   emptyProviderRates,
   hasCurrency,
@@ -21,7 +22,9 @@ import {
   valueOn,
   type ProviderRates,
 } from './rate-index.js';
+import { servingOrder, type CentralBank, type ServingOrder } from './preference.js';
 import { retentionStart } from './refresh.js';
+import { DEFAULT_HISTORY_YEARS, type HistoryYears } from './retention.js';
 import { throughSuccessors, type Replacement, type ThroughSuccessors } from './replaced-currencies.js';
 import { addDays, dayNumber, utcDay, utcDayNumber, type Day } from './time.js';
 
@@ -142,6 +145,8 @@ export interface RateBookOptions {
   store: RateStore;
   /** Provider ids in order of preference. */
   providers: readonly string[];
+  /** The configured central banks: each serves its own currency before the order of `providers` (src/core/preference.ts). */
+  centralBanks?: readonly CentralBank[];
   clock: Clock;
   /**
    * How often the in-memory rates check the store for writes by other processes (another
@@ -164,6 +169,8 @@ export interface RateBookOptions {
    * that needs it, once per process when its history is younger than the retention.
    */
   historyOnRequest?: readonly string[];
+  /** EXRATES_HISTORY_YEARS: how much history is read and kept. Default 5. */
+  historyYears?: HistoryYears;
 }
 
 /** The rates a request is served from: every provider's stored rates, and which providers are failing. */
@@ -175,8 +182,8 @@ export interface RateSnapshot {
 /**
  * Every answer may be asked of one provider (`source`, a configured provider id, either case):
  * both currencies are then taken through that provider's base, on its days, and nothing of the
- * other providers is used. Without it, each currency comes from the first provider, in order of
- * preference, that quotes it.
+ * other providers is used. Without it, each currency comes from the first provider, in its serving
+ * order (its own central bank, then the order of preference: src/core/preference.ts), that quotes it.
  */
 export interface RateBook {
   /** A pair already computed for what is held is answered without a promise. */
@@ -225,8 +232,12 @@ export interface RateBook {
   /** Changes whenever the answers may change: a key for caches of computed responses. */
   generation(): number;
   readonly providers: readonly string[];
+  /** The providers in the order they serve a currency. */
+  readonly servingOrder: ServingOrder;
   readonly store: RateStore;
   readonly clock: Clock;
+  /** EXRATES_HISTORY_YEARS: how much history is read, kept and asked for. */
+  readonly historyYears: HistoryYears;
 }
 
 export function formatRate(value: Rational): string {
@@ -278,7 +289,7 @@ const SEARCH_BACK_DAYS = 45;
 export type Servable = (data: ProviderRates, code: string) => boolean;
 const ANY: Servable = () => true;
 
-/** The provider that serves a currency: the first, in preference order, that quotes it now (and may serve it). */
+/** The provider that serves a currency: the first, in its serving order, that quotes it now (and may serve it). */
 export function currentProviderFor(snapshot: RateSnapshot, providers: readonly string[], code: string, servable: Servable = ANY): ProviderRates | undefined {
   for (const id of providers) {
     const data = snapshot.data.get(id);
@@ -379,6 +390,10 @@ export function pairKey(from: string, to: string): number | undefined {
   return a === undefined || b === undefined ? undefined : a * CODE_NUMBERS + b;
 }
 
+/** More older days than this to check again are checked in the background, this many days per turn of the event loop. */
+const BACKGROUND_ABOVE_DAYS = 62;
+const BACKGROUND_CHUNK_DAYS = 7;
+
 /** Answers a rate book keeps, per kind: far more than the pairs and days asked for in a while. */
 const CACHED_ANSWERS = 100_000;
 
@@ -399,6 +414,8 @@ function replacedQuote(quote: RateQuote, from: string, to: string, through: Thro
 
 export function createRateBook(options: RateBookOptions): RateBook {
   const { store, providers, clock } = options;
+  const historyYears = options.historyYears ?? DEFAULT_HISTORY_YEARS;
+  const orderOf = servingOrder(providers, options.centralBanks ?? []);
   const ttl = options.cacheTtlMs ?? 2_000;
   let state: { data: Map<string, ProviderRates>; versions: Map<string, number>; failing: Map<string, boolean>; checkedAt: number } | undefined;
   let syncing: Promise<void> | undefined;
@@ -431,18 +448,60 @@ export function createRateBook(options: RateBookOptions): RateBook {
     return changed ? { ...provenance, numbers } : provenance;
   }
 
+  /** Days whose numbers changed and are not checked yet: checked in the background, or at once when an answer needs one. */
+  const pending = new Set<Day>();
+  let draining: Promise<void> | undefined;
+
   /**
    * Cross-checks what is held, whenever it changes: after a document of this process is merged and
-   * after the store is read again, never while answering.
+   * after the store is read again, never while answering. With the days whose numbers changed,
+   * only the days they can alter are checked again (all of them on the first read). The days a
+   * live answer is served from are checked at once; when many older days changed (a first read of
+   * years of history, a currency's history loaded), those are checked in the background, a few
+   * days per turn of the event loop, so that no request waits for them; an answer on such a day
+   * checks that day first (checkOn).
    */
-  function recheck(): void {
-    checked = crossCheck(state?.data.values() ?? [], percent);
+  function recheck(changed?: Iterable<Day>): void {
+    const data = [...(state?.data.values() ?? [])];
+    const days = checked && changed ? [...changed] : [...new Set(data.flatMap((d) => d.days))];
+    const newest = data.map(newestDay).filter((d): d is Day => d !== undefined).sort().at(-1);
+    const recentFrom = newest === undefined ? undefined : addDays(newest, -CURRENT_WITHIN_DAYS);
+    const older = days.filter((day) => recentFrom === undefined || day < recentFrom);
+    const now = older.length > BACKGROUND_ABOVE_DAYS ? days.filter((day) => recentFrom !== undefined && day >= recentFrom) : days;
+    checked = crossCheck(data, percent, { previous: checked ?? crossCheck([], percent), changed: now });
+    if (now === days) return;
+    for (const day of older) pending.add(day);
+    draining ??= drain().finally(() => {
+      draining = undefined;
+    });
+  }
+
+  async function drain(): Promise<void> {
+    while (pending.size > 0) {
+      await new Promise((resolve) => setImmediate(resolve));
+      // Newest first: the days most often asked for.
+      checkNow([...pending].sort().slice(-BACKGROUND_CHUNK_DAYS));
+    }
+  }
+
+  /** Checks the numbers of `days` again now (and the days after each whose check they alter). */
+  function checkNow(days: readonly Day[]): void {
+    for (const day of days) for (let after = 0; after <= NEARBY_DAYS; after++) pending.delete(addDays(day, after));
+    checked = crossCheck(state?.data.values() ?? [], percent, { previous: checks(), changed: days });
+    // Answers computed before may have used a number now set aside.
+    generation += 1;
   }
 
   /** The cross-check of what is held now. */
   function checks(): CrossCheck {
     if (!checked) recheck();
     return checked!;
+  }
+
+  /** The cross-check, with the numbers of `day` checked first if they were still waiting. */
+  function checkOn(day: Day): CrossCheck {
+    if (pending.has(day)) checkNow([day]);
+    return checks();
   }
 
   /**
@@ -453,13 +512,13 @@ export function createRateBook(options: RateBookOptions): RateBook {
     if (source !== undefined) return ANY;
     return (data, code) => {
       const day = dayUpTo(data, code, upTo);
-      return day === undefined || !checks().setAside(data.provider, code, day);
+      return day === undefined || !checkOn(day).setAside(data.provider, code, day);
     };
   }
 
   /** True when a number a cross on `day` uses was set aside. */
   function usesSetAside(fromData: ProviderRates, from: string, toData: ProviderRates, to: string, day: Day, bridge: string | undefined): boolean {
-    const check = checks();
+    const check = checkOn(day);
     const used: Array<[ProviderRates, string]> = [[fromData, from], [toData, to]];
     if (bridge !== undefined) used.push([fromData, bridge], [toData, bridge]);
     return used.some(([data, code]) => check.setAside(data.provider, code, day));
@@ -470,19 +529,18 @@ export function createRateBook(options: RateBookOptions): RateBook {
    * aside, and the numbers used that were flagged all the same.
    */
   function explained(provenance: Provenance, pairs: Array<[string, ProviderRates]>, upTo: Day | undefined): Provenance {
-    const check = checks();
     const setAside: SetAsideNumber[] = [];
     for (const [code, chosen] of pairs) {
-      for (const id of providers) {
+      for (const id of orderOf(code)) {
         if (id === chosen.provider) break;
         const data = state?.data.get(id);
         const day = data && dayUpTo(data, code, upTo);
-        if (day === undefined || !check.setAside(id, code, day)) continue;
-        setAside.push(flaggedNumber(check.findingOn(id, code, day)!));
+        if (day === undefined || !checkOn(day).setAside(id, code, day)) continue;
+        setAside.push(flaggedNumber(checks().findingOn(id, code, day)!));
       }
     }
     const flagged = provenance.numbers.flatMap((n) => {
-      const finding = check.findingOn(n.provider, n.currency, n.day);
+      const finding = checkOn(n.day).findingOn(n.provider, n.currency, n.day);
       return finding ? [flaggedNumber(finding)] : [];
     });
     return setAside.length === 0 && flagged.length === 0
@@ -528,13 +586,16 @@ export function createRateBook(options: RateBookOptions): RateBook {
     for (const provider of providers) failing.set(provider, (await store.providerState(provider))?.failing ?? false);
     const data = new Map(state?.data ?? []);
     const known = new Map(state?.versions ?? []);
-    const from = retentionStart(clock);
+    const from = retentionStart(clock, historyYears);
+    const changedOn = new Set<Day>();
     for (const provider of providers) {
       const version = versions.get(provider);
       if (version === undefined || version === known.get(provider)) continue;
       const quotes = await store.allQuotes(provider, { from, to: '9999-12-31' });
+      const before = data.get(provider);
       if (quotes.length > 0) data.set(provider, buildProviderRates(provider, quotes[0]!.base, quotes));
       else data.delete(provider);
+      for (const day of changedDays(before, data.get(provider))) changedOn.add(day);
       known.set(provider, version);
     }
     // Revisions are few (a correction is rare): read whole on every sync, so those another process wrote show too.
@@ -552,7 +613,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     const dataChanged = !state || data.size !== state.data.size || [...data].some(([id, d]) => state!.data.get(id) !== d);
     const changed = dataChanged || [...failing].some(([id, f]) => state!.failing.get(id) !== f);
     state = { data, versions: known, failing, checkedAt: clock.now().getTime() };
-    if (dataChanged || !checked) recheck();
+    if (dataChanged || !checked) recheck(changedOn);
     if (changed) generation += 1;
   }
 
@@ -602,9 +663,10 @@ export function createRateBook(options: RateBookOptions): RateBook {
       }
       return undefined;
     }
-    const current = currentProviderFor(s, providers, code, servable(undefined, upTo)) ?? currentProviderFor(s, providers, code);
+    const order = orderOf(code);
+    const current = currentProviderFor(s, order, code, servable(undefined, upTo)) ?? currentProviderFor(s, order, code);
     if (current || use === 'live') return current;
-    return providers.map((p) => s.data.get(p)).find((d) => d !== undefined && hasCurrency(d, code));
+    return order.map((p) => s.data.get(p)).find((d) => d !== undefined && hasCurrency(d, code));
   }
 
   const historyOnRequest = new Set(options.historyOnRequest ?? []);
@@ -620,7 +682,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     const key = `${data.provider} ${code}`;
     if (!historyOnRequest.has(data.provider) || !options.backfill || code === data.base || historyLoaded.has(key)) return false;
     const first = daysOf(data, code)[0];
-    if (first === undefined || (need !== undefined && need >= first) || historyReaches(data, code, retentionStart(clock))) return false;
+    if (first === undefined || (need !== undefined && need >= first) || historyReaches(data, code, retentionStart(clock, historyYears))) return false;
     const loaded = await options.backfill(code, data.provider);
     historyLoaded.add(key);
     return loaded;
@@ -810,9 +872,11 @@ export function createRateBook(options: RateBookOptions): RateBook {
     const existing = state.data.get(document.provider);
     const data = existing ?? emptyProviderRates(document.provider, document.base);
     applyDocument(data, document);
-    pruneProviderRates(data, retentionStart(clock));
+    const start = retentionStart(clock, historyYears);
+    const pruned = data.days.slice(0, lowerBound(data.days, start));
+    pruneProviderRates(data, start);
     state.data.set(document.provider, data);
-    recheck();
+    recheck([...document.days.map((d) => d.day), ...pruned]);
     generation += 1;
     // Our own write moved the version by one; any other change means someone else wrote too.
     const versions = await store.dataVersions();
@@ -835,6 +899,8 @@ export function createRateBook(options: RateBookOptions): RateBook {
     isStale,
     async crossCheck() {
       await snapshot();
+      // What /providers and /readyz show is the whole check: the days still waiting are checked first.
+      await draining;
       return { ...checks(), percent: percentText };
     },
     apply,
@@ -843,8 +909,10 @@ export function createRateBook(options: RateBookOptions): RateBook {
     },
     generation: () => generation,
     providers,
+    servingOrder: orderOf,
     store,
     clock,
+    historyYears,
   };
 }
 

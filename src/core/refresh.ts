@@ -2,11 +2,11 @@ import { checkDocument, PREVIOUS_WITHIN_DAYS, type CheckEvent, type OtherNumbers
 import { isoCurrency } from './currencies.js';
 import { parseRate, type Rational } from './decimal.js';
 import { FeedError } from './errors.js';
-import type { Clock, DailyQuotes, Provider, RateDocument, RateStore } from './ports.js';
-import { addDays, isDay, subtractMonths, utcDay, type Day } from './time.js';
+import type { Clock, DailyQuotes, DayRange, Provider, RateDocument, RateStore } from './ports.js';
+import { DEFAULT_HISTORY_YEARS, retainedFrom, type HistoryYears } from './retention.js';
+import { reaches } from './rate-index.js';
+import { addDays, isDay, utcDay, type Day } from './time.js';
 
-/** History is kept for 5 years plus a month of margin (SPEC §5); older days are pruned. */
-export const RETENTION_MONTHS = 61;
 /** A latest document with fewer than this share of yesterday's currencies is treated as partial. */
 const PARTIAL_SHARE = 0.5;
 /** Past this gap since the newest stored day, a refresh asks for a series instead of the latest day. */
@@ -36,8 +36,15 @@ export function failureCause(message: string): string {
   return code ? code[1]! : short;
 }
 
-export function retentionStart(clock: Clock): Day {
-  return subtractMonths(utcDay(clock.now()), RETENTION_MONTHS);
+/** The oldest day kept on the clock's today: EXRATES_HISTORY_YEARS and a month of margin (src/core/retention.ts); older days are pruned. */
+export function retentionStart(clock: Clock, years: HistoryYears): Day {
+  return retainedFrom(utcDay(clock.now()), years);
+}
+
+/** The first day a provider's history loads from: the retention start, or the provider's first day when later. */
+export function historyStart(provider: Provider, clock: Clock, years: HistoryYears): Day {
+  const start = retentionStart(clock, years);
+  return provider.firstDay !== undefined && provider.firstDay > start ? provider.firstDay : start;
 }
 
 export interface ValidationReport {
@@ -98,40 +105,56 @@ export interface SyncOptions {
   currencies?: readonly string[];
   /** Other providers' numbers, and the cross-check's threshold in percent, for judging corrections and moves. */
   others?: { numbers: OtherNumbers; percent: Rational };
+  /** EXRATES_HISTORY_YEARS; default 5. */
+  years?: HistoryYears;
+  /**
+   * Also load what is missing before the oldest stored day, back to the history start: a load cut
+   * short by a restart, or a setting raised since. The refresher asks once per process.
+   */
+  deepen?: boolean;
 }
 
 /**
  * Brings one provider's stored rates up to date: the retained history on an empty store, only
- * what is new after that. Failures are recorded (the provider's rates then read as stale) and
- * leave the store as it was.
+ * what is new after that, and (`deepen`) what is missing before the oldest stored day. Failures
+ * are recorded (the provider's rates then read as stale) and leave the store as it was; a long
+ * history load keeps each part it stored (loadInParts).
  */
 export async function syncProvider(provider: Provider, store: RateStore, clock: Clock, log: Logger, options: SyncOptions = {}): Promise<SyncOutcome> {
   const at = clock.now().toISOString();
   const todayDay = utcDay(clock.now());
-  const start = retentionStart(clock);
+  const years = options.years ?? DEFAULT_HISTORY_YEARS;
+  const start = historyStart(provider, clock, years);
   // A wide-coverage provider fetches only the currencies backfilled so far; with none, it has
   // nothing to do. One that keeps whole days reads its day documents, each of every currency.
   const whole = provider.keepsWholeDays === true;
   const currencies = provider.listCurrencies !== undefined && !whole ? [...(options.currencies ?? [])].sort() : undefined;
   if (currencies && currencies.length === 0) return { provider: provider.id, ok: true, days: 0, quotes: 0, latestDay: null };
+  const storing = { expectedCurrencies: currencies, years, ...(options.others ? { others: options.others } : {}) };
   let newest: Day | null = null;
   try {
     newest = await store.latestDay(provider.id);
-    let document: RateDocument;
+    let outcome: Awaited<ReturnType<typeof storeDocument>>;
     if (newest === null && whole) {
       // Its history loads currency by currency, when a request needs it; a refresh starts from today's document.
-      document = await provider.latest();
+      outcome = await storeDocument(await provider.latest(), store, clock, log, storing);
     } else if (newest === null) {
-      document = await whileLoadingHistory(provider.id, start, log, () => provider.series({ from: start, to: todayDay }, { currencies }));
-    } else if (newest >= addDays(todayDay, -LATEST_ONLY_WITHIN_DAYS)) {
-      document = await provider.latest({ currencies });
+      const loaded = await whileLoadingHistory(provider.id, start, log, () => loadInParts(provider, { from: start, to: todayDay }, store, clock, log, { ...storing, first: true }));
+      if (!loaded) throw new FeedError(`${provider.id}: no rates published from ${start} to ${todayDay}`);
+      outcome = loaded;
     } else {
-      const since = await provider.series({ from: addDays(newest, 1), to: todayDay }, { currencies });
-      document = since.days.length > 0 ? since : await nothingNewSince(provider, newest, todayDay, currencies);
+      let document: RateDocument;
+      if (newest >= addDays(todayDay, -LATEST_ONLY_WITHIN_DAYS)) {
+        document = await provider.latest({ currencies });
+      } else {
+        const since = await provider.series({ from: addDays(newest, 1), to: todayDay }, { currencies });
+        document = since.days.length > 0 ? since : await nothingNewSince(provider, newest, todayDay, currencies);
+      }
+      outcome = await storeDocument(document, store, clock, log, storing);
     }
-    const outcome = await storeDocument(document, store, clock, log, { expectedCurrencies: currencies, ...(options.others ? { others: options.others } : {}) });
     await store.recordAttempt(provider.id, { at, ok: true });
-    return { provider: provider.id, ok: true, ...outcome };
+    const deeper = options.deepen && newest !== null && !whole ? await deepen(provider, start, store, clock, log, storing) : undefined;
+    return { provider: provider.id, ok: true, ...(deeper ? joinOutcomes([deeper, outcome]) : outcome) };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     // The whole message, with the URL asked, in the debug log; the console gets the short one. A
@@ -146,6 +169,86 @@ export async function syncProvider(provider: Provider, store: RateStore, clock: 
     }
     return { provider: provider.id, ok: false, days: 0, quotes: 0, latestDay: null, error: message };
   }
+}
+
+/**
+ * Loads the days missing before a provider's oldest stored one, back to `start`, when its history
+ * does not reach there: the rest of a load a restart cut short, or the years a raised
+ * EXRATES_HISTORY_YEARS adds. The start log says where it continues. A failure here is a warning:
+ * the provider's recent rates are stored and current, and the next start tries again.
+ */
+async function deepen(provider: Provider, start: Day, store: RateStore, clock: Clock, log: Logger, storing: StoreOptions): Promise<StoredOutcome | undefined> {
+  const oldest = await store.oldestDay(provider.id);
+  if (oldest === null || reaches(oldest, start)) return undefined;
+  log.info({ provider: provider.id, from: start, storedFrom: oldest }, `history of ${provider.id} stored from ${oldest}: continuing the load back to ${start}`);
+  try {
+    const outcome = await whileLoadingHistory(provider.id, start, log, () => loadInParts(provider, { from: start, to: addDays(oldest, -1) }, store, clock, log, { ...storing, first: false }));
+    if (!outcome) log.info({ provider: provider.id, storedFrom: oldest }, `${provider.id} publishes nothing before ${oldest}: its history is whole`);
+    return outcome;
+  } catch (error) {
+    log.warn({ provider: provider.id, err: shortError(error instanceof Error ? error.message : String(error)) }, 'history load stopped; it continues at the next start');
+    return undefined;
+  }
+}
+
+/** A part of a long history load: the interface's five years and their month of margin, one stored document each. */
+const PART_YEARS = DEFAULT_HISTORY_YEARS;
+
+type StoreOptions = NonNullable<Parameters<typeof storeDocument>[4]>;
+type StoredOutcome = Awaited<ReturnType<typeof storeDocument>>;
+
+/**
+ * Loads a range of history newest part first, each part (five years) fetched and stored on its
+ * own, so that a load cut short keeps what it stored and continues before its oldest day (deepen).
+ * A provider whose series is one download (the ECB's file) loads the range at once. Going back,
+ * a part with no days after one with days ends the load: the feed starts there. On a first load
+ * (`first`), parts with no days before any with days are passed over (a currency's feed that ended
+ * years ago); when deepening, the first empty part ends it. Undefined when no part had days.
+ */
+export async function loadInParts(
+  provider: Provider,
+  range: DayRange,
+  store: RateStore,
+  clock: Clock,
+  log: Logger,
+  options: StoreOptions & { first: boolean },
+): Promise<StoredOutcome | undefined> {
+  const { first, ...storing } = options;
+  const currencies = storing.expectedCurrencies;
+  if (provider.seriesInOneDocument) {
+    const document = await provider.series(range, { currencies });
+    return document.days.length > 0 ? storeDocument(document, store, clock, log, storing) : undefined;
+  }
+  const outcomes: StoredOutcome[] = [];
+  for (let to = range.to; to >= range.from; ) {
+    const from = maxDay(range.from, retainedFrom(to, PART_YEARS));
+    const document = await provider.series({ from, to }, { currencies });
+    if (document.days.length > 0) {
+      outcomes.push(await storeDocument(document, store, clock, log, storing));
+      if (from > range.from) log.info({ provider: provider.id, from, to, days: document.days.length }, 'history part stored');
+    } else if (outcomes.length > 0 || !first) {
+      break;
+    }
+    to = addDays(from, -1);
+  }
+  return outcomes.length > 0 ? joinOutcomes(outcomes) : undefined;
+}
+
+function maxDay(a: Day, b: Day): Day {
+  return a > b ? a : b;
+}
+
+/** Several stored parts as one outcome: their counts summed, the newest day, every stored day ascending. */
+function joinOutcomes(outcomes: readonly StoredOutcome[]): StoredOutcome {
+  const [head] = outcomes;
+  const days = outcomes.flatMap((o) => o.stored.days).sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
+  const latest = outcomes.map((o) => o.latestDay).filter((d): d is Day => d !== null).sort().at(-1) ?? null;
+  return {
+    days: outcomes.reduce((sum, o) => sum + o.days, 0),
+    quotes: outcomes.reduce((sum, o) => sum + o.quotes, 0),
+    latestDay: latest,
+    stored: { ...head!.stored, days },
+  };
 }
 
 /**
@@ -206,11 +309,11 @@ export async function storeDocument(
   store: RateStore,
   clock: Clock,
   log: Logger,
-  options: { expectedCurrencies?: readonly string[]; onlyAdd?: boolean; others?: { numbers: OtherNumbers; percent: Rational } } = {},
+  options: { expectedCurrencies?: readonly string[] | undefined; onlyAdd?: boolean; others?: { numbers: OtherNumbers; percent: Rational }; years?: HistoryYears } = {},
 ): Promise<{ days: number; quotes: number; latestDay: Day | null; stored: RateDocument }> {
   const { document: valid, dropped } = validateDocument(document, clock);
   if (dropped.length > 0) log.info({ provider: document.provider, dropped }, 'skipped codes that are not in the ISO 4217 list the service serves');
-  const start = retentionStart(clock);
+  const start = retentionStart(clock, options.years ?? DEFAULT_HISTORY_YEARS);
   const kept = options.onlyAdd ? valid.days : valid.days.filter((d) => d.day >= start);
   const newestStored = await store.latestDay(valid.provider);
   const newestIncoming = kept[kept.length - 1];

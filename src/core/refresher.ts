@@ -56,6 +56,8 @@ export function createRefresher(options: RefresherOptions): Refresher {
   let summary: NodeJS.Timeout | undefined;
   /** Milliseconds until each provider's next attempt, as last scheduled. */
   const nextDelays = new Map<string, number>();
+  /** Providers whose history was checked for days missing before its oldest stored one, once per process (syncProvider's deepen). */
+  const deepened = new Set<string>();
   /** Findings already logged (provider, currency, day, number): each is logged once per process. */
   let logged = new Set<string>();
 
@@ -118,7 +120,9 @@ export function createRefresher(options: RefresherOptions): Refresher {
     const currencies = provider.listCurrencies
       ? [...((await options.book.snapshot()).data.get(provider.id)?.series.keys() ?? [])]
       : undefined;
-    const outcome = await syncProvider(provider, options.store, options.clock, log, { currencies, others: await othersThan(provider) });
+    const deepen = !deepened.has(provider.id);
+    const outcome = await syncProvider(provider, options.store, options.clock, log, { currencies, others: await othersThan(provider), years: options.book.historyYears, deepen });
+    if (outcome.ok) deepened.add(provider.id);
     const seconds = (performance.now() - started) / 1000;
     if (outcome.stored) await options.book.apply(outcome.stored);
     options.book.invalidate();

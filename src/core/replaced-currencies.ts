@@ -38,12 +38,12 @@ export const REPLACED_CURRENCIES: readonly Replacement[] = [
   { code: 'SIT', successor: 'EUR', ratio: '239.640', from: '2007-01-01', reference: 'Council Regulation (EC) No 1086/2006: irrevocable conversion rate, 1 EUR = 239.640 SIT' },
   { code: 'ROL', successor: 'RON', ratio: '10000', from: '2005-07-01', reference: 'Banca Naţională a României, Law 348/2004: 1 RON = 10,000 ROL' },
   { code: 'TRL', successor: 'TRY', ratio: '1000000', from: '2005-01-01', reference: 'Law No. 5083 (Türkiye): 1 new lira = 1,000,000 lira' },
-  { code: 'SLL', successor: 'SLE', ratio: '1000', from: '2022-07-01', reference: 'Bank of Sierra Leone: redenomination, 1 SLE = 1,000 SLL' },
+  { code: 'SLL', successor: 'SLE', ratio: '1000', from: '2022-07-01', reference: 'Bank of Sierra Leone, public notice of 2022-06 under the Redenomination of the Leone (Characteristics) Regulations 2021: the redenominated leone legal tender from 2022-07-01, 1 SLE = 1,000 SLL' },
   { code: 'MRO', successor: 'MRU', ratio: '10', from: '2018-01-01', reference: 'Banque Centrale de Mauritanie: redenomination, 1 MRU = 10 MRO' },
   { code: 'STD', successor: 'STN', ratio: '1000', from: '2018-01-01', reference: 'Banco Central de São Tomé e Príncipe: redenomination, 1 STN = 1,000 STD' },
   { code: 'VEF', successor: 'VES', ratio: '100000', from: '2018-08-20', reference: 'Banco Central de Venezuela: redenomination, 1 VES = 100,000 VEF' },
-  { code: 'ANG', successor: 'XCG', ratio: '1', from: '2025-03-31', reference: 'Centrale Bank van Curaçao en Sint Maarten: the Caribbean guilder replaces the Netherlands Antillean guilder at par' },
-  { code: 'ZWL', successor: 'ZWG', ratio: '2498.7242', from: '2024-04-05', reference: 'Reserve Bank of Zimbabwe, Monetary Policy Statement of 2024-04-05: ZWG introduced at 2,498.7242 ZWL' },
+  { code: 'ANG', successor: 'XCG', ratio: '1', from: '2025-03-31', reference: 'Centrale Bank van Curaçao en Sint Maarten, announcement of 2024-03: the Caribbean guilder replaces the Netherlands Antillean guilder at par from 2025-03-31 (ANG legal tender until 2025-06-30)' },
+  { code: 'ZWL', successor: 'ZWG', ratio: '2498.7242', from: '2024-04-05', reference: 'Reserve Bank of Zimbabwe, Monetary Policy Statement of 2024-04-05 (ZiG introduced) and press statement of 2024-04-06: ZiG:ZW$ conversion factor 2,498.7242 (Statutory Instrument 60 of 2024)' },
 ];
 
 const BY_CODE: ReadonlyMap<string, Replacement> = new Map(REPLACED_CURRENCIES.map((r) => [r.code, r]));

@@ -1,6 +1,8 @@
 import { isoCurrencies, isoCurrency } from './currencies.js';
+import type { ServingOrder } from './preference.js';
 import { daysOf, hasCurrency, quotesNow } from './rate-index.js';
-import type { RateSnapshot } from './rates.js';
+import type { RateSnapshot, Servable } from './rates.js';
+import { REPLACED_CURRENCIES } from './replaced-currencies.js';
 import type { Day } from './time.js';
 
 export interface ServedCurrency {
@@ -25,11 +27,11 @@ export interface ListedCurrency {
   /** ISO 4217 minor units; null where ISO 4217 says "N.A.". */
   minorUnits: number | null;
   /**
-   * The provider whose numbers it is served from (the first of `providers`); null for one on
-   * request, until it is loaded.
+   * The provider whose numbers it is served from: the first of `providers` whose newest number the
+   * cross-check did not set aside; null for one on request, until it is loaded.
    */
   servedBy: string | null;
-  /** Providers that quote it now, in order of preference; for one on request, those that may. */
+  /** Providers that quote it now, in its serving order; for one on request, those that may. */
   providers: string[];
   /**
    * Oldest and newest day of its rates (absent until something is stored): the oldest stored, or
@@ -39,6 +41,14 @@ export interface ListedCurrency {
   lastDate?: Day;
   /** true: nothing is stored yet; the first request for it loads its history, or is unsupported_currency. */
   onRequest: boolean;
+  /** Present for a currency replaced by another at a fixed legal ratio: answered through its successor since `from`. */
+  replacedBy?: {
+    successor: string;
+    /** Units of the replaced currency per one unit of its successor, exact. */
+    ratio: string;
+    from: Day;
+    reference: string;
+  };
 }
 
 function named(code: string): ServedCurrency {
@@ -86,30 +96,79 @@ export function currencyCatalogue(snapshot: RateSnapshot, options: { wideCoverag
   return { served: [...served].map(named).sort(byCode), onRequest: onRequest.sort(byCode) };
 }
 
+/** What the currencies list is made from, besides the rates held. */
+export interface ListOptions {
+  /** The providers in the order they serve a currency (RateBook.servingOrder). */
+  order: ServingOrder;
+  /** Whether a provider's newest number of a currency may serve (RateBook.servable): one the cross-check set aside does not. */
+  servable?: Servable;
+  /** The providers that may load a currency on first request. */
+  wideProviders?: readonly string[];
+  /** The oldest day a history may start on: firstDate is not older. */
+  historyFrom?: Day;
+  /** Today: the currencies replaced by then are listed with their successor (replacedBy). */
+  today?: Day;
+}
+
+/** The days of a currency's rates in the providers that hold it (from `historyFrom` at the earliest, when given). */
+function storedDays(snapshot: RateSnapshot, code: string, historyFrom: Day | undefined): { firstDate?: Day; lastDate?: Day } {
+  let firstDate: Day | undefined;
+  let lastDate: Day | undefined;
+  for (const data of snapshot.data.values()) {
+    if (!hasCurrency(data, code)) continue;
+    const days = daysOf(data, code);
+    // The days before the oldest a history may start on (the store keeps a margin) are not offered.
+    const first = historyFrom === undefined ? days[0]! : (days.find((day) => day >= historyFrom) ?? days.at(-1)!);
+    if (firstDate === undefined || first < firstDate) firstDate = first;
+    if (lastDate === undefined || days.at(-1)! > lastDate) lastDate = days.at(-1)!;
+  }
+  return firstDate === undefined ? {} : { firstDate, lastDate: lastDate! };
+}
+
 /**
- * The currencies list: every currency quoted now, with the providers that quote it (in order of
- * preference) and its stored days (from `historyFrom` at the earliest, when given), then, marked onRequest, those the wide-coverage providers may
- * load on first request. Sorted by code.
+ * The currencies list: every currency quoted now, with the providers that quote it (in its serving
+ * order), the one that serves it (the first whose newest number the cross-check did not set aside)
+ * and its stored days; then each currency replaced by today whose successor is quoted, with its
+ * successor, ratio and day (answered through the successor); then, marked onRequest, those the
+ * wide-coverage providers may load on first request. Sorted by code.
  */
-export function listCurrencies(snapshot: RateSnapshot, preference: readonly string[], wideProviders: readonly string[], historyFrom?: Day): ListedCurrency[] {
+export function listCurrencies(snapshot: RateSnapshot, options: ListOptions): ListedCurrency[] {
+  const { order, servable = () => true, wideProviders = [], historyFrom, today } = options;
   const served = servedCodes(snapshot);
   const list: ListedCurrency[] = [];
+  const entries = new Map<string, ListedCurrency>();
   for (const code of served) {
-    const providers: string[] = [];
-    let firstDate: Day | undefined;
-    let lastDate: Day | undefined;
-    for (const id of preference) {
+    const providers = order(code).filter((id) => {
       const data = snapshot.data.get(id);
-      if (!data || !hasCurrency(data, code)) continue;
-      if (quotesNow(data, code)) providers.push(id);
-      const days = daysOf(data, code);
-      // The days before the oldest a history may start on (the store keeps a margin) are not offered.
-      const first = historyFrom === undefined ? days[0]! : (days.find((day) => day >= historyFrom) ?? days.at(-1)!);
-      if (firstDate === undefined || first < firstDate) firstDate = first;
-      if (lastDate === undefined || days.at(-1)! > lastDate) lastDate = days.at(-1)!;
-    }
+      return data !== undefined && quotesNow(data, code);
+    });
+    const servedBy = providers.find((id) => servable(snapshot.data.get(id)!, code)) ?? providers[0]!;
     const { name } = named(code);
-    list.push({ code, name, minorUnits: isoCurrency(code)?.minorUnits ?? null, servedBy: providers[0]!, providers, firstDate: firstDate!, lastDate: lastDate!, onRequest: false });
+    const entry: ListedCurrency = { code, name, minorUnits: isoCurrency(code)?.minorUnits ?? null, servedBy, providers, ...storedDays(snapshot, code, historyFrom), onRequest: false };
+    entries.set(code, entry);
+    list.push(entry);
+  }
+  if (today !== undefined) {
+    for (const replaced of REPLACED_CURRENCIES) {
+      const successor = entries.get(replaced.successor);
+      if (replaced.from > today || successor === undefined) continue;
+      // Its own days are the market numbers before the replacement; after them, the successor's.
+      const own = storedDays(snapshot, replaced.code, historyFrom);
+      const entry: ListedCurrency = {
+        code: replaced.code,
+        name: named(replaced.code).name,
+        minorUnits: isoCurrency(replaced.code)?.minorUnits ?? null,
+        servedBy: successor.servedBy,
+        providers: successor.providers,
+        firstDate: own.firstDate !== undefined && own.firstDate < successor.firstDate! ? own.firstDate : successor.firstDate!,
+        lastDate: successor.lastDate!,
+        onRequest: false,
+        replacedBy: { successor: replaced.successor, ratio: replaced.ratio, from: replaced.from, reference: replaced.reference },
+      };
+      const listed = entries.get(replaced.code);
+      if (listed) list[list.indexOf(listed)] = entry;
+      else list.push(entry);
+    }
   }
   if (wideProviders.length > 0) {
     for (const code of loadableCodes(served)) {

@@ -56,14 +56,30 @@ const varyNames = (value: string): string[] => value.split(',').map((name) => na
  */
 export function addVary(reply: FastifyReply, value: string): void {
   const current = reply.getHeader('vary');
-  const names = typeof current === 'string' ? varyNames(current) : [];
+  if (typeof current !== 'string' || current === '') return void reply.header('vary', value);
+  reply.header('vary', mergedVary(current, value));
+}
+
+/** Merged Vary values by the two merged: both are the code's own constants, so few, and each merge is worked out once. */
+const merges = new Map<string, Map<string, string>>();
+const MERGES_HELD = 64;
+
+function mergedVary(current: string, value: string): string {
+  let byValue = merges.get(current);
+  let merged = byValue?.get(value);
+  if (merged !== undefined) return merged;
+  const names = varyNames(current);
   const known = new Set(names.map((name) => name.toLowerCase()));
   for (const name of varyNames(value)) {
     if (known.has(name.toLowerCase())) continue;
     known.add(name.toLowerCase());
     names.push(name);
   }
-  reply.header('vary', names.join(', '));
+  merged = names.join(', ');
+  if (merges.size >= MERGES_HELD) merges.clear();
+  if (!byValue) merges.set(current, (byValue = new Map()));
+  byValue.set(value, merged);
+  return merged;
 }
 
 /**

@@ -3,6 +3,7 @@ import { authenticateApiKey, type PresentedKeyHashes } from '../core/api-keys.js
 import { andThen, type MaybePromise } from '../core/maybe.js';
 import { consumeDemoQuota, DEMO_KEY, demoUsage, looksLikeDemoKey, type DemoKeyPolicy } from '../core/demo-key.js';
 import { DomainError, type ErrorCode } from '../core/errors.js';
+import { RANGES } from '../core/history.js';
 import type { ApiKeyRecord, Clock, KeyStore, QuotaStore, Tier } from '../core/ports.js';
 import { consumeDailyQuota, dailyUsage, type QuotaCalendar, type QuotaDecision, type QuotaLimits, type QuotaUsage } from '../core/quota.js';
 import type { ServiceMetrics } from '../metrics.js';
@@ -68,8 +69,8 @@ interface ValidationIssue {
   params: Record<string, unknown>;
 }
 
-/** Turns a schema failure into the problem code of the offending parameter (SPEC §7). */
-export function validationProblem(issues: readonly ValidationIssue[]): DomainError {
+/** Turns a schema failure into the problem code of the offending parameter (SPEC §7); `ranges` are those /history takes. */
+export function validationProblem(issues: readonly ValidationIssue[], ranges: readonly string[] = RANGES): DomainError {
   const issue = issues[0]!;
   if (issue.keyword === 'required') {
     const param = String(issue.params.missingProperty ?? '').replace(/^\//, '');
@@ -84,7 +85,7 @@ export function validationProblem(issues: readonly ValidationIssue[]): DomainErr
     to: currency,
     amount:
       'amount must be given once, as a non-negative decimal with up to 18 integer digits and up to 12 decimals, using "." as the decimal point (for example 100 or 99.95); no sign, exponent, spaces or thousands separators.',
-    range: 'range must be given once, as one of 1m, 3m, 6m, 1y, 5y.',
+    range: `range must be given once, as one of ${ranges.join(', ')}.`,
     group: 'group must be given once, as week or month.',
     format: 'format must be given once, as json, csv or ndjson.',
     date,
@@ -146,7 +147,10 @@ export function requestDefect(request: FastifyRequest, reply: FastifyReply, clos
  * bodyLimit) where a route reads it; where none does, its connection closes (requestDefect).
  */
 export function oversizedBody(request: FastifyRequest): Problem | undefined {
-  const length = Number(request.headers['content-length'] ?? 0);
+  const declared = request.headers['content-length'];
+  // Most requests have no body: Fastify makes the route's options anew at each read.
+  if (declared === undefined) return undefined;
+  const length = Number(declared);
   const limit = request.routeOptions.bodyLimit;
   if (!(length > limit)) return undefined;
   return problemOf('payload_too_large', `The request body announces ${length} bytes; this path reads at most ${limit}.`);

@@ -18,7 +18,7 @@ export const PROBLEMS: Record<ErrorCode, { status: number; title: string; descri
     title: 'Invalid amount',
     description: 'amount must match ^[0-9]{1,18}(\\.[0-9]{1,12})?$: no sign, exponent, spaces, commas, and given once.',
   },
-  invalid_range: { status: 400, title: 'Invalid range', description: 'range must be one of 1m, 3m, 6m, 1y, 5y, and is not given with start; group must be week or month.' },
+  invalid_range: { status: 400, title: 'Invalid range', description: 'range must be one of 1m, 3m, 6m, 1y, 5y (and 10y, max where more than five years of history are kept), and is not given with start; group must be week or month.' },
   invalid_format: { status: 400, title: 'Invalid format', description: 'format must be json, csv or ndjson.' },
   invalid_date: { status: 400, title: 'Invalid date', description: 'date must be a calendar date YYYY-MM-DD, not after today (UTC).' },
   missing_parameter: { status: 400, title: 'Missing parameter', description: 'A required query parameter is missing.' },

@@ -7,8 +7,9 @@ import type { Provider, RateStore, Tier } from '../core/ports.js';
 import { utcDay, utcDayNumber, type Day } from '../core/time.js';
 import type { QuotaUsage } from '../core/quota.js';
 import { listCurrencies, quotedBy } from '../core/served-currencies.js';
-import { GROUPS, historyCsv, historyJson, historyNdjson, pairHistory, RANGES, rangeStart, type History, type HistoryGroup, type HistoryRange, type HistoryWindow } from '../core/history.js';
+import { ALL_RANGES, GROUPS, historyCsv, historyJson, historyNdjson, pairHistory, type History, type HistoryGroup, type HistoryRange, type HistoryWindow } from '../core/history.js';
 import { retentionStart } from '../core/refresh.js';
+import { oldestAskable } from '../core/retention.js';
 import { convertAt, pairKey, parseAmount, type Conversion, type RateBook, type RateQuote } from '../core/rates.js';
 import { TextKeyedMap } from '../core/text-key.js';
 import { providerEntry } from '../providers/registry.js';
@@ -177,7 +178,7 @@ function fileName(history: History): string {
 const ENCODINGS: readonly Encoding[] = ['identity', 'gzip', 'br'];
 /** Ungrouped, then each group. */
 const GROUPINGS = [undefined, ...GROUPS] as const;
-const FORMS = RANGES.length * HISTORY_FORMATS.length * GROUPINGS.length * ENCODINGS.length;
+const FORMS = ALL_RANGES.length * HISTORY_FORMATS.length * GROUPINGS.length * ENCODINGS.length;
 
 /**
  * Rendered history answers per pair, range, format, day and generation of the rates, and their
@@ -198,7 +199,7 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
   const keyOf = (from: string, to: string, range: HistoryRange, format: HistoryFormat, group: HistoryGroup | undefined) => {
     const pair = pairKey(from, to);
     if (pair === undefined) return undefined;
-    const form = (RANGES.indexOf(range) * HISTORY_FORMATS.length + HISTORY_FORMATS.indexOf(format)) * GROUPINGS.length + GROUPINGS.indexOf(group);
+    const form = (ALL_RANGES.indexOf(range) * HISTORY_FORMATS.length + HISTORY_FORMATS.indexOf(format)) * GROUPINGS.length + GROUPINGS.indexOf(group);
     return pair * FORMS + form * ENCODINGS.length;
   };
   /** The key of an answer's form in an encoding, from its plain form's. */
@@ -280,7 +281,7 @@ export function createCurrencyListBodies(book: RateBook, wideProviders: readonly
     return book.snapshot().then((snapshot) => {
       const generation = book.generation();
       if (held?.generation === generation && held.day === day) return held.rendered;
-      const body = JSON.stringify({ currencies: listCurrencies(snapshot, book.providers, wideProviders, rangeStart('5y', day)) });
+      const body = JSON.stringify({ currencies: listCurrencies(snapshot, { order: book.servingOrder, servable: book.servable(undefined, undefined), wideProviders, historyFrom: oldestAskable(day, book.historyYears), today: day }) });
       held = { generation, day, rendered: { body, etag: strongEtag(body), length: Buffer.byteLength(body) } };
       return held.rendered;
     });
@@ -362,7 +363,7 @@ export async function renderProviderList(book: RateBook, rates: RateStore, confi
         termsUrl: metadata.termsUrl,
         schedule: metadata.schedule,
         crossCheck: providerCrossCheck(checked, provider.id),
-        ...(await publishedChanges(rates, provider.id, retentionStart(book.clock))),
+        ...(await publishedChanges(rates, provider.id, retentionStart(book.clock, book.historyYears))),
       };
     }),
   );

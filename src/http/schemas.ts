@@ -1,6 +1,7 @@
 import Type from 'typebox';
 import { ERROR_CODES } from '../core/errors.js';
-import { GROUPS, RANGES } from '../core/history.js';
+import { GROUPS, rangesFor } from '../core/history.js';
+import { keepsDeepHistory, retainedYearsText, type HistoryYears } from '../core/retention.js';
 import { AMOUNT_PATTERN } from '../core/rates.js';
 import { PROVIDER_KINDS } from '../providers/registry.js';
 
@@ -63,7 +64,7 @@ const SourceParam = Type.Optional(
   Type.String({
     pattern: SOURCE_PATTERN,
     description:
-      'A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider\'s published numbers: both currencies through its base, on its days, never another provider\'s. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from the first provider, in order of preference, that quotes it.',
+      'A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider\'s published numbers: both currencies through its base, on its days, never another provider\'s. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from its own central bank where one is configured, otherwise from the first provider, in order of preference, that quotes it.',
   }),
 );
 
@@ -113,36 +114,40 @@ export const NoQuery = Type.Object({});
 /** A day /history starts or ends on: its shape here, the calendar, today and the retained years in src/core. */
 const HistoryDay = (description: string) => Type.Optional(Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description }));
 
-export const HistoryQuery = Type.Object({
-  from: Currency('Source currency.'),
-  to: Currency('Target currency.'),
-  range: Type.Optional(
-    Type.Union(
-      RANGES.map((r) => Type.Literal(r)),
-      { description: 'How far back from today (UTC) the history reaches, in calendar months or years; 1y when neither range nor start is given. Not with start.' },
+/** /history's query: its ranges and the oldest `start` follow EXRATES_HISTORY_YEARS. */
+export const historyQuery = (years: HistoryYears) =>
+  Type.Object({
+    from: Currency('Source currency.'),
+    to: Currency('Target currency.'),
+    range: Type.Optional(
+      Type.Union(
+        rangesFor(years).map((r) => Type.Literal(r)),
+        {
+          description: `How far back from today (UTC) the history reaches, in calendar months or years${keepsDeepHistory(years) ? '; max: every day kept' : ''}; 1y when neither range nor start is given. Not with start.`,
+        },
+      ),
     ),
-  ),
-  start: HistoryDay(
-    'Instead of range: the first day, YYYY-MM-DD, within the retained 5 years and not after end. Days before the oldest stored day for the pair give the points that exist.',
-  ),
-  end: HistoryDay('With start: the last day, YYYY-MM-DD, not after today (UTC); default today.'),
-  group: Type.Optional(
-    Type.Union(
-      GROUPS.map((g) => Type.Literal(g)),
-      {
+    start: HistoryDay(
+      `Instead of range: the first day, YYYY-MM-DD, within ${retainedYearsText(years)} and not after end. Days before the oldest stored day for the pair give the points that exist.`,
+    ),
+    end: HistoryDay('With start: the last day, YYYY-MM-DD, not after today (UTC); default today.'),
+    group: Type.Optional(
+      Type.Union(
+        GROUPS.map((g) => Type.Literal(g)),
+        {
+          description:
+            'One point per ISO week (dated its Monday) or calendar month (dated its first day): the exact mean of its daily points, rounded once to 8 significant digits, with the number of days it averages. A period the range cuts averages the days inside it. Statistics run over these points.',
+        },
+      ),
+    ),
+    format: Type.Optional(
+      Type.Union([Type.Literal('json'), Type.Literal('csv'), Type.Literal('ndjson')], {
         description:
-          'One point per ISO week (dated its Monday) or calendar month (dated its first day): the exact mean of its daily points, rounded once to 8 significant digits, with the number of days it averages. A period the range cuts averages the days inside it. Statistics run over these points.',
-      },
+          'Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, `Accept: application/x-ndjson` asks for ndjson.',
+      }),
     ),
-  ),
-  format: Type.Optional(
-    Type.Union([Type.Literal('json'), Type.Literal('csv'), Type.Literal('ndjson')], {
-      description:
-        'Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, `Accept: application/x-ndjson` asks for ndjson.',
-    }),
-  ),
-  source: SourceParam,
-});
+    source: SourceParam,
+  });
 
 /**
  * The validators a client may send for a conditional GET (RFC 9110 §13.1): declared so that typed
@@ -265,7 +270,7 @@ export const HistoryResponse = Type.Object(
   {
     pair: Type.String({ examples: ['EURUSD'] }),
     range: Type.String({
-      description: 'What was served: the range (1m, 3m, 6m, 1y, 5y), or `<start>/<end>` for dates asked for, end being today when not given.',
+      description: 'What was served: the range (1m, 3m, 6m, 1y, 5y, and 10y or max where more than five years are kept), or `<start>/<end>` for dates asked for, end being today when not given.',
       examples: ['1y', '2025-01-01/2025-06-30'],
     }),
     group: Type.Optional(Type.Union(GROUPS.map((g) => Type.Literal(g)), { description: 'Present when the points are averages per week or month.' })),
@@ -306,11 +311,12 @@ export const CurrencyEntry = Type.Object(
     }),
     servedBy: Type.Union([Type.String(), Type.Null()], {
       description:
-        'The provider whose published numbers /rate uses for it (the first of providers), unless source names another or the other currency of a pair is quoted by a provider that also quotes this one: a pair one provider quotes whole is served by it alone. null for a currency on request, until it is loaded.',
+        'The provider whose published numbers /rate uses for it: the first of providers whose newest number the cross-check did not set aside, unless source names another or the other currency of a pair is quoted by a provider that also quotes this one (a pair one provider quotes whole is served by it alone). null for a currency on request, until it is loaded.',
       examples: ['ecb'],
     }),
     providers: Type.Array(Type.String(), {
-      description: 'Providers that quote it now (each one a valid source for it), in order of preference; for a currency on request, those that may load it.',
+      description:
+        "Providers that quote it now (each one a valid source for it), in the order they serve it: its own central bank (a configured bank whose base it is) first, then the order of /providers; for a currency on request, those that may load it.",
       examples: [['ecb']],
     }),
     firstDate: Type.Optional(Type.String({ format: 'date', description: 'Oldest stored day with a rate for it: dates before this are no_history.' })),
@@ -318,6 +324,17 @@ export const CurrencyEntry = Type.Object(
     onRequest: Type.Boolean({
       description: 'false: answered now. true: nothing stored yet; the first request that names it loads its history (and takes longer), or answers unsupported_currency when no provider quotes it after all.',
     }),
+    replacedBy: Type.Optional(
+      Type.Object(
+        {
+          successor: Type.String({ description: 'The currency that replaced it.', examples: ['EUR'] }),
+          ratio: DecimalString('Units of the replaced currency per one unit of its successor, exact as the law states it.', '1.95583'),
+          from: Type.String({ format: 'date', description: 'The first day of its successor: from it on, its rates are its successor\'s at the ratio; before it, the market numbers as published.' }),
+          reference: Type.String({ description: 'The legal act or central bank notice that fixes the ratio.' }),
+        },
+        { description: 'Present for a currency replaced by another at a fixed legal ratio (BGN by EUR at 1.95583 from 2026-01-01); servedBy, providers and lastDate are then its successor\'s.' },
+      ),
+    ),
   },
   { $id: 'Currency', description: 'A currency the service answers for.' },
 );
@@ -434,7 +451,7 @@ export const ProviderEntry = Type.Object(
       {
         state: Type.Union([Type.Literal('agrees'), Type.Literal('disagrees'), Type.Literal('unchecked')], {
           description:
-            'agrees: each of its numbers of the latest days that another provider also quotes lies within EXRATES_CROSSCHECK_PERCENT of the others\' median; disagrees: at least one does not (see outliers); unchecked: no other provider quotes any of its currencies on the same days (or within four days before).',
+            'agrees: each of its stored numbers that another provider also quotes lies within EXRATES_CROSSCHECK_PERCENT of the others\' median; disagrees: at least one does not (see outliers); unchecked: no other provider quotes any of its currencies on the same days (or within four days before).',
         }),
         outliers: Type.Array(Type.Unsafe(ref('CrossCheckOutlier')), { description: 'Its numbers that differ from the others\' median, newest day first.' }),
       },
@@ -464,7 +481,7 @@ export const ProviderEntry = Type.Object(
 
 export const ProviderList = Type.Object(
   {
-    providers: Type.Array(Type.Unsafe(ref('Provider')), { description: 'In order of preference: the first that quotes a currency serves it.' }),
+    providers: Type.Array(Type.Unsafe(ref('Provider')), { description: 'In order of preference: a currency is served by its own central bank (the provider of kind central bank whose base it is) where one is configured, otherwise by the first that quotes it.' }),
   },
   { $id: 'ProviderList', description: 'The configured rate providers.' },
 );

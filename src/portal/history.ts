@@ -3,7 +3,7 @@ import type { Chart as ChartJs, ChartConfiguration, ChartDataset } from 'chart.j
 import { api, ApiError, apiUrl, describeError, showError, todayUtc } from './api.js';
 import { $ } from './dom.js';
 import { formatDay, formatDecimal, formatPct, formatPeriod, monthFormat, shortDayFormat, unit } from './format.js';
-import { activeKey, DAY, RANGE_MONTHS, state, withSource, type Range } from './state.js';
+import { activeKey, config, DAY, RANGE_MONTHS, state, withSource, type Range } from './state.js';
 import type { Group, History } from './types.js';
 
 /** Chart.js, from its own script (loaded before this one, both deferred): its browser build defines this global. */
@@ -67,6 +67,11 @@ function showRangeError(message: string | null, input?: HTMLInputElement): void 
 /** `onChange`: the range, the dates or the grouping changed (already in `state`); the history is asked for after it. */
 export function initHistory(onChange: () => void): void {
   for (const button of document.querySelectorAll<HTMLButtonElement>('.range')) {
+    // 10y and max are offered only where the server keeps more than five years.
+    if (button.dataset.range !== 'custom' && !config.history.ranges.includes(button.dataset.range ?? '')) {
+      button.remove();
+      continue;
+    }
     button.addEventListener('click', () => {
       const range = button.dataset.range as Range | 'custom';
       const custom = range === 'custom';
@@ -74,7 +79,7 @@ export function initHistory(onChange: () => void): void {
       if (custom) {
         // The dates start as the range shown, so the chart stays as it is until they are changed.
         const today = todayUtc();
-        state.start = monthsBefore(today, RANGE_MONTHS[state.range as Range]);
+        state.start = state.range === 'max' ? (config.history.oldest ?? today) : monthsBefore(today, RANGE_MONTHS[state.range as Exclude<Range, 'max'>]);
         state.end = today;
         showRangeInputs();
         showRangeError(null);

@@ -63,7 +63,7 @@ export function renderSources(): void {
   sourceField.hidden = !state.source && providers.length < 2;
   const refused = Boolean(state.source && (!chosen || missing.length > 0));
   sourceSelect.setAttribute('aria-invalid', String(refused));
-  if (!state.source) sourceHelp.textContent = 'Any source: each currency from the first provider that quotes it.';
+  if (!state.source) sourceHelp.textContent = 'Any source: each currency from its own central bank where one is configured, else from the first provider that quotes it.';
   else if (!chosen) sourceHelp.textContent = `${state.source} is not a provider of this service: choose another source, or “Any source (preferred)”.`;
   else if (missing.length > 0) sourceHelp.textContent = `${chosen.name} does not quote ${missing.join(' or ')} now: choose another source, or “Any source (preferred)”.`;
   else sourceHelp.textContent = `Only the numbers ${chosen.name} publishes, on its days.`;

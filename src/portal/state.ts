@@ -8,10 +8,10 @@ import type { CurrencyName, Group, PortalConfig } from './types.js';
 
 export const config = JSON.parse($('portal-config').textContent ?? '') as PortalConfig;
 const KEY_STORAGE = 'exrates.apiKey';
-export const RANGES = ['1m', '3m', '6m', '1y', '5y'] as const;
-export type Range = (typeof RANGES)[number];
-/** How many calendar months each range counts back from today, as the API counts them. */
-export const RANGE_MONTHS: Record<Range, number> = { '1m': 1, '3m': 3, '6m': 6, '1y': 12, '5y': 60 };
+/** Every range the API may take; those this server takes are in config.history.ranges (10y and max where it keeps more than five years). */
+export type Range = '1m' | '3m' | '6m' | '1y' | '5y' | '10y' | 'max';
+/** How many calendar months each range counts back from today, as the API counts them; `max` starts at the oldest stored day. */
+export const RANGE_MONTHS: Record<Exclude<Range, 'max'>, number> = { '1m': 1, '3m': 3, '6m': 6, '1y': 12, '5y': 60, '10y': 120 };
 const GROUPS: readonly string[] = ['', 'week', 'month'] satisfies Group[];
 export const AMOUNT = /^[0-9]{1,18}(\.[0-9]{1,12})?$/;
 export const DAY = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
@@ -65,7 +65,7 @@ export interface State {
   from: string;
   to: string;
   amount: string;
-  /** One of RANGES, or 'custom': the days from `start` to `end`. */
+  /** One of config.history.ranges, or 'custom': the days from `start` to `end`. */
   range: Range | 'custom';
   start: string;
   /** '' for today, as the API takes a start without an end. */
@@ -84,7 +84,7 @@ export const state: State = {
   from: pick(given('from', /^[A-Za-z]{3}$/), firstServed('EUR')),
   to: pick(given('to', /^[A-Za-z]{3}$/), firstServed('USD')),
   amount: given('amount', AMOUNT) ?? '100',
-  range: givenStart ? 'custom' : (RANGES as readonly string[]).includes(givenRange ?? '') ? (givenRange as Range) : '1y',
+  range: givenStart ? 'custom' : config.history.ranges.includes(givenRange ?? '') ? (givenRange as Range) : '1y',
   start: givenStart,
   end: givenStart ? (given('end', DAY) ?? '') : '',
   group: GROUPS.includes(givenGroup) ? (givenGroup as Group) : '',

@@ -36,6 +36,8 @@ export interface PortalConfig {
   contact: string;
   quota: { free: number; pro: number };
   demo: { key: string; perAddress: number } | null;
+  /** The ranges /history takes (EXRATES_HISTORY_YEARS), and the oldest day stored, where `max` starts; null when nothing is. */
+  history: { ranges: string[]; oldest: string | null };
 }
 
 export interface PublishedNumber {

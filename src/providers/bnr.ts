@@ -15,8 +15,7 @@ import { FeedError } from '../core/errors.js';
 import type { Provider, RateDocument } from '../core/ports.js';
 import { isDay } from '../core/time.js';
 import { centralEuropeanTime } from './bank-time.js';
-import { isXmlNode, readBankXml } from './bank-xml.js';
-import { CURRENCY_CODE, publishedRate, RatesByDay, spannedSeries, yearsOf } from './central-bank.js';
+import { CURRENCY_CODE, isXmlElement, publishedRate, RatesByDay, readXml, spannedSeries, yearsOf } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 import { perUnit } from './paced.js';
@@ -50,20 +49,20 @@ const GOLD_GRAM = 'XAU';
  * lei, a bad date or a malformed rate rejects the whole document.
  */
 export function parseBnrXml(text: string): RateDocument {
-  const root = readBankXml(text, FEED, ['Cube', 'Rate']);
+  const root = readXml(text, FEED, ['Cube', 'Rate']);
   const dataSet = root['DataSet'];
-  const content = isXmlNode(dataSet) ? dataSet['Body'] : undefined;
-  if (!isXmlNode(content)) throw new FeedError(`${FEED}: not the BNR's DataSet of rates`);
+  const content = isXmlElement(dataSet) ? dataSet['Body'] : undefined;
+  if (!isXmlElement(content)) throw new FeedError(`${FEED}: not the BNR's DataSet of rates`);
   if (content['OrigCurrency'] !== BASE) throw new FeedError(`${FEED}: OrigCurrency is ${JSON.stringify(content['OrigCurrency'])}, not ${BASE}`);
   const cubes = content['Cube'] ?? [];
   const collected = new RatesByDay(FEED);
   for (const cube of cubes as unknown[]) {
-    if (!isXmlNode(cube)) throw new FeedError(`${FEED}: a Cube without a date`);
+    if (!isXmlElement(cube)) throw new FeedError(`${FEED}: a Cube without a date`);
     const day = cube['@_date'];
     if (typeof day !== 'string' || !isDay(day)) throw new FeedError(`${FEED}: Cube date ${JSON.stringify(day)} is not a date YYYY-MM-DD`);
     for (const rate of (cube['Rate'] ?? []) as unknown[]) {
-      const currency = isXmlNode(rate) ? rate['@_currency'] : undefined;
-      if (!isXmlNode(rate) || typeof currency !== 'string' || !CURRENCY_CODE.test(currency) || currency === BASE) {
+      const currency = isXmlElement(rate) ? rate['@_currency'] : undefined;
+      if (!isXmlElement(rate) || typeof currency !== 'string' || !CURRENCY_CODE.test(currency) || currency === BASE) {
         throw new FeedError(`${FEED}: ${day}: a Rate whose currency is ${JSON.stringify(currency)}`);
       }
       if (currency === GOLD_GRAM) continue;

@@ -1,12 +1,16 @@
 /**
  * The template the national central banks' adapters are made from (with paced.ts, which paces
- * and gates their requests): the strict reading of a published number, a strict reader for the
- * banks' plain CSV files, and the one way a bank's history is fetched (spannedSeries) and its
- * newest day found (rangeQueryProvider). README "Adding a bank" says how a new bank uses it.
+ * and gates their requests): the strict reading of a published number (with a point or a decimal
+ * comma), strict readers for the banks' plain CSV files and their XML, and the ways a bank's
+ * history is fetched and its newest day found: in ranges (spannedSeries, rangeQueryProvider), a
+ * currency at a time (perCurrencySeries) or a day at a time (dayByDayProvider). README "Adding a
+ * bank" says how a new bank uses it.
  */
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { FeedError } from '../core/errors.js';
 import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
 import { addDays, subtractMonths, utcDay, type Day } from '../core/time.js';
+import { plainDecimalFromNumberText } from './json-number.js';
 import { checkRange, createGate, DEFAULT_PACE_MS, inTurn, MAX_IN_FLIGHT, spansOf } from './paced.js';
 import type { ProviderLog } from './types.js';
 
@@ -19,6 +23,54 @@ export function publishedRate(text: string, feed: string, where: string): Decima
   if (!PLAIN_DECIMAL.test(text)) throw new FeedError(`${feed}: ${where}: ${JSON.stringify(text.slice(0, 40))} is not a plain decimal`);
   if (!/[1-9]/.test(text)) throw new FeedError(`${feed}: ${where}: the rate is zero`);
   return text;
+}
+
+/**
+ * A published rate written with a decimal comma (`53,8359`, or with an exponent as the Bank of
+ * Russia writes its smallest per-unit figures, `5,39256E-05`), as its exact plain text with a
+ * point; a FeedError otherwise.
+ */
+export function commaDecimalRate(text: string, feed: string, where: string): DecimalString {
+  const plain = /^\d+(,\d+)?([eE][+-]?\d{1,3})?$/.test(text) ? plainDecimalFromNumberText(text.replace(',', '.')) : null;
+  if (plain === null) throw new FeedError(`${feed}: ${where}: ${JSON.stringify(text.slice(0, 40))} is not a decimal with a comma`);
+  return publishedRate(plain, feed, where);
+}
+
+/** An element of a parsed XML document: attributes as `@_name`, child elements by name, text as `#text`. */
+export type XmlElement = Record<string, unknown>;
+
+/**
+ * Reads a bank's XML into elements, every attribute and text kept as written (a rate parsed as a
+ * number would lose its digits), the elements named in `repeated` always as lists. Validated
+ * first: the parser alone is forgiving about unclosed elements, and a cut-off answer must fail
+ * instead of reading as a shorter document.
+ */
+export function readXml(text: string, feed: string, repeated: readonly string[]): XmlElement {
+  const body = (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text).trimStart();
+  if (body === '') throw new FeedError(`${feed}: the XML is empty`);
+  if (/^<!doctype html|^<html/i.test(body)) throw new FeedError(`${feed}: got an HTML page instead of XML: ${JSON.stringify(body.slice(0, 60))}`);
+  const valid = XMLValidator.validate(body);
+  if (valid !== true) throw new FeedError(`${feed}: the XML is not well-formed (line ${valid.err.line}, column ${valid.err.col}): ${valid.err.msg}`);
+  const parser = new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: '@_',
+    parseAttributeValue: false,
+    parseTagValue: false,
+    trimValues: false,
+    removeNSPrefix: true,
+    isArray: (name, _path, _isLeaf, isAttribute) => !isAttribute && repeated.includes(name),
+  });
+  return parser.parse(body) as XmlElement;
+}
+
+/** Whether a parsed XML value is an element (an object), not text or a list. */
+export const isXmlElement = (value: unknown): value is XmlElement => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The text of a child element or attribute (`@_name`) of an XML element; a FeedError naming it when it is missing or not text. */
+export function xmlText(element: XmlElement, name: string, feed: string, where: string): string {
+  const value = element[name];
+  if (typeof value !== 'string') throw new FeedError(`${feed}: ${where}: ${name.startsWith('@_') ? `attribute ${name.slice(2)}` : `<${name}>`} is ${value === undefined ? 'missing' : 'not text'}`);
+  return value;
 }
 
 export interface CsvTable {
@@ -119,6 +171,14 @@ export function monthsOf(range: DayRange): DayRange[] {
   return spans;
 }
 
+/** The range checked (a RangeError for one that is not two real days in order), cut at today when the bank asks for it, and cut into the bank's spans. */
+function spansToFetch(bank: SeriesBank, asked: DayRange): DayRange[] {
+  checkRange(asked);
+  const range = bank.upToToday ? untilToday(asked, bank.upToToday) : asked;
+  if (range === undefined) return [];
+  return bank.spans ? bank.spans(range) : spansOf(range, bank.spanDays ?? HISTORY_SPAN_DAYS);
+}
+
 /**
  * The `series` of every bank whose history comes in ranges: the range checked (a RangeError for
  * one that is not two real days in order), cut at today when the bank asks for it, fetched in
@@ -132,10 +192,8 @@ export function spannedSeries(
 ): (range: DayRange, options?: FetchOptions) => Promise<RateDocument> {
   const gate = createGate(MAX_IN_FLIGHT);
   return async (asked, options) => {
-    checkRange(asked);
-    const range = bank.upToToday ? untilToday(asked, bank.upToToday) : asked;
-    if (range === undefined) return { provider: bank.id, base: bank.base, days: [] };
-    const spans = bank.spans ? bank.spans(range) : spansOf(range, bank.spanDays ?? HISTORY_SPAN_DAYS);
+    const spans = spansToFetch(bank, asked);
+    if (spans.length === 0) return { provider: bank.id, base: bank.base, days: [] };
     const parts = await inTurn(
       spans.map((span) => () => fetchSpan(span, options)),
       {
@@ -149,6 +207,55 @@ export function spannedSeries(
     );
     const days = parts.flatMap((part, i) => part.days.filter((d) => d.day >= spans[i]!.from && d.day <= spans[i]!.to));
     return { provider: bank.id, base: bank.base, days };
+  };
+}
+
+export interface PerCurrencyBank<C> extends SeriesBank {
+  feed: string;
+  /** The currencies whose series are loaded: those of the bank's current table (one request). */
+  currencies(options?: FetchOptions): Promise<C[]>;
+  /** Fetches and parses one currency's series over one span. */
+  fetchCurrencySpan(currency: C, span: DayRange, options?: FetchOptions): Promise<RateDocument>;
+  /** The currency in progress lines and messages. */
+  describe(currency: C): string;
+}
+
+/**
+ * The `series` of a bank whose history comes one currency at a time (the NBRB, the Bank of
+ * Russia; the CBA, whose range call takes a list of currencies, with its whole list as one): the
+ * currencies of its current table, then each currency's series span by span, every
+ * request in turn and paced as in spannedSeries, gathered into days; the days inside each span,
+ * ascending. A currency the bank no longer quotes has no history here.
+ */
+export function perCurrencySeries<C>(bank: PerCurrencyBank<C>): (range: DayRange, options?: FetchOptions) => Promise<RateDocument> {
+  const gate = createGate(MAX_IN_FLIGHT);
+  return async (asked, options) => {
+    const spans = spansToFetch(bank, asked);
+    if (spans.length === 0) return { provider: bank.id, base: bank.base, days: [] };
+    const currencies = await gate(() => bank.currencies(options));
+    const requests = spans.flatMap((span) => currencies.map((currency) => ({ span, currency })));
+    const parts = await inTurn(
+      requests.map(({ span, currency }) => () => bank.fetchCurrencySpan(currency, span, options)),
+      {
+        provider: bank.id,
+        paceMs: bank.paceMs ?? DEFAULT_PACE_MS,
+        gate,
+        log: bank.log,
+        signal: options?.signal,
+        describe: (i) => `${requests[i]!.span.from}..${requests[i]!.span.to} of ${bank.describe(requests[i]!.currency)}`,
+      },
+    );
+    const byDay = new RatesByDay(bank.feed);
+    const asOf = new Map<Day, string>();
+    parts.forEach((part, i) => {
+      const { span, currency } = requests[i]!;
+      for (const day of part.days) {
+        if (day.day < span.from || day.day > span.to) continue;
+        asOf.set(day.day, day.asOf);
+        for (const [code, rate] of Object.entries(day.rates)) byDay.add(day.day, code, rate, bank.describe(currency));
+      }
+    });
+    return { provider: bank.id, base: bank.base, days: byDay.days((day) => asOf.get(day)!) };
   };
 }
 
@@ -189,37 +296,43 @@ export function rangeQueryProvider(bank: RangeQueryBank): Provider {
   };
 }
 
-export interface DayQueryBank extends Omit<SeriesBank, 'upToToday' | 'spans' | 'spanDays'> {
+export interface DayByDayBank {
+  id: string;
+  base: string;
   feed: string;
   clock: Clock;
-  /** The days of a range worth a request each (every day, or every day a rate can begin on). */
-  requestDays: (range: DayRange) => Day[];
-  /** Fetches and parses the bank's answer for a day: the rates valid on it, dated as the bank dates them. */
+  /** How many days before today `latest` goes back, a day a request, to find a day with rates. */
+  lookbackDays: number;
+  /** True for a bank that never publishes on Saturdays and Sundays: its history asks for weekdays only. */
+  skipWeekends?: boolean;
+  log?: ProviderLog | undefined;
+  paceMs?: number;
+  /** Fetches and parses the bank's document of one day (it may be dated another day: the rates then in force). */
   fetchDay(day: Day, options?: FetchOptions): Promise<RateDocument>;
 }
 
 /**
- * A provider over a bank that answers one day a request (the rate valid on the day asked):
- * `latest` asks for today (UTC) and keeps the newest day not after it; `series` asks for each
- * request day of the range up to today, in paced turns (spannedSeries), each keeping only a day
- * dated on it, so that a rate answered for the days it holds is stored once.
+ * A provider over a bank that answers one day at a time and offers no range (the CBU, the BCRA):
+ * `latest` asks for today (UTC) and, when that holds nothing, a day back at a time; `series` is a
+ * paced request a day up to today (spannedSeries), each answer kept only for the day it was asked
+ * for, so that an answer dated another day (the rates in force since) is not stored twice.
  */
-export function dayQueryProvider(bank: DayQueryBank): Provider {
-  const { requestDays, fetchDay, clock, ...rest } = bank;
+export function dayByDayProvider(bank: DayByDayBank): Provider {
+  const { fetchDay, lookbackDays, skipWeekends, clock, feed, ...rest } = bank;
+  const weekdays = (range: DayRange): DayRange[] => spansOf(range, 1).filter((span) => ![0, 6].includes(new Date(`${span.from}T00:00:00Z`).getUTCDay()));
   return {
     id: bank.id,
     base: bank.base,
     async latest(options) {
       const today = utcDay(clock.now());
-      const document = await fetchDay(today, options);
-      const newest = document.days.filter((d) => d.day <= today).at(-1);
-      if (newest === undefined) throw new FeedError(`${bank.feed}: no rate valid on ${today}`);
-      return { ...document, days: [newest] };
+      for (let back = 0; back <= lookbackDays; back++) {
+        const day = addDays(today, -back);
+        const newest = (await fetchDay(day, options)).days.filter((d) => d.day <= day).at(-1);
+        if (newest !== undefined) return { provider: bank.id, base: bank.base, days: [newest] };
+      }
+      throw new FeedError(`${feed}: nothing published in the ${lookbackDays + 1} days to ${today}`);
     },
-    series: spannedSeries(
-      { ...rest, upToToday: clock, spans: (range) => requestDays(range).map((day) => ({ from: day, to: day })) },
-      (span, options) => fetchDay(span.from, options),
-    ),
+    series: spannedSeries({ ...rest, spanDays: 1, ...(skipWeekends ? { spans: weekdays } : {}), upToToday: clock }, (span, options) => fetchDay(span.from, options)),
   };
 }
 

@@ -116,7 +116,7 @@ export function createDnbProvider(options: BankProviderOptions): Provider {
         timeoutMs: options.timeoutMs,
         maxBytes: MAX_BYTES,
         signal: fetchOptions?.signal,
-        post: { body: dnbQuery(range.from), headers: { 'content-type': 'application/json' } },
+        post: { body: dnbQuery(range.from), contentType: 'application/json' },
       });
       return parseOffThread('dnb', parseDnbCsv, [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
     },

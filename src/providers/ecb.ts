@@ -49,6 +49,9 @@ export function createEcbProvider(options: EcbProviderOptions): Provider {
   return {
     id: 'ecb',
     base: 'EUR',
+    // The euro's first day: the history file starts there.
+    firstDay: '1999-01-04',
+    seriesInOneDocument: true,
 
     latest(fetchOptions) {
       return get('eurofxref-daily.xml', fetchOptions);

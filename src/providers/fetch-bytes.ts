@@ -16,11 +16,8 @@ export interface FetchBytesOptions {
   signal?: AbortSignal;
   /** The Accept header, for upstreams that choose the format by it. */
   accept?: string;
-  /**
-   * A query sent as a POST body, for upstreams whose documented query is one (StatBank's JSON,
-   * a SOAP envelope): its text and the headers that describe it (Content-Type, SOAPAction).
-   */
-  post?: { body: string; headers: Record<string, string> };
+  /** A POST of this body instead of a GET, for upstreams that answer only that way (SOAP services). */
+  post?: { body: string; contentType: string; headers?: Record<string, string> };
   /**
    * Read the body of a non-2xx answer too (under the same limit) and keep it as the
    * FeedHttpError's `body`: for upstreams that say only there why they refused a request.
@@ -87,8 +84,10 @@ export async function fetchBytes(url: string, options: FetchBytesOptions): Promi
 
   let response: Response;
   try {
-    const headers: Record<string, string> = { ...options.post?.headers };
-    if (options.accept) headers['accept'] = options.accept;
+    const headers: Record<string, string> = {
+      ...(options.accept ? { accept: options.accept } : {}),
+      ...(options.post ? { 'content-type': options.post.contentType, ...options.post.headers } : {}),
+    };
     response = await fetch(url, { signal, headers, ...(options.post ? { method: 'POST', body: options.post.body } : {}) });
   } catch (error) {
     return fail(error);
@@ -170,6 +169,15 @@ export function decodeUtf8(bytes: Uint8Array, feed: string): string {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch (error) {
     throw new FeedError(`${feed}: the body is not UTF-8 text`, { cause: error });
+  }
+}
+
+/** The text of a feed body in a legacy single-byte encoding (`windows-1251`); a FeedError naming the feed for bytes the encoding does not define. */
+export function decodeLegacy(bytes: Uint8Array, encoding: 'windows-1251', feed: string): string {
+  try {
+    return new TextDecoder(encoding, { fatal: true }).decode(bytes);
+  } catch (error) {
+    throw new FeedError(`${feed}: the body is not ${encoding} text`, { cause: error });
   }
 }
 

@@ -24,6 +24,7 @@ export function createFileProvider(options: FileProviderOptions): Provider {
     id: 'file',
     base: 'EUR',
     operatorSupplied: true,
+    seriesInOneDocument: true,
 
     async latest(fetchOptions) {
       const document = await load(fetchOptions?.signal);

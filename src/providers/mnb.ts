@@ -16,8 +16,7 @@ import { FeedError } from '../core/errors.js';
 import type { Provider, RateDocument } from '../core/ports.js';
 import { isDay } from '../core/time.js';
 import { centralEuropeanTime } from './bank-time.js';
-import { isXmlNode, readBankXml, type XmlNode } from './bank-xml.js';
-import { CURRENCY_CODE, publishedRate, rangeQueryProvider, RatesByDay } from './central-bank.js';
+import { commaDecimalRate, CURRENCY_CODE, isXmlElement, rangeQueryProvider, RatesByDay, readXml, type XmlElement } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 import { perUnit } from './paced.js';
@@ -47,8 +46,6 @@ const SOAP_ACTION = 'http://www.mnb.hu/webservices/MNBArfolyamServiceSoap/GetExc
 const CURRENCIES = 'AUD,BRL,CAD,CHF,CNY,CZK,DKK,EUR,GBP,HKD,IDR,ILS,INR,ISK,JPY,KRW,MXN,MYR,NOK,NZD,PHP,PLN,RON,RSD,RUB,SEK,SGD,THB,TRY,UAH,USD,ZAR';
 /** Eight days back reach the last working day across Easter and across Christmas. */
 const LATEST_WINDOW_DAYS = 8;
-/** A forint rate as the bank writes it: digits with a decimal comma. */
-const COMMA_DECIMAL = /^\d+(,\d+)?$/;
 
 /** The SOAP envelope asking for every currency from `from` to `to`, as the recorded request writes it. */
 export function mnbRequest(from: string, to: string): string {
@@ -68,7 +65,7 @@ export function mnbRequest(from: string, to: string): string {
 
 /** The element at `path` below `node`, or undefined. */
 function at(node: unknown, path: readonly string[]): unknown {
-  return path.reduce<unknown>((current, name) => (isXmlNode(current) ? current[name] : undefined), node);
+  return path.reduce<unknown>((current, name) => (isXmlElement(current) ? current[name] : undefined), node);
 }
 
 /**
@@ -76,30 +73,30 @@ function at(node: unknown, path: readonly string[]): unknown {
  * bad date, unit or rate rejects the whole document; a result without days is an empty document.
  */
 export function parseMnbResponse(text: string): RateDocument {
-  const envelope = readBankXml(text, FEED, []);
+  const envelope = readXml(text, FEED, []);
   const fault = at(envelope, ['Envelope', 'Body', 'Fault', 'faultstring']);
-  if (fault !== undefined) throw new FeedError(`${FEED}: the service answered a fault: ${JSON.stringify(String(isXmlNode(fault) ? fault['#text'] : fault).slice(0, 200))}`);
+  if (fault !== undefined) throw new FeedError(`${FEED}: the service answered a fault: ${JSON.stringify(String(isXmlElement(fault) ? fault['#text'] : fault).slice(0, 200))}`);
   const result = at(envelope, ['Envelope', 'Body', 'GetExchangeRatesResponse', 'GetExchangeRatesResult']);
   if (typeof result !== 'string') throw new FeedError(`${FEED}: the answer holds no GetExchangeRatesResult`);
-  const rates = readBankXml(result, FEED, ['Day', 'Rate'])['MNBExchangeRates'];
+  const rates = readXml(result, FEED, ['Day', 'Rate'])['MNBExchangeRates'];
   // An empty result element (no day in the range) is read as an empty string.
-  if (rates !== '' && !isXmlNode(rates)) throw new FeedError(`${FEED}: the result is not MNBExchangeRates`);
+  if (rates !== '' && !isXmlElement(rates)) throw new FeedError(`${FEED}: the result is not MNBExchangeRates`);
   const collected = new RatesByDay(FEED);
-  for (const day of ((rates as XmlNode)['Day'] ?? []) as unknown[]) {
-    const date = isXmlNode(day) ? day['@_date'] : undefined;
+  for (const day of ((rates as XmlElement)['Day'] ?? []) as unknown[]) {
+    const date = isXmlElement(day) ? day['@_date'] : undefined;
     if (typeof date !== 'string' || !isDay(date)) throw new FeedError(`${FEED}: Day date ${JSON.stringify(date)} is not a date YYYY-MM-DD`);
-    for (const rate of ((day as XmlNode)['Rate'] ?? []) as unknown[]) {
-      const currency = isXmlNode(rate) ? rate['@_curr'] : undefined;
-      if (!isXmlNode(rate) || typeof currency !== 'string' || !CURRENCY_CODE.test(currency) || currency === BASE) {
+    for (const rate of ((day as XmlElement)['Rate'] ?? []) as unknown[]) {
+      const currency = isXmlElement(rate) ? rate['@_curr'] : undefined;
+      if (!isXmlElement(rate) || typeof currency !== 'string' || !CURRENCY_CODE.test(currency) || currency === BASE) {
         throw new FeedError(`${FEED}: ${date}: a Rate whose currency is ${JSON.stringify(currency)}`);
       }
       const where = `${currency} on ${date}`;
       const value = rate['#text'];
-      if (typeof value !== 'string' || !COMMA_DECIMAL.test(value)) throw new FeedError(`${FEED}: ${where}: ${JSON.stringify(value)} is not a rate with a decimal comma`);
+      if (typeof value !== 'string') throw new FeedError(`${FEED}: ${where}: the Rate holds no number`);
       const unit = rate['@_unit'];
       if (typeof unit !== 'string') throw new FeedError(`${FEED}: ${where}: the Rate has no unit`);
       // Forints per `unit` units, made forints per unit exactly and stored as its reciprocal.
-      collected.add(date, currency, `1/${perUnit(publishedRate(value.replace(',', '.'), FEED, where), unit, FEED, where)}`, where);
+      collected.add(date, currency, `1/${perUnit(commaDecimalRate(value, FEED, where), unit, FEED, where)}`, where);
     }
   }
   return { provider: PROVIDER, base: BASE, days: collected.days((day) => centralEuropeanTime(day, 12)) };
@@ -122,7 +119,7 @@ export function createMnbProvider(options: BankProviderOptions): Provider {
         maxBytes: MAX_BYTES,
         signal: fetchOptions?.signal,
         // A SOAP 1.1 service dispatches on SOAPAction.
-        post: { body: mnbRequest(range.from, range.to), headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: SOAP_ACTION } },
+        post: { body: mnbRequest(range.from, range.to), contentType: 'text/xml; charset=utf-8', headers: { soapaction: SOAP_ACTION } },
       });
       return parseOffThread('mnb', parseMnbResponse, [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
     },

@@ -13,9 +13,8 @@
  * valid from. So, like the NBU's, a day's rates are known the evening before.
  */
 import { FeedError } from '../core/errors.js';
-import type { DayRange, Provider, RateDocument } from '../core/ports.js';
-import { addDays, type Day } from '../core/time.js';
-import { CURRENCY_CODE, dayQueryProvider, RatesByDay } from './central-bank.js';
+import type { Provider, RateDocument } from '../core/ports.js';
+import { CURRENCY_CODE, dayByDayProvider, RatesByDay } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { describeJsonValue, isJsonObject, JsonNumber, midnightDay, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
 import { parseOffThread } from './off-thread.js';
@@ -41,7 +40,8 @@ export const NBG_METADATA: ProviderMetadata = {
 };
 
 const DATA_PATH = '/gw/api/ct/monetarypolicy/currencies/';
-const SUNDAY = 0;
+/** A week back reaches a day with a rate valid on it across any run of Georgian holidays. */
+const LATEST_LOOKBACK_DAYS = 7;
 
 /**
  * Parses the API's answer for a day: a list of days (one, or none before the series begins),
@@ -74,29 +74,16 @@ export function parseNbgRates(text: string): RateDocument {
   return { provider: PROVIDER, base: BASE, days: collected.days((day) => `${day}T00:00:00Z`) };
 }
 
-/**
- * The days of a range that can begin a rate, one request each: every day but Sunday, since the
- * bank sets no rate on Saturday (Friday's holds Saturday to Monday, and a request for a Monday
- * answers it too).
- */
-export function nbgRequestDays(range: DayRange): Day[] {
-  const days: Day[] = [];
-  for (let day = range.from; day <= range.to; day = addDays(day, 1)) {
-    if (new Date(`${day}T00:00:00Z`).getUTCDay() !== SUNDAY) days.push(day);
-  }
-  return days;
-}
-
 export function createNbgProvider(options: BankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
-  return dayQueryProvider({
+  return dayByDayProvider({
     id: PROVIDER,
     base: BASE,
     feed: FEED,
     clock: options.clock,
     log: options.log,
     ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }),
-    requestDays: nbgRequestDays,
+    lookbackDays: LATEST_LOOKBACK_DAYS,
     async fetchDay(day, fetchOptions) {
       const bytes = await fetchBytes(`${origin}${DATA_PATH}?date=${day}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
       return parseOffThread('nbg', parseNbgRates, [decodeUtf8(bytes, FEED)], fetchOptions?.signal);

@@ -10,10 +10,8 @@
  * exact number, under the document's date.
  */
 import { FeedError } from '../core/errors.js';
-import type { DayRange, Provider, RateDocument } from '../core/ports.js';
-import { addDays, type Day } from '../core/time.js';
-import { isXmlNode, readBankXml } from './bank-xml.js';
-import { CURRENCY_CODE, dayQueryProvider, publishedRate, RatesByDay } from './central-bank.js';
+import type { Provider, RateDocument } from '../core/ports.js';
+import { CURRENCY_CODE, dayByDayProvider, isXmlElement, publishedRate, RatesByDay, readXml } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 import { dayFromDotted, dottedDay, perUnit } from './paced.js';
@@ -38,6 +36,8 @@ export const NBK_METADATA: ProviderMetadata = {
 };
 
 const DATA_PATH = '/rss/get_rates.cfm';
+/** A week back reaches a day with a document across any run of Kazakh holidays. */
+const LATEST_LOOKBACK_DAYS = 7;
 
 /** The element's text, or undefined when it has none or is not one element. */
 const textOf = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
@@ -47,15 +47,15 @@ const textOf = (value: unknown): string | undefined => (typeof value === 'string
  * quantity or rate rejects the whole document; a document without items is an empty one.
  */
 export function parseNbkRates(text: string): RateDocument {
-  const rates = readBankXml(text, FEED, ['item'])['rates'];
-  if (!isXmlNode(rates)) throw new FeedError(`${FEED}: not the bank's rates document`);
+  const rates = readXml(text, FEED, ['item'])['rates'];
+  if (!isXmlElement(rates)) throw new FeedError(`${FEED}: not the bank's rates document`);
   const dateText = textOf(rates['date']);
   const day = dateText === undefined ? undefined : dayFromDotted(dateText);
   if (day === undefined) throw new FeedError(`${FEED}: the document's date ${JSON.stringify(rates['date'])} is not a date DD.MM.YYYY`);
   const collected = new RatesByDay(FEED);
   ((rates['item'] ?? []) as unknown[]).forEach((item, index) => {
-    const code = isXmlNode(item) ? textOf(item['title']) : undefined;
-    if (!isXmlNode(item) || code === undefined || !CURRENCY_CODE.test(code) || code === BASE) throw new FeedError(`${FEED}: ${day}: item #${index}: title is ${JSON.stringify(code)}, not a currency code`);
+    const code = isXmlElement(item) ? textOf(item['title']) : undefined;
+    if (!isXmlElement(item) || code === undefined || !CURRENCY_CODE.test(code) || code === BASE) throw new FeedError(`${FEED}: ${day}: item #${index}: title is ${JSON.stringify(code)}, not a currency code`);
     const where = `${code} on ${day}`;
     const value = textOf(item['description']);
     const quantity = textOf(item['quant']);
@@ -66,23 +66,16 @@ export function parseNbkRates(text: string): RateDocument {
   return { provider: PROVIDER, base: BASE, days: collected.days((d) => `${d}T00:00:00Z`) };
 }
 
-/** Every day of a range: the bank answers each. */
-function everyDay(range: DayRange): Day[] {
-  const days: Day[] = [];
-  for (let day = range.from; day <= range.to; day = addDays(day, 1)) days.push(day);
-  return days;
-}
-
 export function createNbkProvider(options: BankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
-  return dayQueryProvider({
+  return dayByDayProvider({
     id: PROVIDER,
     base: BASE,
     feed: FEED,
     clock: options.clock,
     log: options.log,
     ...(options.paceMs === undefined ? {} : { paceMs: options.paceMs }),
-    requestDays: everyDay,
+    lookbackDays: LATEST_LOOKBACK_DAYS,
     async fetchDay(day, fetchOptions) {
       const bytes = await fetchBytes(`${origin}${DATA_PATH}?fdate=${dottedDay(day)}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal });
       return parseOffThread('nbk', parseNbkRates, [decodeUtf8(bytes, FEED)], fetchOptions?.signal);

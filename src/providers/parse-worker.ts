@@ -7,9 +7,14 @@ import { FeedError } from '../core/errors.js';
 import type { RateDocument } from '../core/ports.js';
 import { parseBnmRates } from './bnm.js';
 import { parseBnrXml } from './bnr.js';
+import { parseBcraRates } from './bcra.js';
 import { parseBocObservations } from './boc.js';
 import { parseBoeCsv } from './boe.js';
 import { parseBoiCsv } from './boi.js';
+import { parseCbaLatest, parseCbaRange } from './cba.js';
+import { parseCbnRates } from './cbn.js';
+import { parseCbrDaily, parseCbrDynamic } from './cbr.js';
+import { parseCbuRates } from './cbu.js';
 import { parseCnbRates } from './cnb.js';
 import { parseDnbCsv } from './dnb.js';
 import { parseEcbDocument } from './ecb-format.js';
@@ -19,6 +24,8 @@ import { parseNbgRates } from './nbg.js';
 import { parseNbkRates } from './nbk.js';
 import { parseNbpTables } from './nbp.js';
 import { parseNbrmRates } from './nbrm.js';
+import { parseNbrbDynamics, parseNbrbRates } from './nbrb.js';
+import { parseNbtRates } from './nbt.js';
 import { parseNbuRates } from './nbu.js';
 import { parseNorgesBankCsv } from './norgesbank.js';
 import type { ParseAnswer, ParserName } from './off-thread.js';
@@ -31,9 +38,16 @@ const PARSERS = {
   ecb: parseEcbDocument,
   bnm: parseBnmRates,
   bnr: parseBnrXml,
+  bcra: parseBcraRates,
   boc: parseBocObservations,
   boe: parseBoeCsv,
   boi: parseBoiCsv,
+  cbaLatest: parseCbaLatest,
+  cbaRange: parseCbaRange,
+  cbn: parseCbnRates,
+  cbr: parseCbrDaily,
+  cbrDynamic: parseCbrDynamic,
+  cbu: parseCbuRates,
   cnb: parseCnbRates,
   dnb: parseDnbCsv,
   frankfurter: parseFrankfurterRates,
@@ -42,6 +56,9 @@ const PARSERS = {
   nbk: parseNbkRates,
   nbp: parseNbpTables,
   nbrm: parseNbrmRates,
+  nbrb: parseNbrbRates,
+  nbrbDynamics: parseNbrbDynamics,
+  nbt: parseNbtRates,
   nbu: parseNbuRates,
   norgesbank: parseNorgesBankCsv,
   rba: parseRbaCsv,

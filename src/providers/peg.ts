@@ -12,7 +12,10 @@
  * EXRATES_PROVIDERS and as a `source`.
  *
  * A parity is a number on every calendar day (it holds on weekends too), dated at the start of the
- * day in UTC. Bands and managed rates (DKK in ERM II, HKD, MOP, CNY, "official rates" moved by
+ * day in UTC. The Eritrean nakfa is not here: it is said to be pegged at 15 per dollar, but no
+ * statement of the Bank of Eritrea was found, and the banks that quote it do not agree with that
+ * or with each other (Banca d'Italia's documents of 2026-02 put it at 15.38 per dollar, the NBP's
+ * of 2026-03 near 15.06): a parity stated here would be flagged against them. Bands and managed rates (DKK in ERM II, HKD, MOP, CNY, "official rates" moved by
  * decision) are not parities and are not here.
  */
 import type { Clock, DailyQuotes, DayRange, Provider, RateDocument } from '../core/ports.js';
@@ -56,13 +59,13 @@ export const PARITIES: readonly Parity[] = [
   { currency: 'XPF', anchor: 'EUR', rate: '1/0.00838', since: '1999-01-01', reference: 'IEOM; Protocol on France annexed to the EU Treaties: 1,000 XPF = 8.38 EUR' },
   { currency: 'CVE', anchor: 'EUR', rate: '110.265', since: '1999-01-01', reference: 'Banco de Cabo Verde; Council Decision 98/744/EC: 1 EUR = 110.265 CVE' },
   { currency: 'BAM', anchor: 'EUR', rate: '1.95583', since: '1999-01-01', reference: 'Law on the Central Bank of Bosnia and Herzegovina, currency board: 1 EUR = 1.95583 BAM' },
-  { currency: 'STN', anchor: 'EUR', rate: '24.5', since: '2018-01-01', reference: 'Banco Central de São Tomé e Príncipe, agreement with Portugal: 1 EUR = 24.5 STN' },
+  { currency: 'STN', anchor: 'EUR', rate: '24.5', since: '2018-01-01', reference: 'Banco Central de São Tomé e Príncipe, exchange rate cooperation agreement with Portugal: 1 EUR = 24.5 STN (Banca d\'Italia publishes 24.5000 on every recorded day of 2026-02)' },
   { currency: 'AED', anchor: 'USD', rate: '3.6725', since: '2002-01-01', reference: 'Central Bank of the UAE: 1 USD = 3.6725 AED' },
   { currency: 'SAR', anchor: 'USD', rate: '3.75', since: '2002-01-01', reference: 'Saudi Central Bank (SAMA): 1 USD = 3.75 SAR' },
   { currency: 'QAR', anchor: 'USD', rate: '3.64', since: '2002-01-01', reference: 'Qatar Central Bank: 1 USD = 3.64 QAR' },
   { currency: 'BHD', anchor: 'USD', rate: '0.376', since: '2002-01-01', reference: 'Central Bank of Bahrain: 1 USD = 0.376 BHD' },
   { currency: 'OMR', anchor: 'USD', rate: '1/2.6008', since: '2002-01-01', reference: 'Central Bank of Oman: 1 OMR = 2.6008 USD' },
-  { currency: 'JOD', anchor: 'USD', rate: '0.709', since: '2002-01-01', reference: 'Central Bank of Jordan: 1 USD = 0.709 JOD (official mid)' },
+  { currency: 'JOD', anchor: 'USD', rate: '0.709', since: '2002-01-01', reference: 'Central Bank of Jordan, peg since 1995-10: 1 USD = 0.709 JOD (official mid; Banca d\'Italia\'s recorded JOD and USD per euro of 2026-02 give 0.70899 to 0.70901)' },
   { currency: 'XCD', anchor: 'USD', rate: '2.7', since: '2002-01-01', reference: 'Eastern Caribbean Central Bank: 1 USD = 2.70 XCD' },
   { currency: 'BSD', anchor: 'USD', rate: '1', since: '2002-01-01', reference: 'Central Bank of The Bahamas: 1 BSD = 1 USD' },
   { currency: 'BMD', anchor: 'USD', rate: '1', since: '2002-01-01', reference: 'Bermuda Monetary Authority: 1 BMD = 1 USD' },

@@ -5,11 +5,16 @@
  * wiring (src/deps.ts) read this list; nothing else names the providers one by one.
  */
 import { createBancaDItaliaProvider } from './bancaditalia.js';
+import { BCRA_METADATA, createBcraProvider } from './bcra.js';
 import { BNM_METADATA, createBnmProvider } from './bnm.js';
 import { BNR_METADATA, createBnrProvider } from './bnr.js';
 import { BOC_METADATA, createBocProvider } from './boc.js';
 import { BOE_METADATA, createBoeProvider } from './boe.js';
 import { BOI_METADATA, createBoiProvider } from './boi.js';
+import { CBA_METADATA, createCbaProvider } from './cba.js';
+import { CBN_METADATA, createCbnProvider } from './cbn.js';
+import { CBR_METADATA, createCbrProvider } from './cbr.js';
+import { CBU_METADATA, createCbuProvider } from './cbu.js';
 import { createCnbProvider } from './cnb.js';
 import { createDnbProvider, DNB_METADATA } from './dnb.js';
 import { createEcbProvider } from './ecb.js';
@@ -19,7 +24,9 @@ import { createMnbProvider, MNB_METADATA } from './mnb.js';
 import { createNbgProvider, NBG_METADATA } from './nbg.js';
 import { createNbkProvider, NBK_METADATA } from './nbk.js';
 import { createNbpProvider } from './nbp.js';
+import { createNbrbProvider, NBRB_METADATA } from './nbrb.js';
 import { createNbrmProvider, NBRM_METADATA } from './nbrm.js';
+import { createNbtProvider, NBT_METADATA } from './nbt.js';
 import { createNbuProvider } from './nbu.js';
 import { createNorgesBankProvider, NORGES_BANK_METADATA } from './norgesbank.js';
 import { createOpenExchangeRatesProvider } from './openexchangerates.js';
@@ -40,9 +47,9 @@ function required(value: string | undefined, what: string): string {
 
 /**
  * In order of default preference (EXRATES_PROVIDERS, README "Order of preference"): first-hand
- * sources only. The ECB first, for the currencies it quotes (the reference most contracts name);
- * then the central banks of other bases, each adding its own currency and those the ones before it
- * do not quote; Banca d'Italia last, whose indicative rates of nearly every currency fill in the
+ * sources only. Each central bank serves its own currency whatever its place (src/core/preference.ts);
+ * for the other currencies, the ECB first (the reference most contracts name); then the central
+ * banks of other bases, each adding the currencies the ones before it do not quote; Banca d'Italia last, whose indicative rates of nearly every currency fill in the
  * rest, and whose whole day is there to compare every other provider's numbers with.
  */
 export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
@@ -158,6 +165,69 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     byDefault: true,
     loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createBoiProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'nbrb',
+    metadata: NBRB_METADATA,
+    defaultUrl: 'https://api.nbrb.by',
+    urlVariable: urlVariableOf('nbrb'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createNbrbProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'cbr',
+    metadata: CBR_METADATA,
+    defaultUrl: 'https://www.cbr.ru',
+    urlVariable: urlVariableOf('cbr'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createCbrProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'cbu',
+    metadata: CBU_METADATA,
+    defaultUrl: 'https://cbu.uz',
+    urlVariable: urlVariableOf('cbu'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createCbuProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'bcra',
+    metadata: BCRA_METADATA,
+    defaultUrl: 'https://api.bcra.gob.ar',
+    urlVariable: urlVariableOf('bcra'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createBcraProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'cbn',
+    metadata: CBN_METADATA,
+    defaultUrl: 'https://www.cbn.gov.ng',
+    urlVariable: urlVariableOf('cbn'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createCbnProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'cba',
+    metadata: CBA_METADATA,
+    defaultUrl: 'https://api.cba.am',
+    urlVariable: urlVariableOf('cba'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createCbaProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'nbt',
+    metadata: NBT_METADATA,
+    defaultUrl: 'https://www.nbt.tj',
+    urlVariable: urlVariableOf('nbt'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createNbtProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'rba',

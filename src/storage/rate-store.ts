@@ -128,6 +128,15 @@ export function createRateStore(db: Kysely<Database>): RateStore {
       return row?.day ?? null;
     },
 
+    async oldestDay(provider: string): Promise<Day | null> {
+      const row = await db
+        .selectFrom('rates')
+        .select((eb) => eb.fn.min('day').as('day'))
+        .where('provider', '=', provider)
+        .executeTakeFirst();
+      return row?.day ?? null;
+    },
+
     async quotesOn(provider: string, day: Day): Promise<StoredQuote[]> {
       const rows = await db.selectFrom('rates').selectAll().where('provider', '=', provider).where('day', '=', day).execute();
       return rows.map(toQuote);

@@ -826,3 +826,38 @@ describe('the portal with the demo key on', { skip: !available }, () => {
     }
   });
 });
+
+describe('the portal with every year kept (EXRATES_HISTORY_YEARS=all)', { skip: !available }, () => {
+  let test: TestApp;
+  let browser: Browser;
+  let api: Api;
+
+  before(async () => {
+    test = await createTestApp({ EXRATES_HISTORY_YEARS: 'all' });
+    api = apiOf(await listenApp(test.app), await issueKey(test.deps, 'pro'));
+    browser = await launchBrowser({ now: FIXED_NOW });
+  });
+  after(async () => {
+    await browser?.close();
+    await test?.close();
+  });
+
+  it('offers 10y and Max; Max charts every day since 1999-01-04 as the API answers it, and Custom starts there', async () => {
+    const page = await browser.context.newPage();
+    const seen = watch(page);
+    try {
+      await openWithKey(page, api.base, api.key, '?from=EUR&to=USD');
+      assert.deepEqual(await page.locator('.range').evaluateAll((buttons) => buttons.map((b) => (b as HTMLElement).dataset.range)), ['1m', '3m', '6m', '1y', '5y', '10y', 'max', 'custom']);
+      assert.equal(await historyAsked(page, () => page.click('.range[data-range="max"]')), '?from=EUR&to=USD&range=max');
+      const expected = await api.json('/api/v1/history?from=EUR&to=USD&range=max');
+      assert.equal(expected.points[0].date, '1999-01-04');
+      const shown = await chartShown(page, expected);
+      assert.equal(shown.labels.length, expected.count);
+      assert.equal(new URL(page.url()).search, '?from=EUR&to=USD&amount=100&range=max');
+      assert.equal(await historyAsked(page, () => page.click('.range[data-range="custom"]')), `?from=EUR&to=USD&start=1999-01-04&end=${FIXED_NOW.slice(0, 10)}`);
+      assert.deepEqual(seen.errors, []);
+    } finally {
+      await page.close();
+    }
+  });
+});

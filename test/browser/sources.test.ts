@@ -60,7 +60,7 @@ describe('the portal with two providers that differ: the ECB and the Czech Natio
         ['ecb', 'European Central Bank'],
         ['cnb', 'Czech National Bank'],
       ]);
-      assert.equal(await page.textContent('#source-help'), 'Any source: each currency from the first provider that quotes it.');
+      assert.equal(await page.textContent('#source-help'), 'Any source: each currency from its own central bank where one is configured, else from the first provider that quotes it.');
 
       // The CNB: its own koruna rates of the two, on its day, asked for with source=cnb.
       const usd = cnbRow(TODAY, 'USD');

@@ -45,7 +45,7 @@ describe('exrates --version, --help and warnings', () => {
 
   test('serve --help says what serve does', async () => {
     const run = await runCommand(['serve', '--help'], { env, cwd: dir.path });
-    assert.match(run.stdout.replace(/\s+/g, ' '), /apply pending migrations, load rates \(5 years of history on an empty store\) and serve the HTTP API, the portal at \/ and the API docs at \/docs/);
+    assert.match(run.stdout.replace(/\s+/g, ' '), /apply pending migrations, load rates \(EXRATES_HISTORY_YEARS of history, 5 by default, on an empty store\) and serve the HTTP API, the portal at \/ and the API docs at \/docs/);
   });
 
   test('a mistyped EXRATES_ variable is warned about with the nearest real name, and the command still runs', async () => {

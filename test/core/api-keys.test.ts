@@ -23,7 +23,7 @@ test('keys presented in turn each name their own record, one not issued none, an
         return stored.findByHash(hash);
       },
     };
-    // Two remembered at most: the third key presented drops the one presented longest ago.
+    // Two remembered at most: the third key presented drops the one remembered longest ago.
     const hashes = createPresentedKeyHashes(2);
     const [first, second, third] = ['A', 'B', 'C'].map((c) => `${KEY_PREFIX}${c.repeat(32)}`) as [string, string, string];
     const insert = async (key: string, id: string) => {

@@ -110,26 +110,35 @@ describe('parseWindow', () => {
   const today = '2026-03-06';
 
   it('keeps the fixed ranges, 1y by default', () => {
-    assert.equal(parseWindow({}, today), '1y');
-    assert.equal(parseWindow({ range: '3m' }, today), '3m');
+    assert.equal(parseWindow({}, today, 5), '1y');
+    assert.equal(parseWindow({ range: '3m' }, today, 5), '3m');
   });
 
   it('takes start and end, end defaulting to today', () => {
-    assert.deepEqual(parseWindow({ start: '2025-01-01', end: '2025-06-30' }, today), { start: '2025-01-01', end: '2025-06-30' });
-    assert.deepEqual(parseWindow({ start: '2026-03-06' }, today), { start: '2026-03-06', end: '2026-03-06' });
+    assert.deepEqual(parseWindow({ start: '2025-01-01', end: '2025-06-30' }, today, 5), { start: '2025-01-01', end: '2025-06-30' });
+    assert.deepEqual(parseWindow({ start: '2026-03-06' }, today, 5), { start: '2026-03-06', end: '2026-03-06' });
     // The oldest start is today five years back.
-    assert.deepEqual(parseWindow({ start: '2021-03-06', end: '2021-03-06' }, today), { start: '2021-03-06', end: '2021-03-06' });
+    assert.deepEqual(parseWindow({ start: '2021-03-06', end: '2021-03-06' }, today, 5), { start: '2021-03-06', end: '2021-03-06' });
   });
 
   it('refuses what cannot be served, naming the parameter', () => {
-    assert.throws(() => parseWindow({ range: '1y', start: '2025-01-01' }, today), domainError('invalid_range', 'range'));
-    assert.throws(() => parseWindow({ end: '2025-01-01' }, today), domainError('missing_parameter', 'start'));
-    assert.throws(() => parseWindow({ start: '2025-07-01', end: '2025-06-30' }, today), domainError('invalid_date', 'start'));
-    assert.throws(() => parseWindow({ start: '2026-03-07' }, today), domainError('invalid_date', 'start'));
-    assert.throws(() => parseWindow({ start: '2026-01-01', end: '2026-03-07' }, today), domainError('invalid_date', 'end'));
-    assert.throws(() => parseWindow({ start: '2025-02-29' }, today), domainError('invalid_date', 'start'));
-    assert.throws(() => parseWindow({ start: '2025-01-01', end: '2025-13-01' }, today), domainError('invalid_date', 'end'));
-    assert.throws(() => parseWindow({ start: '2021-03-05' }, today), domainError('invalid_date', 'start'));
+    assert.throws(() => parseWindow({ range: '1y', start: '2025-01-01' }, today, 5), domainError('invalid_range', 'range'));
+    assert.throws(() => parseWindow({ end: '2025-01-01' }, today, 5), domainError('missing_parameter', 'start'));
+    assert.throws(() => parseWindow({ start: '2025-07-01', end: '2025-06-30' }, today, 5), domainError('invalid_date', 'start'));
+    assert.throws(() => parseWindow({ start: '2026-03-07' }, today, 5), domainError('invalid_date', 'start'));
+    assert.throws(() => parseWindow({ start: '2026-01-01', end: '2026-03-07' }, today, 5), domainError('invalid_date', 'end'));
+    assert.throws(() => parseWindow({ start: '2025-02-29' }, today, 5), domainError('invalid_date', 'start'));
+    assert.throws(() => parseWindow({ start: '2025-01-01', end: '2025-13-01' }, today, 5), domainError('invalid_date', 'end'));
+    assert.throws(() => parseWindow({ start: '2021-03-05' }, today, 5), domainError('invalid_date', 'start'));
+  });
+
+  it('reaches as far back as EXRATES_HISTORY_YEARS keeps', () => {
+    assert.throws(() => parseWindow({ start: '2016-03-05' }, today, 10), /start must be within the retained 10 years: on or after 2016-03-06\./);
+    assert.deepEqual(parseWindow({ start: '2016-03-06' }, today, 10), { start: '2016-03-06', end: today });
+    assert.deepEqual(parseWindow({ start: '1999-01-04', end: '2000-12-31' }, today, 'all'), { start: '1999-01-04', end: '2000-12-31' });
+    assert.throws(() => parseWindow({ start: '2021-03-05' }, today, 5), /start must be within the retained 5 years: on or after 2021-03-06\./);
+    assert.equal(parseWindow({ range: 'max' }, today, 'all'), 'max');
+    assert.throws(() => parseWindow({ range: 'max' }, today, 5), domainError('invalid_range', 'range'));
   });
 });
 

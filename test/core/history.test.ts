@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { divide, ONE, parseDecimal, roundSignificant } from '../../src/core/decimal.js';
 import { DomainError } from '../../src/core/errors.js';
-import { DEFAULT_RANGE, historyCsv, historyStats, pairHistory, parseRange, rangeStart, RANGES, type HistoryPoint } from '../../src/core/history.js';
+import { DEFAULT_RANGE, historyCsv, historyStats, pairHistory, parseRange, rangesFor, rangeStart, RANGES, type HistoryPoint } from '../../src/core/history.js';
 import type { Clock, RateDocument, RateStore } from '../../src/core/ports.js';
 import { createRateBook } from '../../src/core/rates.js';
 import { ecbReferenceTime } from '../../src/core/time.js';
@@ -138,48 +138,69 @@ describe('historyStats', () => {
 
 describe('rangeStart', () => {
   it('counts back calendar months and years from an ordinary day', () => {
-    assert.equal(rangeStart('1m', '2026-03-15'), '2026-02-15');
-    assert.equal(rangeStart('3m', '2026-03-15'), '2025-12-15');
-    assert.equal(rangeStart('6m', '2026-03-15'), '2025-09-15');
-    assert.equal(rangeStart('1y', '2026-03-15'), '2025-03-15');
-    assert.equal(rangeStart('5y', '2026-03-15'), '2021-03-15');
-    assert.equal(rangeStart('1m', '2026-01-15'), '2025-12-15');
+    assert.equal(rangeStart('1m', '2026-03-15', 5), '2026-02-15');
+    assert.equal(rangeStart('3m', '2026-03-15', 5), '2025-12-15');
+    assert.equal(rangeStart('6m', '2026-03-15', 5), '2025-09-15');
+    assert.equal(rangeStart('1y', '2026-03-15', 5), '2025-03-15');
+    assert.equal(rangeStart('5y', '2026-03-15', 5), '2021-03-15');
+    assert.equal(rangeStart('1m', '2026-01-15', 5), '2025-12-15');
   });
 
   it('clamps to the end of a shorter target month', () => {
-    assert.equal(rangeStart('1m', '2026-03-31'), '2026-02-28');
-    assert.equal(rangeStart('3m', '2026-03-31'), '2025-12-31');
-    assert.equal(rangeStart('6m', '2026-03-31'), '2025-09-30');
-    assert.equal(rangeStart('1y', '2026-03-31'), '2025-03-31');
-    assert.equal(rangeStart('5y', '2026-03-31'), '2021-03-31');
-    assert.equal(rangeStart('1m', '2026-05-31'), '2026-04-30');
-    assert.equal(rangeStart('3m', '2026-05-31'), '2026-02-28');
+    assert.equal(rangeStart('1m', '2026-03-31', 5), '2026-02-28');
+    assert.equal(rangeStart('3m', '2026-03-31', 5), '2025-12-31');
+    assert.equal(rangeStart('6m', '2026-03-31', 5), '2025-09-30');
+    assert.equal(rangeStart('1y', '2026-03-31', 5), '2025-03-31');
+    assert.equal(rangeStart('5y', '2026-03-31', 5), '2021-03-31');
+    assert.equal(rangeStart('1m', '2026-05-31', 5), '2026-04-30');
+    assert.equal(rangeStart('3m', '2026-05-31', 5), '2026-02-28');
   });
 
   it('handles leap days', () => {
-    assert.equal(rangeStart('1y', '2024-02-29'), '2023-02-28');
-    assert.equal(rangeStart('5y', '2024-02-29'), '2019-02-28');
-    assert.equal(rangeStart('1m', '2024-02-29'), '2024-01-29');
-    assert.equal(rangeStart('6m', '2024-02-29'), '2023-08-29');
+    assert.equal(rangeStart('1y', '2024-02-29', 5), '2023-02-28');
+    assert.equal(rangeStart('5y', '2024-02-29', 5), '2019-02-28');
+    assert.equal(rangeStart('1m', '2024-02-29', 5), '2024-01-29');
+    assert.equal(rangeStart('6m', '2024-02-29', 5), '2023-08-29');
     // 2024 is a leap year: March 31st minus a month clamps to the 29th, not the 28th.
-    assert.equal(rangeStart('1m', '2024-03-31'), '2024-02-29');
-    assert.equal(rangeStart('1y', '2025-02-28'), '2024-02-28');
-    assert.equal(rangeStart('5y', '2029-02-28'), '2024-02-28');
+    assert.equal(rangeStart('1m', '2024-03-31', 5), '2024-02-29');
+    assert.equal(rangeStart('1y', '2025-02-28', 5), '2024-02-28');
+    assert.equal(rangeStart('5y', '2029-02-28', 5), '2024-02-28');
   });
 });
 
 describe('parseRange', () => {
   it('defaults to 1y and accepts every listed range', () => {
     assert.equal(DEFAULT_RANGE, '1y');
-    assert.equal(parseRange(undefined), '1y');
+    assert.equal(parseRange(undefined, 5), '1y');
     assert.deepEqual([...RANGES], ['1m', '3m', '6m', '1y', '5y']);
-    for (const range of RANGES) assert.equal(parseRange(range), range);
+    for (const range of RANGES) assert.equal(parseRange(range, 5), range);
   });
 
   it('rejects anything else as invalid_range on the range parameter', () => {
     for (const input of ['', '2y', '1M', '1Y', '12m', ' 1m', '1m ', '1w', 'all', '1d', 'max']) {
-      assert.throws(() => parseRange(input), domainError('invalid_range', 'range'), JSON.stringify(input));
+      assert.throws(() => parseRange(input, 5), domainError('invalid_range', 'range'), JSON.stringify(input));
     }
+  });
+
+  it('takes 10y and max only where more than five years are kept', () => {
+    for (const years of [1, 5] as const) {
+      assert.deepEqual(rangesFor(years), RANGES);
+      assert.throws(() => parseRange('10y', years), /range must be one of 1m, 3m, 6m, 1y, 5y\./);
+    }
+    for (const years of [6, 30, 'all'] as const) {
+      assert.deepEqual(rangesFor(years), [...RANGES, '10y', 'max']);
+      assert.equal(parseRange('10y', years), '10y');
+      assert.equal(parseRange('max', years), 'max');
+      assert.throws(() => parseRange('all', years), /range must be one of 1m, 3m, 6m, 1y, 5y, 10y, max\./);
+    }
+  });
+
+  it('counts 10y back in calendar years and starts max at the oldest day kept', () => {
+    assert.equal(rangeStart('10y', '2026-03-31', 'all'), '2016-03-31');
+    assert.equal(rangeStart('10y', '2024-02-29', 12), '2014-02-28');
+    assert.equal(rangeStart('max', '2026-03-31', 'all'), '1900-01-01');
+    // Twelve years and the month of margin the store keeps.
+    assert.equal(rangeStart('max', '2026-03-31', 12), '2014-02-28');
   });
 });
 

@@ -6,7 +6,9 @@ import { after, before, describe, it } from 'node:test';
 import { zipSync } from 'fflate';
 import { FeedError } from '../../src/core/errors.js';
 import type { Clock, RateDocument, RateStore } from '../../src/core/ports.js';
-import { failureCause, RETENTION_MONTHS, retentionStart, shortError, syncProvider, validateDocument, type Logger } from '../../src/core/refresh.js';
+import { failureCause, retentionStart, shortError, syncProvider, validateDocument, type Logger } from '../../src/core/refresh.js';
+import { instrumentProvider } from '../../src/deps.js';
+import { createMetrics } from '../../src/metrics.js';
 import { createEcbProvider } from '../../src/providers/ecb.js';
 import { createFileProvider } from '../../src/providers/file.js';
 import { migrateToLatest, openDatabase, type OpenDatabase } from '../../src/storage/database.js';
@@ -123,10 +125,15 @@ describe('validateDocument', () => {
 });
 
 describe('retentionStart', () => {
-  it('is five years and one month before today', () => {
-    assert.equal(RETENTION_MONTHS, 61);
-    assert.equal(retentionStart(clockAt('2026-02-10T18:00:00Z')), '2021-01-10');
-    assert.equal(retentionStart(clockAt('2026-03-31T00:00:00Z')), '2021-02-28');
+  it('is five years and one month before today by default', () => {
+    assert.equal(retentionStart(clockAt('2026-02-10T18:00:00Z'), 5), '2021-01-10');
+    assert.equal(retentionStart(clockAt('2026-03-31T00:00:00Z'), 5), '2021-02-28');
+  });
+
+  it('follows EXRATES_HISTORY_YEARS: so many years and a month, or every day with all', () => {
+    assert.equal(retentionStart(clockAt('2026-02-10T18:00:00Z'), 1), '2025-01-10');
+    assert.equal(retentionStart(clockAt('2026-03-31T00:00:00Z'), 30), '1996-02-29');
+    assert.equal(retentionStart(clockAt('2026-03-31T00:00:00Z'), 'all'), '1900-01-01');
   });
 });
 
@@ -522,6 +529,13 @@ describe('syncProvider on a file that stays as it is', () => {
     assert.deepEqual(await allRows(database), before);
     assert.equal((await store.providerState('file'))?.failing, false);
     assert.deepEqual(log.entries.filter((e) => e.level !== 'info'), []);
+  });
+
+  it('does so as the service wires it too, timed for the upstream metrics', async () => {
+    const provider = instrumentProvider(createFileProvider({ location: join(ECB_XML_DIR, 'eurofxref-hist-90d_2025-02-25.xml'), timeoutMs: 5_000 }), createMetrics());
+    const later = await syncProvider(provider, store, clockAt('2025-11-04T12:00:00Z'), recordingLogger());
+    assert.equal(later.ok, true, later.error);
+    assert.equal(later.latestDay, '2025-02-25');
   });
 });
 

@@ -133,4 +133,25 @@ describe('answers for replaced currencies, on the shared ECB history', () => {
     assert.deepEqual(both.points[0], { date: '2025-12-30', rate: quotient8('7.5345', bgn) });
     assert.deepEqual(both.points.at(-1), { date: '2026-01-05', rate: quotient8('7.5345', '1.95583') });
   });
+
+  it('lists each replaced currency in /currencies with its successor, ratio and day, served as its successor is', async () => {
+    type Listed = { code: string; servedBy: string | null; providers: string[]; firstDate?: string; lastDate?: string; onRequest: boolean; replacedBy?: { successor: string; ratio: string; from: string; reference: string } };
+    const listed = (await get('/api/v1/currencies')).json().currencies as Listed[];
+    const entry = (code: string) => listed.find((c) => c.code === code);
+    const eur = entry('EUR')!;
+    const bgn = entry('BGN')!;
+    assert.deepEqual(bgn.replacedBy, { successor: 'EUR', ratio: '1.95583', from: '2026-01-01', reference: replacementOn('BGN', '2026-01-01')!.reference });
+    assert.deepEqual([bgn.servedBy, bgn.providers, bgn.lastDate, bgn.onRequest], [eur.servedBy, eur.providers, eur.lastDate, false]);
+    // Its market numbers before the euro are history it can still be asked for.
+    assert.ok(bgn.firstDate! <= eur.firstDate!);
+    assert.equal(entry('HRK')?.replacedBy?.ratio, '7.53450');
+    // A currency in force has no replacedBy; one whose successor nobody quotes is not listed.
+    assert.equal(eur.replacedBy, undefined);
+    assert.equal(entry('USD')!.replacedBy, undefined);
+    for (const c of listed.filter((x) => x.replacedBy !== undefined)) assert.ok(entry(c.replacedBy!.successor), `${c.code}'s successor ${c.replacedBy!.successor} is listed`);
+    assert.equal(entry('SLL'), undefined);
+    // The list of many rates names only the currencies in force.
+    const many = (await get('/api/v1/rates?from=EUR')).json() as { rates: Array<{ to: string }> };
+    assert.ok(!many.rates.some((r) => r.to === 'BGN' || r.to === 'HRK'));
+  });
 });

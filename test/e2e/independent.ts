@@ -112,10 +112,11 @@ export function normaliseAmount(amount: string): string {
   return frac === undefined ? trimmed : `${trimmed}.${frac}`;
 }
 
-export const RANGE_MONTHS: Record<string, number> = { '1m': 1, '3m': 3, '6m': 6, '1y': 12, '5y': 60 };
+export const RANGE_MONTHS: Record<string, number> = { '1m': 1, '3m': 3, '6m': 6, '1y': 12, '5y': 60, '10y': 120 };
 
-/** Today minus whole calendar months, the day clamped to the length of the target month. */
+/** Today minus whole calendar months, the day clamped to the length of the target month; `max`: every day there is. */
 export function rangeStart(today: string, range: string): string {
+  if (range === 'max') return '0000-01-01';
   const months = RANGE_MONTHS[range];
   if (months === undefined) throw new Error(`unknown range ${range}`);
   const [y, m, d] = today.split('-').map(Number) as [number, number, number];

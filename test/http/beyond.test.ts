@@ -154,8 +154,11 @@ describe('beyond the interface, on the shared ECB history', () => {
   });
 
   describe('GET /api/v1/rates', () => {
-    test('every entry equals /rate for its pair; without to, every listed currency but from', async () => {
-      const listed = ((await get('/api/v1/currencies')).json() as { currencies: Array<{ code: string }> }).currencies.map((c) => c.code);
+    test('every entry equals /rate for its pair; without to, every listed currency in force but from', async () => {
+      // A replaced currency (listed with replacedBy) is answered when named, but not among all rates.
+      const listed = ((await get('/api/v1/currencies')).json() as { currencies: Array<{ code: string; replacedBy?: object }> }).currencies
+        .filter((c) => c.replacedBy === undefined)
+        .map((c) => c.code);
       for (const date of [undefined, '2026-03-01', '2025-12-25']) {
         const suffix = date ? `&date=${date}` : '';
         const response = await get(`/api/v1/rates?from=gbp${suffix}`);

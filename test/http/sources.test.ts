@@ -261,10 +261,12 @@ describe('source=<provider id> answers from that provider alone', () => {
   it('/currencies names the provider that serves each currency, and every provider that quotes it', async () => {
     const listed = (await service.get('/api/v1/currencies')).body.currencies as Array<{ code: string; servedBy: string | null; providers: string[]; onRequest: boolean }>;
     const entry = (code: string) => listed.find((c) => c.code === code)!;
-    // The ECB is preferred: it serves what it quotes; the CNB what the ECB does not; Banca d'Italia the rest of its day document.
+    // The ECB is preferred: it serves what it quotes, but for the koruna, which its own central bank
+    // serves first; the CNB what the ECB does not; Banca d'Italia the rest of its day document.
     assert.equal(entry('USD').servedBy, 'ecb');
     assert.ok(entry('USD').providers.includes('cnb'));
-    assert.equal(entry('CZK').servedBy, 'ecb');
+    assert.equal(entry('CZK').servedBy, 'cnb');
+    assert.deepEqual(entry('CZK').providers.slice(0, 2), ['cnb', 'ecb']);
     assert.deepEqual(entry('XDR'), { ...entry('XDR'), servedBy: 'cnb', providers: ['cnb', 'bancaditalia'], onRequest: false });
     assert.equal(entry('AFN').servedBy, 'bancaditalia');
     const onRequest = listed.filter((c) => c.onRequest);

@@ -297,3 +297,65 @@ describe("Banca d'Italia's whole day in the service", () => {
     assert.equal(dated.body['rate'], formatRate(bdiOn('2026-02-10', 'AFN').div(bdiOn('2026-02-10', 'USD'))));
   });
 });
+
+/**
+ * Banca d'Italia with every year kept (EXRATES_HISTORY_YEARS=all): a currency's series loads back
+ * as far as the bank serves it, five years at a time, newest first, ending at the first five years
+ * with nothing; a later process asks only for the days before those it holds.
+ */
+describe("Banca d'Italia's per-currency series with every year kept", () => {
+  let fake: FakeUpstreams;
+  let banks: CentralBankStandIns;
+  const env = () => ({ ...banks.env(), EXRATES_PROVIDERS: 'ecb,bancaditalia', EXRATES_NOW: '2026-02-12T12:00:00Z', EXRATES_HISTORY_YEARS: 'all' });
+  const seriesAsked = (from: number) =>
+    banks.requests.bdi
+      .slice(from)
+      .filter((u) => u.pathname.endsWith('/dailyTimeSeries') && u.searchParams.get('baseCurrencyIsoCode') === 'AFN')
+      .map((u) => [u.searchParams.get('startDate')!, u.searchParams.get('endDate')!] as const);
+  before(async () => {
+    fake = await startFakeUpstreams();
+    fake.ecb.historyThrough = '2026-02-11';
+    banks = await startCentralBankStandIns('2026-02-12');
+  });
+  after(async () => {
+    await banks.close();
+    await closeFakeFeeds(fake);
+  });
+
+  it('loads back until five years hold nothing; a later process asks only for what lies before the held days', async () => {
+    const first = await createFeedsService(fake, { env: env() });
+    const dated = async (service: FeedsService) => {
+      await service.deps.refresher.refreshAll();
+      const answer = await service.get('/api/v1/rate?from=EUR&to=AFN&date=2026-02-09');
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      assert.equal(answer.body['rate'], formatRate(new D(bdiRows(recorded(BDI_DAYS['2026-02-09']!).toString('utf8')).find((r) => r.code === 'AFN')!.rate)));
+    };
+    let mark = banks.requests.bdi.length;
+    await dated(first);
+    const asked = seriesAsked(mark);
+    // Before the day document it holds (2026-02-11): five years with the two recorded days, then
+    // the five before them, with nothing, where the load ends; each year one request.
+    const ends = asked.map(([, to]) => to).sort();
+    const starts = asked.map(([from]) => from).sort();
+    assert.equal(ends.at(-1), '2026-02-10');
+    // Each part five years and a month: 2021-01-10 to 2026-02-10, then 2015-12-09 to 2021-01-09.
+    assert.deepEqual([starts[0], starts.includes('2021-01-10'), ends.includes('2021-01-09')], ['2015-12-09', true, true]);
+    assert.ok(asked.length >= 10 && asked.length <= 12, JSON.stringify(asked));
+    await first.close();
+
+    const again = await createFeedsService(fake, { databaseFile: first.databaseFile, env: env() });
+    try {
+      mark = banks.requests.bdi.length;
+      await again.deps.refresher.refreshAll();
+      // Every stored day of the currency: its history, held from 2026-02-09, is asked for before that day.
+      const max = await again.get('/api/v1/history?from=EUR&to=AFN&range=max');
+      assert.equal(max.status, 200, JSON.stringify(max.body));
+      assert.deepEqual((max.body['points'] as Array<{ date: string }>).map((p) => p.date), Object.keys(BDI_DAYS));
+      const later = seriesAsked(mark);
+      assert.ok(later.length > 0 && later.length <= 6, JSON.stringify(later));
+      assert.equal(later.map(([, to]) => to).sort().at(-1), '2026-02-08');
+    } finally {
+      await again.close();
+    }
+  });
+});

@@ -73,7 +73,7 @@ describe('BNM provider against a local stand-in', () => {
   before(async () => {
     server = await startBankServer((url, request) => {
       // The API answers only clients that ask for its versioned media type.
-      if (request.accept !== 'application/vnd.BNM.API.v1+json') return { status: 406, body: '{"message":"Not Acceptable"}', contentType: 'application/json' };
+      if (request.headers['accept'] !== 'application/vnd.BNM.API.v1+json') return { status: 406, body: '{"message":"Not Acceptable"}', contentType: 'application/json' };
       const exact = recordings.find((r) => r.pathAndQuery === `${url.pathname}${url.search}`);
       if (exact) return { body: exact.body, contentType: exact.contentType };
       // Another month of a currency: the API's answer without rates in it.
@@ -106,7 +106,7 @@ describe('BNM provider against a local stand-in', () => {
     server.requests.length = 0;
     const clock = clockAt('2026-03-20T10:45:00Z');
     const lines: Array<{ obj: Record<string, unknown>; msg: string | undefined }> = [];
-    const range = { from: retentionStart(clock), to: '2026-04-30' };
+    const range = { from: retentionStart(clock, 5), to: '2026-04-30' };
     const document = await provider('2026-03-20T10:45:00Z', { info: (obj, msg) => lines.push({ obj: obj as Record<string, unknown>, msg }) }).series(range);
     // 2021-02-18 to 2026-03-20: 62 months touched.
     assert.equal(server.requests.length, 62 * 27);

@@ -63,8 +63,8 @@ describe('BNR parser on the recorded year file', () => {
 
   it('rejects malformed files with a clear error', () => {
     const cases: Array<[string, RegExp]> = [
-      ['', /the body is empty/],
-      ['<html><body>Service unavailable', /not well-formed/],
+      ['', /the XML is empty/],
+      ['<html><body>Service unavailable', /got an HTML page instead of XML/],
       [text.slice(0, text.length - 200), /not well-formed/],
       ['<?xml version="1.0"?><Other/>', /not the BNR's DataSet of rates/],
       [withCubes(CUBES[0]!).replace('<OrigCurrency>RON</OrigCurrency>', '<OrigCurrency>EUR</OrigCurrency>'), /OrigCurrency is "EUR", not RON/],
@@ -124,7 +124,7 @@ describe('BNR provider against a local stand-in', () => {
     today = '2026-08-19';
     const clock = clockAt('2026-08-19T16:13:10Z');
     const lines: Array<{ obj: Record<string, unknown>; msg: string | undefined }> = [];
-    const range = { from: retentionStart(clock), to: '2026-08-19' };
+    const range = { from: retentionStart(clock, 5), to: '2026-08-19' };
     const began = Date.now();
     const document = await provider('2026-08-19T16:13:10Z', { info: (obj, msg) => lines.push({ obj: obj as Record<string, unknown>, msg }) }).series(range);
     assert.deepEqual(server.requests, ['2021', '2022', '2023', '2024', '2025', '2026'].map((year) => `/files/xml/years/nbrfxrates${year}.xml`));

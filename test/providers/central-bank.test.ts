@@ -4,7 +4,7 @@ import { Decimal } from 'decimal.js';
 import fc from 'fast-check';
 import { FeedError } from '../../src/core/errors.js';
 import type { Clock, DayRange, RateDocument } from '../../src/core/ports.js';
-import { columns, publishedRate, readCsv, spannedSeries, untilToday, yearsOf } from '../../src/providers/central-bank.js';
+import { columns, commaDecimalRate, dayByDayProvider, perCurrencySeries, publishedRate, readCsv, readXml, spannedSeries, untilToday, xmlText, yearsOf } from '../../src/providers/central-bank.js';
 import { perUnit } from '../../src/providers/paced.js';
 
 const feedError = (pattern: RegExp) => (error: unknown) => {
@@ -140,5 +140,86 @@ describe('the series of a bank that answers ranges', () => {
       { from: '2025-01-01', to: '2025-12-31' },
       { from: '2026-01-01', to: '2026-01-01' },
     ]);
+  });
+});
+
+describe('commaDecimalRate and readXml', () => {
+  it('reads a decimal comma, and an exponent as the Bank of Russia writes its smallest figures, into plain decimals', () => {
+    assert.equal(commaDecimalRate('53,8359', 'F', 'x'), '53.8359');
+    assert.equal(commaDecimalRate('100', 'F', 'x'), '100');
+    assert.equal(commaDecimalRate('5,39256E-05', 'F', 'x'), '0.0000539256');
+    assert.equal(commaDecimalRate('1,5e2', 'F', 'x'), '150');
+    for (const bad of ['53.8359', '1,2,3', '-1,5', '', ' 1,5', '1,5E+99999', '1 000,5']) assert.throws(() => commaDecimalRate(bad, 'F', 'x'), feedError(/F: x: .* is not a decimal with a comma/), bad);
+    assert.throws(() => commaDecimalRate('0,000', 'F', 'x'), feedError(/the rate is zero/));
+  });
+
+  it('keeps attributes and texts as written, repeated elements as lists, and refuses cut-off XML and HTML pages', () => {
+    const root = readXml('<?xml version="1.0"?><a:R xmlns:a="urn:x" Date="01.02.2026"><V> 1,50</V><V>2</V></a:R>', 'F', ['V'])['R'] as Record<string, unknown>;
+    assert.equal(xmlText(root, '@_Date', 'F', 'R'), '01.02.2026');
+    assert.deepEqual(root['V'], [' 1,50', '2']);
+    assert.throws(() => xmlText(root, 'W', 'F', 'R'), feedError(/F: R: <W> is missing/));
+    assert.throws(() => readXml('<R><V>1</V>', 'F', []), feedError(/not well-formed/));
+    assert.throws(() => readXml('<!DOCTYPE html><html><body>busy</body></html>', 'F', []), feedError(/HTML page/));
+    assert.throws(() => readXml('  ', 'F', []), feedError(/the XML is empty/));
+  });
+});
+
+describe('the series of banks answering a currency, or a day, at a time', () => {
+  const clock: Clock = { now: () => new Date('2026-03-11T12:00:00Z') };
+  const day = (d: string, rates: Record<string, string>): RateDocument => ({ provider: 'x', base: 'XXX', days: [{ day: d, asOf: `${d}T00:00:00Z`, rates }] });
+
+  it('perCurrencySeries: the currency list once, then each currency span by span, gathered into days', async () => {
+    const asked: string[] = [];
+    const series = perCurrencySeries<string>({
+      id: 'x',
+      base: 'XXX',
+      feed: 'X feed',
+      spanDays: 5,
+      upToToday: clock,
+      paceMs: 0,
+      currencies: async () => {
+        asked.push('list');
+        return ['AAA', 'BBB'];
+      },
+      fetchCurrencySpan: async (code, span) => {
+        asked.push(`${code} ${span.from}..${span.to}`);
+        // Answers a day outside the span too: it is not kept.
+        return { provider: 'x', base: 'XXX', days: [day(span.from, { [code]: '1/2' }).days[0]!, day('2026-01-01', { [code]: '1/3' }).days[0]!] };
+      },
+      describe: (code) => code,
+    });
+    const document = await series({ from: '2026-03-02', to: '2026-03-20' });
+    assert.deepEqual(asked, ['list', 'AAA 2026-03-02..2026-03-06', 'BBB 2026-03-02..2026-03-06', 'AAA 2026-03-07..2026-03-11', 'BBB 2026-03-07..2026-03-11']);
+    assert.deepEqual(document.days.map((d) => [d.day, d.rates]), [['2026-03-02', { AAA: '1/2', BBB: '1/2' }], ['2026-03-07', { AAA: '1/2', BBB: '1/2' }]]);
+    assert.deepEqual(await series({ from: '2026-04-01', to: '2026-04-02' }), { provider: 'x', base: 'XXX', days: [] });
+    await assert.rejects(series({ from: '2026-03-05', to: '2026-03-01' }), RangeError);
+  });
+
+  it('dayByDayProvider: latest goes back a day at a time; series asks each day (weekdays when told) and keeps only the day asked', async () => {
+    const asked: string[] = [];
+    const provider = (skipWeekends: boolean) =>
+      dayByDayProvider({
+        id: 'x',
+        base: 'XXX',
+        feed: 'X feed',
+        clock,
+        lookbackDays: 2,
+        skipWeekends,
+        paceMs: 0,
+        // Publishes on 9 March only; any later day answers the 9th's rates, dated the 9th.
+        fetchDay: async (d) => {
+          asked.push(d);
+          return d >= '2026-03-09' ? day('2026-03-09', { AAA: '1/2' }) : { provider: 'x', base: 'XXX', days: [] };
+        },
+      });
+    assert.deepEqual((await provider(false).latest()).days.map((d) => d.day), ['2026-03-09']);
+    assert.deepEqual(asked.splice(0), ['2026-03-11']);
+    const document = await provider(true).series({ from: '2026-03-06', to: '2026-03-20' });
+    assert.deepEqual(asked.splice(0), ['2026-03-06', '2026-03-09', '2026-03-10', '2026-03-11']);
+    assert.deepEqual(document.days.map((d) => d.day), ['2026-03-09']);
+    await provider(false).series({ from: '2026-03-06', to: '2026-03-09' });
+    assert.deepEqual(asked.splice(0), ['2026-03-06', '2026-03-07', '2026-03-08', '2026-03-09']);
+    const none = dayByDayProvider({ id: 'x', base: 'XXX', feed: 'X feed', clock, lookbackDays: 2, paceMs: 0, fetchDay: async () => ({ provider: 'x', base: 'XXX', days: [] }) });
+    await assert.rejects(none.latest(), feedError(/X feed: nothing published in the 3 days to 2026-03-11/));
   });
 });

@@ -59,7 +59,7 @@ function rbOn(day: string, code: string): Dec {
 }
 /** Units per pound: the cell of the currency's "into sterling" series on that day. */
 function boeOn(day: string, code: string): Dec {
-  const series: Record<string, string> = { CAD: 'XUDLCDS', NOK: 'XUDLNKS', SEK: 'XUDLSKS', ILS: 'XUDLBK78', SAR: 'XUDLSRS' };
+  const series: Record<string, string> = { USD: 'XUDLUSS', CAD: 'XUDLCDS', NOK: 'XUDLNKS', SEK: 'XUDLSKS', ILS: 'XUDLBK78', SAR: 'XUDLSRS' };
   const [header, ...rows] = recorded('boe/01.csv').toString('utf8').trimEnd().split('\r\n').map((line) => line.split(','));
   const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
   const written = `${Number(day.slice(8))} ${months[Number(day.slice(5, 7)) - 1]} ${day.slice(0, 4)}`;
@@ -118,8 +118,11 @@ describe('a cross between providers is the exact cross of their published number
       assert.equal(answer.asOf, `${day}T15:00:00Z`);
     });
 
-    it('EUR→CZK stays the ECB\'s published number (the first provider quoting both)', async () => {
-      assert.equal((await rate(service, 'EUR', 'CZK')).rate, formatRate(ecbOn('2026-02-11', 'CZK')));
+    it("EUR→CZK is the CNB's published number: the koruna's own central bank serves it, and quotes the euro", async () => {
+      const response = await service.get('/api/v1/rate?from=EUR&to=CZK&expand=provenance');
+      const provenance = response.body.provenance as { providers: string[]; day: string };
+      assert.deepEqual(provenance.providers, ['cnb']);
+      assert.equal(response.body.rate, formatRate(cnbOn(provenance.day, 'EUR')));
     });
   });
 
@@ -174,11 +177,11 @@ describe('a cross between providers is the exact cross of their published number
       assert.equal(answer.rate, formatRate(boiOn('2026-03-06', 'JOD').mul(nbuOn('2026-03-06', 'ILS'))));
     });
 
-    it('JOD→CZK: the dinar from the Bank of Israel, the koruna from the ECB (preferred to the CNB), through the euro on 5 March, the ECB\'s last day', async () => {
-      // 1 JOD = j ILS = j / e EUR = j / e × c CZK, e the shekels per euro, c the ECB's koruna per euro.
-      const both = '2026-03-05';
+    it('JOD→CZK: the dinar from the Bank of Israel, the koruna from its own central bank, the CNB, through the shekel the CNB quotes on 6 March', async () => {
+      // 1 JOD = j ILS = j × s CZK, s the CNB's koruna per shekel.
+      const both = '2026-03-06';
       const answer = await rate(service, 'JOD', 'CZK');
-      assert.equal(answer.rate, formatRate(boiOn(both, 'JOD').div(boiOn(both, 'EUR')).mul(ecbOn(both, 'CZK'))));
+      assert.equal(answer.rate, formatRate(boiOn(both, 'JOD').mul(cnbOn(both, 'ILS'))));
     });
   });
 
@@ -204,12 +207,22 @@ describe('a cross between providers is the exact cross of their published number
       await banks.close();
     });
 
-    it('CAD→NOK, both quoted by the Bank of England: its kroner per pound over its Canadian dollars per pound', async () => {
-      assert.equal((await rate(service, 'CAD', 'NOK')).rate, formatRate(boeOn(day, 'NOK').div(boeOn(day, 'CAD'))));
+    it('CAD→NOK, though the Bank of England is first: the krone from its own central bank, Norges Bank, which quotes the Canadian dollar too', async () => {
+      assert.equal((await rate(service, 'CAD', 'NOK')).rate, formatRate(nbOn(day, 'CAD')));
     });
 
-    it('SEK→ILS, both quoted by the Bank of England', async () => {
-      assert.equal((await rate(service, 'SEK', 'ILS')).rate, formatRate(boeOn(day, 'ILS').div(boeOn(day, 'SEK'))));
+    it("SEK→ILS: the Bank of Israel, the shekel's own bank, quotes the krona, but its last krona (of 2 March) is set aside by the cross-check; the Bank of England quotes both", async () => {
+      const response = await service.get('/api/v1/rate?from=SEK&to=ILS&expand=provenance');
+      assert.equal(response.body.rate, formatRate(boeOn(day, 'ILS').div(boeOn(day, 'SEK'))));
+      assert.deepEqual((response.body.provenance as { providers: string[] }).providers, ['boe']);
+      const providers = (await service.get('/api/v1/providers')).body.providers as Array<{ id: string; crossCheck: { outliers: Array<{ currency: string; day: string; setAside: boolean }> } }>;
+      const boi = providers.find((p) => p.id === 'boi')!;
+      assert.ok(boi.crossCheck.outliers.some((o) => o.currency === 'SEK' && o.day === '2026-03-02' && o.setAside));
+    });
+
+    it('USD→SAR, neither issued by a configured bank: both from the Bank of England, the first provider in the order quoting them', async () => {
+      // 1 USD = 1 / u GBP = s / u SAR.
+      assert.equal((await rate(service, 'USD', 'SAR')).rate, formatRate(boeOn(day, 'SAR').div(boeOn(day, 'USD'))));
     });
 
     it('GBP→UAH: the NBU quotes both, and its hryvnias per pound of 16 March are served as published', async () => {
@@ -258,12 +271,12 @@ describe('a cross between providers is the exact cross of their published number
       await banks.close();
     });
 
-    it('CAD→NOK, both quoted by the Riksbank: its kronor per Canadian dollar over its kronor per krone', async () => {
-      assert.equal((await rate(service, 'CAD', 'NOK')).rate, formatRate(rbOn(day, 'CAD').div(rbOn(day, 'NOK'))));
+    it('CAD→NOK, though the Riksbank is first: Norges Bank, the krone\'s own central bank, quotes both (24 March, its last day)', async () => {
+      assert.equal((await rate(service, 'CAD', 'NOK')).rate, formatRate(nbOn('2026-03-24', 'CAD')));
     });
 
-    it('SEK→ILS: the exact reciprocal of the Riksbank\'s kronor per shekel', async () => {
-      assert.equal((await rate(service, 'SEK', 'ILS')).rate, formatRate(new D(1).div(rbOn(day, 'ILS'))));
+    it('SEK→CHF: the krona from the Riksbank, its own central bank and first in the order, which quotes the franc: the exact reciprocal of its kronor per franc', async () => {
+      assert.equal((await rate(service, 'SEK', 'CHF')).rate, formatRate(new D(1).div(rbOn(day, 'CHF'))));
     });
 
     it('BYN→CZK: Norges Bank quotes both (the Riksbank no rouble), on 24 March, its last day', async () => {

@@ -264,6 +264,15 @@ describe('cross-checks of a provider whose base the others do not quote', () => 
         assert.equal(uah.body['rate'], formatRate(ecbOn('2026-03-04', 'USD').div(nbuOn('2026-03-04', 'EUR'))));
       });
 
+      it('/currencies names the ECB as serving the dollar: the NBU, first in the order, is listed but its newest number is set aside', async () => {
+        const listed = (await service.get('/api/v1/currencies')).body['currencies'] as Array<{ code: string; servedBy: string; providers: string[] }>;
+        const usd = listed.find((c) => c.code === 'USD')!;
+        assert.equal(usd.providers[0], 'nbu');
+        assert.equal(usd.servedBy, 'ecb');
+        // The hryvnia is the NBU's own currency: it serves it, whatever its dollar.
+        assert.equal(listed.find((c) => c.code === 'UAH')!.servedBy, 'nbu');
+      });
+
       it('is still what source=nbu answers', async () => {
         const answer = await service.get('/api/v1/rate?from=EUR&to=USD&date=2026-03-04&source=nbu');
         assert.equal(answer.body['rate'], formatRate(nbuOn('2026-03-04', 'EUR').div(rewrite(nbuOn('2026-03-04', 'USD')))));

@@ -87,7 +87,7 @@ describe('Danmarks Nationalbank provider against a local StatBank', () => {
   let server: BankServer;
   before(async () => {
     server = await startBankServer((url, request) => {
-      if (`${url.pathname}${url.search}` !== recorded.pathAndQuery || request.method !== 'POST' || request.contentType !== 'application/json') return undefined;
+      if (`${url.pathname}${url.search}` !== recorded.pathAndQuery || request.method !== 'POST' || request.headers['content-type'] !== 'application/json') return undefined;
       // StatBank's answer to a query of the recorded shape: the recorded lines from its day on.
       const since = /"Tid","values":\[">=(\d{4}M\d{2}D\d{2})"\]/.exec(request.body)?.[1];
       if (since === undefined || request.body !== dnbQuery(`${since.slice(0, 4)}-${since.slice(5, 7)}-${since.slice(8, 10)}`)) return { status: 400, body: '{"errorTypeCode":"EXTRACT-NOTFOUND"}', contentType: 'application/json' };
@@ -118,7 +118,7 @@ describe('Danmarks Nationalbank provider against a local StatBank', () => {
     server.bodies.length = 0;
     const clock = clockAt('2026-04-04T10:14:25Z');
     const lines: string[] = [];
-    const range = { from: retentionStart(clock), to: '2026-03-10' };
+    const range = { from: retentionStart(clock, 5), to: '2026-03-10' };
     const document = await provider('2026-04-04T10:14:25Z', { info: (_obj, msg) => lines.push(msg ?? '') }).series(range);
     assert.deepEqual(server.bodies, [dnbQuery(range.from)]);
     assert.equal(document.days.at(-1)!.day, '2026-03-10');

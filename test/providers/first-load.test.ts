@@ -55,7 +55,7 @@ describe('the first history load of the range-query banks, in paced spans of at 
     it(`${bank}: six requests of consecutive spans from the retention start to today, in turn, logged as a paced load`, async () => {
       const lines: Array<{ obj: Record<string, unknown>; msg: string | undefined }> = [];
       const provider = create({ info: (obj, msg) => lines.push({ obj: obj as Record<string, unknown>, msg }) });
-      const range = { from: retentionStart(clock), to: TODAY };
+      const range = { from: retentionStart(clock, 5), to: TODAY };
       assert.equal(range.from, '2021-02-25');
       const start = banks.requests[bank].length;
       const began = Date.now();

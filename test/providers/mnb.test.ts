@@ -58,13 +58,13 @@ describe('MNB parser on the recorded SOAP answer', () => {
 
   it('rejects malformed answers with a clear error', () => {
     const cases: Array<[string, RegExp]> = [
-      ['', /the body is empty/],
-      ['<html><body>Bad gateway', /not well-formed/],
+      ['', /the XML is empty/],
+      ['<html><body>Bad gateway', /got an HTML page instead of XML/],
       ['<?xml version="1.0"?><s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body><s:Fault><faultcode>s:Client</faultcode><faultstring xml:lang="en">Invalid date</faultstring></s:Fault></s:Body></s:Envelope>', /the service answered a fault: "Invalid date"/],
       [text.replace(/GetExchangeRatesResult/g, 'GetCurrenciesResult'), /holds no GetExchangeRatesResult/],
       [withDays(DAYS[0]!.replace('date="2025-03-28"', 'date="2025.03.28"')), /Day date "2025.03.28" is not a date/],
       [withDays(DAYS[0]!.replace('curr="EUR"', 'curr="euro"')), /a Rate whose currency is "euro"/],
-      [withDays(DAYS[0]!.replace('curr="EUR"&gt;402,61', 'curr="EUR"&gt;402.61')), /EUR on 2025-03-28: "402.61" is not a rate with a decimal comma/],
+      [withDays(DAYS[0]!.replace('curr="EUR"&gt;402,61', 'curr="EUR"&gt;402.61')), /EUR on 2025-03-28: "402.61" is not a decimal with a comma/],
       [withDays(DAYS[0]!.replace('curr="EUR"&gt;402,61', 'curr="EUR"&gt;0,00')), /the rate is zero/],
       [withDays(DAYS[0]!.replace('unit="1" curr="EUR"', 'curr="EUR"')), /EUR on 2025-03-28: the Rate has no unit/],
       [withDays(DAYS[0]!.replace('unit="100" curr="JPY"', 'unit="0" curr="JPY"')), /"0" is not a whole number of units/],
@@ -83,7 +83,7 @@ describe('MNB provider against a local SOAP service', () => {
   let server: BankServer;
   before(async () => {
     server = await startBankServer((url, request) => {
-      if (`${url.pathname}${url.search}` !== recorded.pathAndQuery || request.method !== 'POST' || !request.contentType.startsWith('text/xml')) return undefined;
+      if (`${url.pathname}${url.search}` !== recorded.pathAndQuery || request.method !== 'POST' || !String(request.headers['content-type']).startsWith('text/xml')) return undefined;
       const from = /<web:startDate>([\d-]+)<\/web:startDate>/.exec(request.body)?.[1];
       const to = /<web:endDate>([\d-]+)<\/web:endDate>/.exec(request.body)?.[1];
       if (from === undefined || to === undefined || request.body !== mnbRequest(from, to)) return { status: 500, body: 'SOAP fault', contentType: 'text/plain' };
@@ -115,7 +115,7 @@ describe('MNB provider against a local SOAP service', () => {
     server.bodies.length = 0;
     const clock = clockAt('2025-03-30T12:00:00Z');
     const lines: Array<{ obj: Record<string, unknown>; msg: string | undefined }> = [];
-    const range = { from: retentionStart(clock), to: '2025-03-30' };
+    const range = { from: retentionStart(clock, 5), to: '2025-03-30' };
     const document = await provider('2025-03-30T12:00:00Z', { info: (obj, msg) => lines.push({ obj: obj as Record<string, unknown>, msg }) }).series(range);
     const spans = server.bodies.map((body) => [/<web:startDate>([\d-]+)</.exec(body)![1]!, /<web:endDate>([\d-]+)</.exec(body)![1]!]);
     assert.equal(spans.length, 6);

@@ -59,8 +59,8 @@ describe('NBK parser on the recorded documents', () => {
 
   it('rejects malformed documents with a clear error', () => {
     const cases: Array<[string, RegExp]> = [
-      ['', /the body is empty/],
-      ['<html><body>502', /not well-formed/],
+      ['', /the XML is empty/],
+      ['<html><body>502', /got an HTML page instead of XML/],
       ['<?xml version="1.0"?><error>no data</error>', /not the bank's rates document/],
       [doc('2026-04-01', item('USD', '478.77', '1')), /date "2026-04-01" is not a date DD.MM.YYYY/],
       [doc('01.04.2026', item('usd', '478.77', '1')), /item #0: title is "usd", not a currency code/],
@@ -114,7 +114,7 @@ describe('NBK provider against a local stand-in', () => {
     server.requests.length = 0;
     const clock = clockAt('2026-04-03T12:00:00Z');
     const lines: Array<{ obj: Record<string, unknown>; msg: string | undefined }> = [];
-    const range = { from: retentionStart(clock), to: '2026-04-10' };
+    const range = { from: retentionStart(clock, 5), to: '2026-04-10' };
     const document = await provider('2026-04-03T12:00:00Z', { info: (obj, msg) => lines.push({ obj: obj as Record<string, unknown>, msg }) }).series(range);
     assert.equal(server.requests[0], `/rss/get_rates.cfm?fdate=${range.from.slice(8, 10)}.${range.from.slice(5, 7)}.${range.from.slice(0, 4)}`);
     assert.equal(server.requests.at(-1), '/rss/get_rates.cfm?fdate=03.04.2026');
@@ -124,9 +124,13 @@ describe('NBK provider against a local stand-in', () => {
     assert.equal(lines.at(-1)!.msg, 'history loaded');
   });
 
-  it('fails on an error answer and on a document without rates', async () => {
+  it('latest goes a day back at a time past days without rates; fails on an error answer and on a week without rates', async () => {
     await assert.rejects(provider('2026-04-02T12:00:00Z', undefined, `${server.origin}/elsewhere`).latest(), feedError(/HTTP 404/));
-    await assert.rejects(provider('2026-04-05T12:00:00Z').latest(), feedError(/no rate valid on 2026-04-05/));
+    // Days without rates in the stand-in: a day back at a time, the last with rates found.
+    server.requests.length = 0;
+    assert.deepEqual((await provider('2026-04-05T12:00:00Z').latest()).days.map((d) => d.day), ['2026-04-03']);
+    assert.deepEqual(server.requests, ['05.04.2026', '04.04.2026', '03.04.2026'].map((d) => `/rss/get_rates.cfm?fdate=${d}`));
+    await assert.rejects(provider('2026-05-20T12:00:00Z').latest(), feedError(/nothing published in the 8 days to 2026-05-20/));
   });
 
   it('describes itself', () => {

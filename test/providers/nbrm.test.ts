@@ -98,7 +98,7 @@ describe('NBRM provider against a local stand-in', () => {
     server.requests.length = 0;
     const clock = clockAt('2026-05-30T13:57:03Z');
     const lines: Array<{ obj: Record<string, unknown>; msg: string | undefined }> = [];
-    const range = { from: retentionStart(clock), to: '2026-06-10' };
+    const range = { from: retentionStart(clock, 5), to: '2026-06-10' };
     const document = await provider('2026-05-30T13:57:03Z', { info: (obj, msg) => lines.push({ obj: obj as Record<string, unknown>, msg }) }).series(range);
     assert.equal(server.requests.length, Math.ceil(((Date.parse('2026-05-30') - Date.parse(range.from)) / 86_400_000 + 1) / 92));
     assert.match(server.requests.at(-1)!, /EndDate=30\.05\.2026/);

@@ -108,7 +108,7 @@ describe('RBA provider against a local stand-in', () => {
     server.requests.length = 0;
     const clock = clockAt('2026-03-22T21:00:00Z');
     const lines: string[] = [];
-    const range = { from: retentionStart(clock), to: '2026-03-22' };
+    const range = { from: retentionStart(clock, 5), to: '2026-03-22' };
     const document = await provider('2026-03-22T21:00:00Z', { info: (_obj, msg) => lines.push(msg ?? '') }).series(range);
     assert.deepEqual(server.requests, [recorded.pathAndQuery]);
     assert.equal(document.days.length, 808);

@@ -115,7 +115,7 @@ describe('SARB provider against a local stand-in', () => {
     server.requests.length = 0;
     const clock = clockAt('2026-03-29T12:00:00Z');
     const lines: Array<{ obj: Record<string, unknown>; msg: string | undefined }> = [];
-    const range = { from: retentionStart(clock), to: '2026-03-29' };
+    const range = { from: retentionStart(clock, 5), to: '2026-03-29' };
     const document = await provider('2026-03-29T12:00:00Z', { info: (obj, msg) => lines.push({ obj: obj as Record<string, unknown>, msg }) }).series(range);
     assert.equal(server.requests.length, 6 * 23);
     const spans = [...new Set(server.requests.map((r) => r.split('/').slice(-2).join('/')))];

@@ -46,8 +46,10 @@ for (const engine of engines) {
       if (skip) return t.skip('server not available');
       const rates = createRateStore(database!.db);
       assert.equal(await rates.latestDay('ecb'), null);
+      assert.equal(await rates.oldestDay('ecb'), null);
       assert.deepEqual(await rates.dataVersions(), new Map());
       assert.equal(await rates.saveDocument(DOCUMENT), 5);
+      assert.equal(await rates.oldestDay('ecb'), DOCUMENT.days[0]!.day);
       assert.deepEqual(await rates.dataVersions(), new Map([['ecb', 1]]));
       assert.deepEqual(
         (await rates.allQuotes('ecb', { from: '2026-03-05', to: '2026-03-05' })).map((q) => q.quote),
@@ -73,6 +75,7 @@ for (const engine of engines) {
       assert.equal(await rates.countQuotes(), 5);
       assert.equal(await rates.pruneBefore('2026-03-05'), 3);
       assert.equal(await rates.countQuotes(), 2);
+      assert.equal(await rates.oldestDay('ecb'), '2026-03-05');
       assert.equal(await rates.latestDay('other'), null);
     });
 

@@ -51,7 +51,7 @@ export function feedsConfig(fake: FakeUpstreams, databaseFile: string, overrides
 
 export async function loadAll(deps: Deps): Promise<void> {
   for (const provider of deps.providers) {
-    const outcome = await syncProvider(provider, deps.rates, deps.clock, deps.log);
+    const outcome = await syncProvider(provider, deps.rates, deps.clock, deps.log, { years: deps.config.historyYears });
     if (!outcome.ok) throw new Error(`loading ${provider.id} failed: ${outcome.error}`);
   }
   deps.book.invalidate();

@@ -19,8 +19,8 @@ export interface Recording {
   /** The request's path and query, exactly as recorded. */
   pathAndQuery: string;
   contentType: string;
-  /** The body of a POST query, exactly as recorded; undefined for a GET. */
-  requestBody: string | undefined;
+  /** The body of a POST (a SOAP envelope), exactly as recorded. */
+  requestBody?: string;
 }
 
 interface RecordingsEntry {
@@ -35,7 +35,12 @@ export function recordingsOf(folder: string): Recording[] {
   if (!entry) throw new Error(`no recordings for ${folder}`);
   return entry.recordings.map((r) => {
     const url = new URL(r.url);
-    return { body: readFileSync(join(CENTRAL_BANKS, r.file)), pathAndQuery: `${url.pathname}${url.search}`, contentType: r.contentType, requestBody: r.requestBody };
+    return {
+      body: readFileSync(join(CENTRAL_BANKS, r.file)),
+      pathAndQuery: `${url.pathname}${url.search}`,
+      contentType: r.contentType,
+      ...(r.requestBody === undefined ? {} : { requestBody: r.requestBody }),
+    };
   });
 }
 
@@ -55,7 +60,14 @@ export interface BankServer {
   close(): Promise<void>;
 }
 
-export async function startBankServer(answer: (url: URL, request: { method: string; body: string; contentType: string; accept: string }) => Reply | undefined): Promise<BankServer> {
+/** What a request carried besides its URL, for stand-ins of services asked by POST (SOAP). */
+export interface RequestContent {
+  method: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+export async function startBankServer(answer: (url: URL, request: RequestContent) => Reply | undefined): Promise<BankServer> {
   const requests: string[] = [];
   const bodies: string[] = [];
   const server = await serveOnLoopback(async (req, res) => {
@@ -65,7 +77,7 @@ export async function startBankServer(answer: (url: URL, request: { method: stri
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const received = Buffer.concat(chunks).toString('utf8');
     bodies.push(received);
-    const reply = answer(new URL(pathAndQuery, 'http://bank.invalid'), { method: req.method ?? '', body: received, contentType: req.headers['content-type'] ?? '', accept: req.headers.accept ?? '' });
+    const reply = answer(new URL(pathAndQuery, 'http://bank.invalid'), { method: req.method ?? 'GET', headers: req.headers, body: received });
     if (!reply) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;

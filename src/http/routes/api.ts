@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { parseGroup, parseWindow } from '../../core/history.js';
+import { retainedYearsText } from '../../core/retention.js';
 import { andThen, type MaybePromise } from '../../core/maybe.js';
 import type { Provider, RateStore } from '../../core/ports.js';
 import type { QuotaCalendar } from '../../core/quota.js';
@@ -27,7 +28,7 @@ import {
   badRequest,
   CONDITIONAL_HEADERS,
   ConvertQuery,
-  HistoryQuery,
+  historyQuery,
   KEYED_ERRORS,
   NoQuery,
   notFoundProblem,
@@ -140,7 +141,6 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       body: rendered.body,
       length: rendered.length,
       etag: rendered.etag,
-      vary: 'X-Api-Key',
       cacheControl,
       ...(rendered.lastModified === undefined ? {} : { lastModified: rendered.lastModified }),
       contentType: JSON_TYPE,
@@ -221,7 +221,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       description:
         'Daily reference rates from the start of the range (counted back from today, UTC) to today, or from start to end, on dates where both currencies have a published rate; with group, weekly or monthly means. JSON, CSV or NDJSON; gzip and br when accepted.',
       tags: ['history'],
-      querystring: HistoryQuery,
+      querystring: historyQuery(book.historyYears),
       headers: CONDITIONAL_HEADERS,
       response: {
         200: {
@@ -250,7 +250,8 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
         },
         304: NOT_MODIFIED,
         400: badRequest(
-          '`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range` (also `range` with `start`, and an unknown `group`), `invalid_date` (`start` or `end` malformed, in the future, start after end, or before the retained 5 years), `invalid_format`, `missing_parameter` (`end` without `start`)',
+          '`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range` (also `range` with `start`, and an unknown `group`), `invalid_date` (`start` or `end` malformed, in the future, start after end, or before ' +
+            `${retainedYearsText(book.historyYears)}), \`invalid_format\`, \`missing_parameter\` (\`end\` without \`start\`)`,
         ),
         404: notFoundProblem('`no_history`: no rates stored for the pair in the range.'),
         ...KEYED_ERRORS,
@@ -258,7 +259,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
     },
     handler: (request, reply) => {
       const { from, to, range, start, end, group, format, source } = request.query;
-      const window = parseWindow({ range, start, end }, services.calendar.today(book.clock.now()).day);
+      const window = parseWindow({ range, start, end }, services.calendar.today(book.clock.now()).day, book.historyYears);
       const grouping = parseGroup(group);
       const chosen = historyFormat(format, request.headers.accept);
       const accepted = request.headers['accept-encoding'];
@@ -269,8 +270,8 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
           sendConditional(request, reply, {
             body: rendered.kept.body,
             etag: rendered.etag,
-            // Without format, the Accept header chooses between JSON and NDJSON.
-            vary: format === undefined ? 'Accept, Accept-Encoding, X-Api-Key' : 'Accept-Encoding, X-Api-Key',
+            // Without format, the Accept header chooses between JSON and NDJSON (the key step named the key headers).
+            vary: format === undefined ? 'Accept, Accept-Encoding' : 'Accept-Encoding',
             cacheControl: HISTORY_CACHE_CONTROL,
             lastModified: rendered.lastModified,
             ...(chosen === 'csv' ? { disposition: `attachment; filename="${rendered.name}"` } : {}),
@@ -326,7 +327,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       operationId: 'listCurrencies',
       summary: 'The currencies the service answers for',
       description:
-        'Every currency /rate answers now (onRequest false), with the provider that serves it (servedBy), every provider that quotes it and its stored days, then those a wide-coverage provider may quote on first request (onRequest true). Sorted by code; names and minor units from ISO 4217. Cacheable until the next refresh; counts once.',
+        'Every currency /rate answers now (onRequest false), with the provider that serves it (servedBy: its own central bank where one is configured, else the first provider in order of preference that quotes it), every provider that quotes it and its stored days; each currency replaced at a legal ratio whose successor is answered (replacedBy); then those a wide-coverage provider may quote on first request (onRequest true). Sorted by code; names and minor units from ISO 4217. Cacheable until the next refresh; counts once.',
       tags: ['rates'],
       querystring: NoQuery,
       headers: CONDITIONAL_HEADERS,

@@ -5,6 +5,7 @@ import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import { stringify } from 'yaml';
 import type { Config } from '../../config.js';
 import { DEMO_KEY } from '../../core/demo-key.js';
+import { historyExtent } from '../../core/retention.js';
 import { grouped } from '../../core/text.js';
 import { PORTAL_ICON } from './portal.js';
 
@@ -22,7 +23,7 @@ export function every(seconds: number): string {
  */
 function description(config: Config): string {
   return [
-    'Live mid-market exchange rates for any pair of ISO 4217 currencies, exact conversion of decimal amounts, and up to 5 years of daily history with statistics (any dates, or weekly and monthly averages), as JSON, CSV or NDJSON.',
+    `Live mid-market exchange rates for any pair of ISO 4217 currencies, exact conversion of decimal amounts, and ${historyExtent(config.historyYears)} with statistics (any dates, or weekly and monthly averages), as JSON, CSV or NDJSON.`,
     '',
     `- **Key:** ask ${config.contactEmail} for one, and send it in the \`X-Api-Key\` header. Free keys make ${grouped(config.quota.free)} requests a day.`,
     '- **Base URL:** `/api/v1` on this server, for example `http://localhost:8080/api/v1/rate?from=EUR&to=USD`.',
@@ -44,7 +45,7 @@ function description(config: Config): string {
     '',
     '**Legal parities.** The providers of kind `peg` (`peg-eur`, `peg-usd`, `peg-zar`, `peg-inr`, `peg-gbp`, `peg-sgd`) publish the parities fixed by law or treaty against their base, every calendar day, exact (XOF 655.957 per EUR, AED 3.6725 per USD, 1,000 XPF = 8.38 EUR). `source=peg` answers from the one that fixes both currencies of a pair; a pair fixed against two different anchors is `unsupported_currency`. By default they come after the banks: they serve a pegged currency no bank quotes and are otherwise comparators in the cross-check.',
     '',
-    `**Sources and cross-checks.** Each currency comes from the first provider, in the order of /providers (${config.providers.join(', ')}), that quotes it, with no exception; a pair one provider quotes whole is that provider's two numbers of one day. Every number a provider published on the latest days is compared, exactly, with every other provider that quotes the same currency, through a currency both quote (a number dated ahead of another provider's newest day with that provider's latest). One more than ${config.crossCheckPercent}% from the median of the others is shown in /providers (\`crossCheck\`); when at least three others agree with each other it is not served without \`source\` (the next provider's is, and \`expand=provenance\` lists it in \`setAside\`); with fewer it is served, and \`provenance\` lists it in \`flagged\`. \`source=<id>\` always answers that provider's numbers as published.`,
+    `**Sources and cross-checks.** Each currency comes from its own central bank where one is configured (the configured bank whose base it is: the CNB for CZK), otherwise from the first provider, in the order of /providers (${config.providers.join(', ')}), that quotes it; a pair one provider quotes whole is that provider's two numbers of one day. Every number a provider published, on every stored day, is compared, exactly, with every other provider that quotes the same currency, through a currency both quote (a number dated ahead of another provider's newest day with that provider's latest). One more than ${config.crossCheckPercent}% from the median of the others is shown in /providers (\`crossCheck\`); when at least three others agree with each other it is not served without \`source\` (the next provider's is, and \`expand=provenance\` lists it in \`setAside\`); with fewer it is served, and \`provenance\` lists it in \`flagged\`. \`source=<id>\` always answers that provider's numbers as published.`,
     '',
     `**Keys and quotas.** Every /api/v1 endpoint needs an API key in the \`X-Api-Key\` header, as \`Authorization: Bearer <key>\`, or in the \`apikey\` query parameter; when more than one is sent, the first of these wins. Keys are requested by e-mail from ${config.contactEmail}; ask the same address for the pro tier. Daily quotas per key: free ${grouped(config.quota.free)}, pro ${grouped(config.quota.pro)} requests, resetting at 00:00 UTC. Every request with a valid key to a path under /api/ counts, whatever its status (a 404 for a path that names no endpoint and a 405 for another method included), except one refused with 429 and /usage (which reads the count without adding to it); each answer carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (Unix seconds), and a 429 also Retry-After. A 401 carries WWW-Authenticate.`,
     ...(config.demoKey

@@ -4,7 +4,8 @@ import Type, { type TSchema } from 'typebox';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { decimalOfNumber } from '../../core/decimal.js';
-import { parseGroup, parseWindow, type History } from '../../core/history.js';
+import { parseGroup, parseWindow, rangesFor, type History } from '../../core/history.js';
+import { historyExtent, keepsDeepHistory, retainedYearsText, type HistoryYears } from '../../core/retention.js';
 import type { ManyRates } from '../../core/many-rates.js';
 import { parseDate, quoteFor, type Conversion, type RateQuote } from '../../core/rates.js';
 import type { ListedCurrency } from '../../core/served-currencies.js';
@@ -13,7 +14,7 @@ import { sent } from '../kept-body.js';
 import { addVary, CORS } from '../headers.js';
 import { logProblem, problemFromDomainError, problemOf, sendProblem, toProblem, type Problem } from '../problem.js';
 import { renderProviderList } from '../responses.js';
-import { ConvertQuery, HistoryQuery, NoQuery, RateQuery, RatesQuery } from '../schemas.js';
+import { ConvertQuery, historyQuery, NoQuery, RateQuery, RatesQuery } from '../schemas.js';
 import type { ApiServices } from './api.js';
 
 /**
@@ -40,8 +41,8 @@ export const MCP_BODY_LIMIT = 64 * 1024;
 const BATCH_PROTOCOL_VERSION = '2025-03-26';
 const MCP_BATCH_LIMIT = 10;
 const SERVER_INFO = { name: 'exrates', version: '1.0.0' };
-const INSTRUCTIONS =
-  'Mid-market exchange rates (no bank or transfer margin, no forecasts), exact conversion and up to 5 years of daily history for ISO 4217 currencies. Amounts, rates and results are decimal strings: quote them as given, do not recompute them. asOf is when the provider says the rate applies; stale true means the latest refresh failed and the last stored rate is served.';
+const instructions = (years: HistoryYears) =>
+  `Mid-market exchange rates (no bank or transfer margin, no forecasts), exact conversion and ${historyExtent(years)} for ISO 4217 currencies. Amounts, rates and results are decimal strings: quote them as given, do not recompute them. asOf is when the provider says the rate applies; stale true means the latest refresh failed and the last stored rate is served.`;
 
 /**
  * Which web pages may call /mcp: `*` (any origin), or the origins listed (EXRATES_MCP_ORIGINS).
@@ -211,10 +212,10 @@ function toolDefinitions(services: ApiServices): ToolDefinition[] {
     {
       name: 'get_history',
       description:
-        'Daily reference rates of a pair with statistics (best, worst, average, change in percent). Either `range` (1m, 3m, 6m, 1y, 5y back from today; default 1y) or `start` and optional `end` (YYYY-MM-DD, within the last 5 years). `group` week or month gives weekly or monthly means instead of daily points. Returns the statistics and every point.',
-      input: argumentsOf(HistoryQuery, ['format']),
+        `Daily reference rates of a pair with statistics (best, worst, average, change in percent). Either \`range\` (${rangesFor(book.historyYears).join(', ')} back from today${keepsDeepHistory(book.historyYears) ? ', max every day kept' : ''}; default 1y) or \`start\` and optional \`end\` (YYYY-MM-DD, within ${retainedYearsText(book.historyYears)}). \`group\` week or month gives weekly or monthly means instead of daily points. Returns the statistics and every point.`,
+      input: argumentsOf(historyQuery(book.historyYears), ['format']),
       async answer(args, _request, reply) {
-        const window = parseWindow({ range: args.range, start: args.start, end: args.end }, services.calendar.today(book.clock.now()).day);
+        const window = parseWindow({ range: args.range, start: args.start, end: args.end }, services.calendar.today(book.clock.now()).day, book.historyYears);
         const rendered = await services.histories.render(args.from!, args.to!, window, 'json', 'identity', parseGroup(args.group), args.source);
         // The cache's body is read here and given back once the response is sent.
         const body = rendered.kept.body.toString('utf8');
@@ -313,7 +314,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
         args = { ...args, amount };
       }
       const validate = (validators ??= compileValidators()).get(name)!;
-      if (!validate(args)) return toolError(problemFromDomainError(validationProblem(validate.errors!)));
+      if (!validate(args)) return toolError(problemFromDomainError(validationProblem(validate.errors!, rangesFor(services.book.historyYears))));
       const { structured, text } = await tool.answer(args as Record<string, string | undefined>, request, reply);
       // The JSON as text too, as the protocol asks, for clients that pass only text to the model.
       return { content: [{ type: 'text', text }, { type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
@@ -327,7 +328,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
   let sdk: ReturnType<typeof loadSdk> | undefined;
 
   function mcpServer(loaded: Awaited<ReturnType<typeof loadSdk>>, caller: Caller, request: FastifyRequest, reply: FastifyReply, counted: boolean): Server {
-    const server = new loaded.Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+    const server = new loaded.Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: instructions(services.book.historyYears) });
     server.setRequestHandler(loaded.ListToolsRequestSchema, () => ({ tools: listed }));
     server.setRequestHandler(loaded.CallToolRequestSchema, async (message) => {
       const { name, arguments: args = {} } = message.params;

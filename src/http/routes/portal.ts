@@ -4,7 +4,9 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { RateBook } from '../../core/rates.js';
+import { rangesFor } from '../../core/history.js';
+import { historyExtent } from '../../core/retention.js';
+import type { RateBook, RateSnapshot } from '../../core/rates.js';
 import { currencyCatalogue, quotedBy } from '../../core/served-currencies.js';
 import { providerEntry } from '../../providers/registry.js';
 import { sendCompressible, type HttpCaches } from '../caching.js';
@@ -90,6 +92,12 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
+/** The oldest day any provider has stored: where the range `max` starts. */
+function oldestStoredDay(snapshot: RateSnapshot): string | null {
+  const firsts = [...snapshot.data.values()].map((data) => data.days[0]).filter((day) => day !== undefined);
+  return firsts.length > 0 ? firsts.sort()[0]! : null;
+}
+
 function pageHeaders(reply: FastifyReply): void {
   reply.header('Content-Security-Policy', PORTAL_CSP);
   reply.header('Referrer-Policy', 'same-origin');
@@ -121,6 +129,7 @@ export function registerPortalRoutes(app: FastifyInstance, options: PortalOption
       contact: options.contactEmail,
       quota: options.quota,
       demo: options.demo ?? null,
+      history: { ranges: rangesFor(options.book.historyYears), oldest: oldestStoredDay(snapshot) },
     };
     const body = template
       .replaceAll('{{script}}', assets.script.path)
@@ -128,6 +137,7 @@ export function registerPortalRoutes(app: FastifyInstance, options: PortalOption
       .replaceAll('{{icon}}', assets.icon.path)
       .replaceAll('{{chart}}', assets.chart.path)
       .replaceAll('{{contact}}', escapeHtml(options.contactEmail))
+      .replaceAll('{{history}}', escapeHtml(historyExtent(options.book.historyYears)))
       .replace('{{config}}', jsonForHtml(pageConfig));
     rendered = { generation, body };
     return body;
