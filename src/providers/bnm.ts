@@ -44,6 +44,8 @@ export const BNM_METADATA: ProviderMetadata = {
 
 const DATA_PATH = '/public/exchange-rate';
 const SESSION = '0900';
+/** The first day the API serves rates of. */
+const FIRST_DAY = '2021-01-04';
 const ACCEPT = 'application/vnd.BNM.API.v1+json';
 /** Ringgit per unit: the API's `quote` for rates in ringgit. */
 const IN_RINGGIT = 'rm';
@@ -113,6 +115,7 @@ export function createBnmProvider(options: BankProviderOptions): Provider {
   return {
     id: PROVIDER,
     base: BASE,
+    firstDay: FIRST_DAY,
 
     async latest(fetchOptions) {
       const document = await get('', fetchOptions);

@@ -41,6 +41,8 @@ export const BNR_METADATA: ProviderMetadata = {
 
 const DAY_PATH = '/nbrfxrates.xml';
 const yearPath = (year: string) => `/files/xml/years/nbrfxrates${year}.xml`;
+/** The first banking day of the oldest yearly file the bank serves (2005). */
+const FIRST_DAY = '2005-01-03';
 /** A gram of gold: XAU in ISO 4217 is a troy ounce, so this number is no XAU rate. */
 const GOLD_GRAM = 'XAU';
 
@@ -87,6 +89,7 @@ export function createBnrProvider(options: BankProviderOptions): Provider {
   return {
     id: PROVIDER,
     base: BASE,
+    firstDay: FIRST_DAY,
 
     async latest(fetchOptions) {
       const document = await get(DAY_PATH, fetchOptions?.signal);

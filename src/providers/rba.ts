@@ -41,6 +41,8 @@ export const RBA_METADATA: ProviderMetadata = {
 };
 
 const DATA_PATH = '/statistics/tables/csv/f11.1-data.csv';
+/** The CSV's first day; the years before it are published as spreadsheets only. */
+const FIRST_DAY = '2023-01-03';
 /** Eight days back reach the last business day across Easter and across Christmas. */
 const LATEST_WINDOW_DAYS = 8;
 const RBA_DATE = /^(\d{2})-([A-Z][a-z]{2})-(\d{4})$/;
@@ -110,7 +112,7 @@ export function parseRbaCsv(text: string): RateDocument {
 export function createRbaProvider(options: BankProviderOptions): Provider {
   const url = `${options.baseUrl.replace(/\/+$/, '')}${DATA_PATH}`;
 
-  return rangeQueryProvider({
+  const provider = rangeQueryProvider({
     id: PROVIDER,
     base: BASE,
     feed: FEED,
@@ -125,4 +127,5 @@ export function createRbaProvider(options: BankProviderOptions): Provider {
       return parseOffThread('rba', parseRbaCsv, [decodeUtf8(bytes, FEED)], fetchOptions?.signal);
     },
   });
+  return { ...provider, firstDay: FIRST_DAY, seriesInOneDocument: true };
 }

@@ -121,6 +121,10 @@ describe('BNM provider against a local stand-in', () => {
     await assert.rejects(provider('2026-03-20T10:44:55Z', undefined, `${server.origin}/elsewhere`).latest(), feedError(/HTTP 404/));
   });
 
+  it('declares the first day its history reaches, for a load of every year', () => {
+    assert.equal(provider('2026-03-20T10:45:00Z').firstDay, '2021-01-04');
+  });
+
   it('describes itself', () => {
     assert.deepEqual([BNM_METADATA.base, BNM_METADATA.kind, BNM_METADATA.label], ['MYR', 'central bank', 'BNM']);
     assert.match(BNM_METADATA.schedule, /09:00 Kuala Lumpur session/);

@@ -138,6 +138,10 @@ describe('BNR provider against a local stand-in', () => {
     await assert.rejects(provider('2026-08-19T16:00:00Z', undefined, `${server.origin}/elsewhere`).latest(), feedError(/HTTP 404/));
   });
 
+  it('declares the first day its history reaches, for a load of every year', () => {
+    assert.equal(provider('2026-03-20T10:45:00Z').firstDay, '2005-01-03');
+  });
+
   it('describes itself', () => {
     assert.deepEqual([BNR_METADATA.base, BNR_METADATA.kind, BNR_METADATA.label], ['RON', 'central bank', 'BNR']);
     assert.match(BNR_METADATA.schedule, /13:00 Bucharest time/);

@@ -122,6 +122,12 @@ describe('RBA provider against a local stand-in', () => {
     await assert.rejects(provider('2026-03-22T21:00:00Z', undefined, `${server.origin}/elsewhere`).latest(), feedError(/HTTP 404/));
   });
 
+  it('declares its first day and that its history is one document, for a load of every year', () => {
+    const made = provider('2026-03-22T21:00:00Z');
+    assert.deepEqual([made.firstDay, made.seriesInOneDocument], ['2023-01-03', true]);
+    assert.equal(made.firstDay, parseRbaCsv(text).days[0]!.day);
+  });
+
   it('describes itself', () => {
     assert.deepEqual([RBA_METADATA.base, RBA_METADATA.kind, RBA_METADATA.termsUrl], ['AUD', 'central bank', 'https://www.rba.gov.au/copyright/']);
     assert.match(RBA_METADATA.schedule, /16:00 Sydney time/);
