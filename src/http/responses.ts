@@ -11,7 +11,6 @@ import { ALL_RANGES, GROUPS, historyCsv, historyJson, historyNdjson, pairHistory
 import { retentionStart } from '../core/refresh.js';
 import { oldestAskable } from '../core/retention.js';
 import { convertAt, pairKey, parseAmount, type Conversion, type RateBook, type RateQuote } from '../core/rates.js';
-import { TextKeyedMap } from '../core/text-key.js';
 import { providerEntry } from '../providers/registry.js';
 import { createByteLru } from './byte-lru.js';
 import { drop, keptBody, takeOut, type KeptBody } from './kept-body.js';
@@ -95,8 +94,8 @@ export function renderConversion(conversion: Conversion): string {
  * over all quotes; past the bound everything is dropped and rendered anew.
  */
 export function createConversionBodies(maxEntries = 20_000): (quote: RateQuote, amountText: string, provenance?: boolean) => RenderedBody {
-  // Per quote, by the amount's text (src/core/text-key.ts): not a map keyed by the request's own string.
-  let byQuote = new WeakMap<RateQuote, TextKeyedMap<RenderedBody>>();
+  // Per quote, by the amount's text.
+  let byQuote = new WeakMap<RateQuote, Map<string, RenderedBody>>();
   let entries = 0;
   return (quote, amountText, provenance = false) => {
     if (provenance) {
@@ -116,7 +115,7 @@ export function createConversionBodies(maxEntries = 20_000): (quote: RateQuote, 
       entries = 0;
       bodies = undefined;
     }
-    if (!bodies) byQuote.set(quote, (bodies = new TextKeyedMap()));
+    if (!bodies) byQuote.set(quote, (bodies = new Map()));
     bodies.set(amountText, rendered);
     entries += 1;
     return rendered;
