@@ -188,8 +188,7 @@ function createRequestMetrics(registry: Registry): { series(route: string, metho
 
   return {
     series(route, method, status) {
-      // Nested by label rather than one joined key: a string built per request would be interned
-      // by V8 on every lookup.
+      // Nested by label rather than one joined key: no key string is built per request.
       let byMethod = index.get(route);
       if (!byMethod) index.set(route, (byMethod = new Map()));
       let byStatus = byMethod.get(method);

@@ -11,10 +11,8 @@ import { ALL_RANGES, GROUPS, historyCsv, historyJson, historyNdjson, pairHistory
 import { retentionStart } from '../core/refresh.js';
 import { oldestAskable } from '../core/retention.js';
 import { convertAt, pairKey, parseAmount, type Conversion, type RateBook, type RateQuote } from '../core/rates.js';
-import { TextKeyedMap } from '../core/text-key.js';
 import { providerEntry } from '../providers/registry.js';
 import { createByteLru } from './byte-lru.js';
-import { drop, keptBody, takeOut, type KeptBody } from './kept-body.js';
 import { compressBody, encodedEtag, httpDate, ownBytes, strongEtag, type Encoding } from './caching.js';
 
 /**
@@ -38,11 +36,8 @@ export interface RenderedBody {
 }
 
 export interface RenderedHistory {
-  /**
-   * The body, encoded once (history bodies are large, and a string would be encoded again on
-   * every send), as the cache keeps it: freed once the cache lets it go and no response reads it.
-   */
-  kept: KeptBody;
+  /** The body, encoded once (history bodies are large, and a string would be encoded again on every send). */
+  body: Buffer;
   /** The representation's strong ETag: a compressed body has its own. */
   etag: string;
   /** The plain body's ETag, from which a compressed body's own is made. */
@@ -95,8 +90,8 @@ export function renderConversion(conversion: Conversion): string {
  * over all quotes; past the bound everything is dropped and rendered anew.
  */
 export function createConversionBodies(maxEntries = 20_000): (quote: RateQuote, amountText: string, provenance?: boolean) => RenderedBody {
-  // Per quote, by the amount's text (src/core/text-key.ts): not a map keyed by the request's own string.
-  let byQuote = new WeakMap<RateQuote, TextKeyedMap<RenderedBody>>();
+  // Per quote, by the amount's text.
+  let byQuote = new WeakMap<RateQuote, Map<string, RenderedBody>>();
   let entries = 0;
   return (quote, amountText, provenance = false) => {
     if (provenance) {
@@ -116,7 +111,7 @@ export function createConversionBodies(maxEntries = 20_000): (quote: RateQuote, 
       entries = 0;
       bodies = undefined;
     }
-    if (!bodies) byQuote.set(quote, (bodies = new TextKeyedMap()));
+    if (!bodies) byQuote.set(quote, (bodies = new Map()));
     bodies.set(amountText, rendered);
     entries += 1;
     return rendered;
@@ -189,11 +184,10 @@ const FORMS = ALL_RANGES.length * HISTORY_FORMATS.length * GROUPINGS.length * EN
  * provider's currencies over five years in one form.
  */
 export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024): HistoryBodies {
-  const cache = createByteLru<RenderedHistory, number>(maxBytes, (dropped) => drop(dropped.kept));
+  const cache = createByteLru<RenderedHistory, number>(maxBytes);
   /**
-   * A number per pair and form, not a string joined from them: a lookup by a string built for the
-   * request makes V8 intern it first, on every request. The day and generation an answer was made
-   * for are checked on the entry. The key of the plain form, for codes in either case; none for a
+   * A number per pair and form (no key string is built per request). The day and generation an
+   * answer was made for are checked on the entry. The key of the plain form, for codes in either case; none for a
    * pair no answer is kept for (only valid codes are ever kept, so a hit needs no check).
    */
   const keyOf = (from: string, to: string, range: HistoryRange, format: HistoryFormat, group: HistoryGroup | undefined) => {
@@ -213,8 +207,8 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
     const key = encodedKey(rendered.key, encoding);
     let found = current(cache.get(key), rendered.day, rendered.generation);
     if (!found) {
-      const body = compressBody(rendered.kept.body, encoding);
-      found = { ...rendered, kept: keptBody(body), etag: encodedEtag(rendered.plainEtag, encoding), key };
+      const body = compressBody(rendered.body, encoding);
+      found = { ...rendered, body, etag: encodedEtag(rendered.plainEtag, encoding), key };
       cache.set(key, found, body.length);
     }
     return found;
@@ -233,11 +227,6 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
     return plain && encode(plain, encoding);
   }
 
-  const handedOut = (rendered: RenderedHistory) => {
-    takeOut(rendered.kept);
-    return rendered;
-  };
-
   return {
     peek(from, to, range, format, encoding, group) {
       const key = keyOf(from, to, range, format, group);
@@ -246,7 +235,7 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
     render(from, to, window, format, encoding = 'identity', group, source) {
       const fixed = typeof window === 'string' && source === undefined;
       const found = fixed ? held(from, to, window, format, encoding, group) : undefined;
-      if (found) return handedOut(found);
+      if (found) return found;
       const fromCode = parseCurrency(from, 'from');
       const toCode = parseCurrency(to, 'to');
       const day = today();
@@ -254,18 +243,18 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
       return pairHistory(book, fromCode, toCode, window, group, source).then((history) => {
         const bytes = ownBytes(historyBody(history, format));
         const etag = strongEtag(bytes);
-        const rendered = { kept: keptBody(bytes), etag, plainEtag: etag, name: fileName(history), key: -1, day, generation, lastModified: httpDate(history.asOf) };
+        const rendered = { body: bytes, etag, plainEtag: etag, name: fileName(history), key: -1, day, generation, lastModified: httpDate(history.asOf) };
         if (!fixed) {
           // Dates asked for, or one source's numbers: computed for this request only.
-          if (encoding === 'identity') return handedOut(rendered);
-          return handedOut({ ...rendered, kept: keptBody(compressBody(bytes, encoding)), etag: encodedEtag(etag, encoding) });
+          if (encoding === 'identity') return rendered;
+          return { ...rendered, body: compressBody(bytes, encoding), etag: encodedEtag(etag, encoding) };
         }
         // Kept under the day and generation the answer was computed for: if the rates moved
         // meanwhile, a newer request computes again.
         rendered.key = keyOf(fromCode, toCode, window as HistoryRange, format, group)!;
-        if (encoding !== 'identity') return handedOut(encode(rendered, encoding));
+        if (encoding !== 'identity') return encode(rendered, encoding);
         cache.set(rendered.key, rendered, bytes.length);
-        return handedOut(rendered);
+        return rendered;
       });
     },
   };

@@ -8,7 +8,6 @@ import type { QuotaCalendar } from '../../core/quota.js';
 import { parseDate, quoteFor, type RateBook, type RateQuote } from '../../core/rates.js';
 import { sendConditional, type HttpCaches } from '../caching.js';
 import type { KeyStep } from '../keyed.js';
-import { sent } from '../kept-body.js';
 import { PROBLEMS, problemOf, sendProblem } from '../problem.js';
 import {
   CSV_TYPE,
@@ -268,7 +267,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       return done(
         andThen(services.histories.render(from, to, window, chosen, encoding, grouping, source), (rendered) => {
           sendConditional(request, reply, {
-            body: rendered.kept.body,
+            body: rendered.body,
             etag: rendered.etag,
             // Without format, the Accept header chooses between JSON and NDJSON (the key step named the key headers).
             vary: format === undefined ? 'Accept, Accept-Encoding' : 'Accept-Encoding',
@@ -278,7 +277,6 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
             contentType: HISTORY_TYPES[chosen],
             ...(encoding === 'identity' ? {} : { encoding }),
           });
-          sent(rendered.kept, reply.raw);
         }),
       );
     },

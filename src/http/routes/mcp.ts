@@ -10,7 +10,6 @@ import type { ManyRates } from '../../core/many-rates.js';
 import { parseDate, quoteFor, type Conversion, type RateQuote } from '../../core/rates.js';
 import type { ListedCurrency } from '../../core/served-currencies.js';
 import { AJV_OPTIONS, validationProblem, type Caller } from '../keyed.js';
-import { sent } from '../kept-body.js';
 import { addVary, CORS } from '../headers.js';
 import { logProblem, problemFromDomainError, problemOf, sendProblem, toProblem, type Problem } from '../problem.js';
 import { renderProviderList } from '../responses.js';
@@ -218,8 +217,7 @@ function toolDefinitions(services: ApiServices): ToolDefinition[] {
         const window = parseWindow({ range: args.range, start: args.start, end: args.end }, services.calendar.today(book.clock.now()).day, book.historyYears);
         const rendered = await services.histories.render(args.from!, args.to!, window, 'json', 'identity', parseGroup(args.group), args.source);
         // The cache's body is read here and given back once the response is sent.
-        const body = rendered.kept.body.toString('utf8');
-        sent(rendered.kept, reply.raw);
+        const body = rendered.body.toString('utf8');
         const history = JSON.parse(body) as History;
         return { structured: history as unknown as Record<string, unknown>, text: historyText(history) };
       },
