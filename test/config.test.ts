@@ -16,7 +16,7 @@ test('defaults give the documented configuration', () => {
   assert.equal(config.host, '0.0.0.0');
   assert.equal(config.databaseUrl, 'sqlite:./data/exrates.db');
   // First-hand sources only: no aggregator by default; the legal parities last.
-  assert.deepEqual(config.providers, ['ecb', 'nbu', 'nbp', 'cnb', 'boc', 'norgesbank', 'riksbank', 'boe', 'boi', 'nbrb', 'cbr', 'cbu', 'bcra', 'cbn', 'cba', 'nbt', 'bancaditalia', 'peg-eur', 'peg-usd', 'peg-zar', 'peg-inr', 'peg-gbp', 'peg-sgd']);
+  assert.deepEqual(config.providers, ['ecb', 'nbu', 'nbp', 'cnb', 'boc', 'norgesbank', 'riksbank', 'boe', 'boi', 'nbrb', 'cbr', 'cbu', 'bcra', 'cbn', 'cba', 'nbt', 'rba', 'dnb', 'bnr', 'mnb', 'nbg', 'nbk', 'sarb', 'nbrm', 'bnm', 'bancaditalia', 'peg-eur', 'peg-usd', 'peg-zar', 'peg-inr', 'peg-gbp', 'peg-sgd']);
   assert.equal(config.ecbUrl, 'https://www.ecb.europa.eu/stats/eurofxref');
   assert.equal(config.providerUrls['bancaditalia'], 'https://tassidicambio.bancaditalia.it');
   assert.equal(config.providerUrls['nbu'], 'https://bank.gov.ua');

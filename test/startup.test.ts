@@ -190,7 +190,7 @@ describe('what a person sees when the service starts', () => {
     const config = loadConfig({ HOST: '0.0.0.0', EXRATES_DATABASE_URL: 'postgres://exrates:secret@db:5432/exrates' });
     assert.equal(
       listeningLine(config, 8080),
-      'exrates listening on http://localhost:8080/ (bound to 0.0.0.0: every network interface); portal http://localhost:8080/, API docs http://localhost:8080/docs; store: PostgreSQL postgres://***@db:5432/exrates; providers: ecb, nbu, nbp, cnb, boc, norgesbank, riksbank, boe, boi, nbrb, cbr, cbu, bcra, cbn, cba, nbt, bancaditalia, peg-eur, peg-usd, peg-zar, peg-inr, peg-gbp, peg-sgd; loading rates…',
+      'exrates listening on http://localhost:8080/ (bound to 0.0.0.0: every network interface); portal http://localhost:8080/, API docs http://localhost:8080/docs; store: PostgreSQL postgres://***@db:5432/exrates; providers: ecb, nbu, nbp, cnb, boc, norgesbank, riksbank, boe, boi, nbrb, cbr, cbu, bcra, cbn, cba, nbt, rba, dnb, bnr, mnb, nbg, nbk, sarb, nbrm, bnm, bancaditalia, peg-eur, peg-usd, peg-zar, peg-inr, peg-gbp, peg-sgd; loading rates…',
     );
   });
 });

@@ -74,3 +74,15 @@ export function jerusalemTime(day: Day, hour: number, minute = 0): string {
   const summer = date >= lastSunday(year, 3) - 2 * 86_400_000 && date < lastSunday(year, 10);
   return isoAt(date + ((hour - (summer ? 3 : 2)) * 60 + minute) * MS_PER_MINUTE);
 }
+
+/**
+ * Sydney (Australian Eastern time): UTC+10, and UTC+11 from the first Sunday of October to the
+ * first Sunday of April, the rule New South Wales has followed since 2008.
+ */
+export function sydneyTime(day: Day, hour: number, minute = 0): string {
+  checkTime(day, hour, minute, 'Sydney', 2008);
+  const date = Date.parse(`${day}T00:00:00Z`);
+  const year = new Date(date).getUTCFullYear();
+  const summer = date < nthSunday(year, 4, 1) || date >= nthSunday(year, 10, 1);
+  return isoAt(date + ((hour - (summer ? 11 : 10)) * 60 + minute) * MS_PER_MINUTE);
+}

@@ -12,11 +12,12 @@
  */
 import { FeedError } from '../core/errors.js';
 import type { Clock, DailyQuotes, DecimalString, Provider, RateDocument } from '../core/ports.js';
-import { isDay, type Day } from '../core/time.js';
+import type { Day } from '../core/time.js';
 import { londonTime } from './bank-time.js';
 import { publishedRate, rangeQueryProvider, readCsv } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
+import { dayFromMonthName, monthName } from './paced.js';
 import type { ProviderLog, ProviderMetadata } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of the series asked for is well under a megabyte of CSV: the limit leaves a wide margin (docs/operations.md lists every feed's). */
@@ -70,7 +71,6 @@ const SERIES: Readonly<Record<string, string>> = {
 const DATA_PATH = '/boeapps/database/_iadb-fromshowcolumns.asp';
 /** Eight days back reach the last business day across Easter and across Christmas. */
 const LATEST_WINDOW_DAYS = 8;
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'] as const;
 const BOE_DATE = /^(\d{1,2}) ([A-Z][a-z]{2}) (\d{4})$/;
 
 export interface BoeProviderOptions {
@@ -86,16 +86,12 @@ export interface BoeProviderOptions {
 /** `17 Mar 2026` → `2026-03-17`; null for anything else. */
 export function parseBoeDate(text: string): Day | null {
   const match = BOE_DATE.exec(text);
-  if (!match) return null;
-  const month = MONTHS.indexOf(match[2] as (typeof MONTHS)[number]);
-  if (month < 0) return null;
-  const day = `${match[3]}-${String(month + 1).padStart(2, '0')}-${match[1]!.padStart(2, '0')}`;
-  return isDay(day) ? day : null;
+  return (match && dayFromMonthName(match[1]!, match[2]!, match[3]!)) ?? null;
 }
 
 /** A day as the database's query takes it: `17/Mar/2026`. */
 function boeQueryDate(day: Day): string {
-  return `${day.slice(8, 10)}/${MONTHS[Number(day.slice(5, 7)) - 1]}/${day.slice(0, 4)}`;
+  return `${day.slice(8, 10)}/${monthName(day)}/${day.slice(0, 4)}`;
 }
 
 /**

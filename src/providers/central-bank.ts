@@ -9,7 +9,7 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { FeedError } from '../core/errors.js';
 import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
-import { addDays, utcDay, type Day } from '../core/time.js';
+import { addDays, subtractMonths, utcDay, type Day } from '../core/time.js';
 import { plainDecimalFromNumberText } from './json-number.js';
 import { checkRange, createGate, DEFAULT_PACE_MS, inTurn, MAX_IN_FLIGHT, spansOf } from './paced.js';
 import type { ProviderLog } from './types.js';
@@ -62,6 +62,9 @@ export function readXml(text: string, feed: string, repeated: readonly string[])
   });
   return parser.parse(body) as XmlElement;
 }
+
+/** Whether a parsed XML value is an element (an object), not text or a list. */
+export const isXmlElement = (value: unknown): value is XmlElement => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The text of a child element or attribute (`@_name`) of an XML element; a FeedError naming it when it is missing or not text. */
 export function xmlText(element: XmlElement, name: string, feed: string, where: string): string {
@@ -153,6 +156,16 @@ export function yearsOf(range: DayRange): DayRange[] {
   for (let year = Number(range.from.slice(0, 4)); year <= Number(range.to.slice(0, 4)); year++) {
     const first = `${year}-01-01`;
     const last = `${year}-12-31`;
+    spans.push({ from: first > range.from ? first : range.from, to: last < range.to ? last : range.to });
+  }
+  return spans;
+}
+
+/** The calendar months a range touches, each cut to the range: for banks that answer a month per request. */
+export function monthsOf(range: DayRange): DayRange[] {
+  const spans: DayRange[] = [];
+  for (let first = `${range.from.slice(0, 7)}-01`; first <= range.to; first = subtractMonths(first, -1)) {
+    const last = addDays(subtractMonths(first, -1), -1);
     spans.push({ from: first > range.from ? first : range.from, to: last < range.to ? last : range.to });
   }
   return spans;
@@ -334,6 +347,11 @@ export class RatesByDay {
     if (!rates) this.byDay.set(day, (rates = {}));
     if (currency in rates) throw new FeedError(`${this.feed}: ${where}: ${currency} is quoted twice on ${day}`);
     rates[currency] = rate;
+  }
+
+  /** Every rate of days already gathered elsewhere (one document per series or currency of a bank). */
+  addDays(days: readonly DailyQuotes[]): void {
+    for (const day of days) for (const [currency, rate] of Object.entries(day.rates)) this.add(day.day, currency, rate, `${currency} on ${day.day}`);
   }
 
   days(asOf: (day: Day) => string): DailyQuotes[] {

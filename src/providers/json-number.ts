@@ -6,8 +6,9 @@
  * only: every published digit is kept, trailing zeros included.
  */
 import { parse } from 'lossless-json';
-import { movePoint } from '../core/decimal.js';
+import { movePoint, parseDecimal, roundSignificant } from '../core/decimal.js';
 import { FeedError } from '../core/errors.js';
+import { isDay, type Day } from '../core/time.js';
 
 // RFC 8259 §6: no leading zeros, no bare point, no `+` on the number itself.
 const JSON_NUMBER = /^(-?)(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
@@ -88,4 +89,34 @@ export function positiveDecimal(value: unknown): string | null {
   if (!(value instanceof JsonNumber)) return null;
   const plain = plainDecimalFromNumberText(value.text);
   return plain !== null && /[1-9]/.test(plain) ? plain : null;
+}
+
+/**
+ * Significant digits every binary64 value keeps (DBL_DIG): a decimal of at most this many, written
+ * as a double and printed back with 17 digits, rounds back to itself at this many.
+ */
+const FLOAT_EXACT_DIGITS = 15;
+
+/**
+ * The positive decimal a float serializer meant, for feeds that print every double with 17
+ * significant digits (`4.2199999999999998` for the bank's 4.2200): the literal rounded to 15
+ * significant digits, trailing zeros dropped (`4.22`), exactly, since no decimal of 15 digits or
+ * fewer has another as near. A literal of 15 digits or fewer is returned as `positiveDecimal` reads
+ * it; null for what it refuses.
+ */
+export function floatPrintedDecimal(value: unknown): string | null {
+  const plain = positiveDecimal(value);
+  if (plain === null) return null;
+  const digits = plain.replace('.', '').replace(/^0+/, '').length;
+  return digits <= FLOAT_EXACT_DIGITS ? plain : roundSignificant(parseDecimal(plain)!, FLOAT_EXACT_DIGITS);
+}
+
+/** A date as JSON APIs write one: midnight of the day, in UTC (`Z`) or with no zone. */
+const MIDNIGHT = /^(\d{4}-\d{2}-\d{2})T00:00:00(?:\.000)?Z?$/;
+
+/** The day of a JSON date at midnight (`2026-03-27T00:00:00`, `2026-02-28T00:00:00.000Z`), or a FeedError naming where it stood. */
+export function midnightDay(value: unknown, feed: string, where: string): Day {
+  const day = typeof value === 'string' ? MIDNIGHT.exec(value)?.[1] : undefined;
+  if (day === undefined || !isDay(day)) throw new FeedError(`${feed}: ${where} is ${describeJsonValue(value)}, not a day at midnight`);
+  return day;
 }

@@ -19,7 +19,7 @@ import type { RateDocument } from '../core/ports.js';
  * text (Frankfurter's, and the base it was asked for). An adapter passes its parser's name with
  * the parser itself, so that this module imports no adapter and no adapter imports itself back.
  */
-export type ParserName = 'ecb' | 'bcra' | 'boc' | 'boe' | 'boi' | 'cbaLatest' | 'cbaRange' | 'cbn' | 'cbr' | 'cbrDynamic' | 'cbu' | 'cnb' | 'frankfurter' | 'nbp' | 'nbrb' | 'nbrbDynamics' | 'nbt' | 'nbu' | 'norgesbank' | 'riksbank';
+export type ParserName = 'ecb' | 'bcra' | 'bnm' | 'bnr' | 'boc' | 'boe' | 'boi' | 'cbaLatest' | 'cbaRange' | 'cbn' | 'cbr' | 'cbrDynamic' | 'cbu' | 'cnb' | 'dnb' | 'frankfurter' | 'mnb' | 'nbg' | 'nbk' | 'nbp' | 'nbrb' | 'nbrbDynamics' | 'nbrm' | 'nbt' | 'nbu' | 'norgesbank' | 'rba' | 'riksbank' | 'sarb';
 
 /** Documents from this size on are parsed on a worker thread. */
 export const OFF_THREAD_FROM = 256 * 1024;

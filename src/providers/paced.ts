@@ -124,3 +124,23 @@ export function dayFromDotted(text: string): Day | undefined {
   const day = `${m[3]}-${m[2]}-${m[1]}`;
   return dayNumber(day) === undefined ? undefined : day;
 }
+
+/** A day written `DD.MM.YYYY`, as some banks' queries take it. */
+export function dottedDay(day: Day): string {
+  return `${day.slice(8, 10)}.${day.slice(5, 7)}.${day.slice(0, 4)}`;
+}
+
+const MONTH_NAMES = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'] as const;
+
+/** The day of a date written with an English month abbreviation (`17`, `Mar`, `2026`), or undefined when it is not one. */
+export function dayFromMonthName(date: string, month: string, year: string): Day | undefined {
+  const index = MONTH_NAMES.indexOf(month as (typeof MONTH_NAMES)[number]);
+  if (index < 0 || !/^\d{1,2}$/.test(date) || !/^\d{4}$/.test(year)) return undefined;
+  const day = `${year}-${String(index + 1).padStart(2, '0')}-${date.padStart(2, '0')}`;
+  return dayNumber(day) === undefined ? undefined : day;
+}
+
+/** A day as the English month abbreviation of a query (`Mar`). */
+export function monthName(day: Day): string {
+  return MONTH_NAMES[Number(day.slice(5, 7)) - 1]!;
+}

@@ -6,6 +6,8 @@
  */
 import { createBancaDItaliaProvider } from './bancaditalia.js';
 import { BCRA_METADATA, createBcraProvider } from './bcra.js';
+import { BNM_METADATA, createBnmProvider } from './bnm.js';
+import { BNR_METADATA, createBnrProvider } from './bnr.js';
 import { BOC_METADATA, createBocProvider } from './boc.js';
 import { BOE_METADATA, createBoeProvider } from './boe.js';
 import { BOI_METADATA, createBoiProvider } from './boi.js';
@@ -14,17 +16,24 @@ import { CBN_METADATA, createCbnProvider } from './cbn.js';
 import { CBR_METADATA, createCbrProvider } from './cbr.js';
 import { CBU_METADATA, createCbuProvider } from './cbu.js';
 import { createCnbProvider } from './cnb.js';
+import { createDnbProvider, DNB_METADATA } from './dnb.js';
 import { createEcbProvider } from './ecb.js';
 import { createFileProvider } from './file.js';
 import { createFrankfurterProvider } from './frankfurter.js';
+import { createMnbProvider, MNB_METADATA } from './mnb.js';
+import { createNbgProvider, NBG_METADATA } from './nbg.js';
+import { createNbkProvider, NBK_METADATA } from './nbk.js';
 import { createNbpProvider } from './nbp.js';
 import { createNbrbProvider, NBRB_METADATA } from './nbrb.js';
+import { createNbrmProvider, NBRM_METADATA } from './nbrm.js';
 import { createNbtProvider, NBT_METADATA } from './nbt.js';
 import { createNbuProvider } from './nbu.js';
 import { createNorgesBankProvider, NORGES_BANK_METADATA } from './norgesbank.js';
 import { createOpenExchangeRatesProvider } from './openexchangerates.js';
 import { createPegProvider, PARITIES, PEG_ANCHORS, PEG_FAMILY, pegProviderId } from './peg.js';
+import { createRbaProvider, RBA_METADATA } from './rba.js';
 import { createRiksbankProvider, RIKSBANK_METADATA } from './riksbank.js';
+import { createSarbProvider, SARB_METADATA } from './sarb.js';
 import type { ProviderEntry } from './types.js';
 
 // The shared types, for the registry's callers (configuration, wiring, HTTP); adapters take them from types.ts.
@@ -219,6 +228,87 @@ export const PROVIDER_REGISTRY: readonly ProviderEntry[] = [
     byDefault: true,
     loadsOnRequest: false,
     create: ({ baseUrl, timeoutMs, clock, log }) => createNbtProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'rba',
+    metadata: RBA_METADATA,
+    defaultUrl: 'https://www.rba.gov.au',
+    urlVariable: urlVariableOf('rba'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createRbaProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'dnb',
+    metadata: DNB_METADATA,
+    defaultUrl: 'https://api.statbank.dk',
+    urlVariable: urlVariableOf('dnb'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createDnbProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'bnr',
+    metadata: BNR_METADATA,
+    defaultUrl: 'https://www.bnr.ro',
+    urlVariable: urlVariableOf('bnr'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createBnrProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'mnb',
+    metadata: MNB_METADATA,
+    defaultUrl: 'https://www.mnb.hu',
+    urlVariable: urlVariableOf('mnb'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createMnbProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'nbg',
+    metadata: NBG_METADATA,
+    defaultUrl: 'https://nbg.gov.ge',
+    urlVariable: urlVariableOf('nbg'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createNbgProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'nbk',
+    metadata: NBK_METADATA,
+    defaultUrl: 'https://nationalbank.kz',
+    urlVariable: urlVariableOf('nbk'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createNbkProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'sarb',
+    metadata: SARB_METADATA,
+    defaultUrl: 'https://custom.resbank.co.za',
+    urlVariable: urlVariableOf('sarb'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createSarbProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'nbrm',
+    metadata: NBRM_METADATA,
+    defaultUrl: 'https://www.nbrm.mk',
+    urlVariable: urlVariableOf('nbrm'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createNbrmProvider({ baseUrl, timeoutMs, clock, log }),
+  },
+  {
+    id: 'bnm',
+    metadata: BNM_METADATA,
+    defaultUrl: 'https://api.bnm.gov.my',
+    urlVariable: urlVariableOf('bnm'),
+    byDefault: true,
+    loadsOnRequest: false,
+    create: ({ baseUrl, timeoutMs, clock, log }) => createBnmProvider({ baseUrl, timeoutMs, clock, log }),
   },
   {
     id: 'bancaditalia',

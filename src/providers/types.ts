@@ -30,6 +30,17 @@ export interface ProviderLog {
   info(obj: object, msg?: string): void;
 }
 
+/** What a central bank's adapter is made with: the context's fields it reads, and its pace. */
+export interface BankProviderOptions {
+  /** The bank's origin (scheme, host and port); its documented paths and queries are appended. */
+  baseUrl: string;
+  timeoutMs: number;
+  clock: Clock;
+  log?: ProviderLog | undefined;
+  /** Pause between the requests of a long history load (paced.ts). */
+  paceMs?: number;
+}
+
 export interface ProviderContext {
   /**
    * Where the provider is reached: the origin (scheme, host and port) to which its documented

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { centralEuropeanTime, jerusalemTime, londonTime, torontoTime } from '../../src/providers/bank-time.js';
+import { centralEuropeanTime, jerusalemTime, londonTime, sydneyTime, torontoTime } from '../../src/providers/bank-time.js';
 
 /** The UTC instant of a wall-clock time in a zone, by Intl: the independent reference. */
 function byIntl(day: string, hour: number, minute: number, timeZone: string): string {
@@ -31,6 +31,7 @@ describe('bank publication times', () => {
       ['America/Toronto', torontoTime, '2007-01-01', 16, 30],
       ['Asia/Jerusalem', jerusalemTime, '2013-01-01', 15, 30],
       ['Asia/Jerusalem', jerusalemTime, '2013-01-01', 12, 30],
+      ['Australia/Sydney', sydneyTime, '2008-01-01', 16, 0],
     ];
     for (const [zone, rule, from, hour, minute] of zones) {
       for (const day of everyDay(from, '2040-12-31')) assert.equal(rule(day, hour, minute), byIntl(day, hour, minute, zone), `${zone} ${day}`);
@@ -40,6 +41,7 @@ describe('bank publication times', () => {
   it('refuse days before their rule and times a date alone cannot place', () => {
     assert.throws(() => torontoTime('2006-12-29', 16, 30), /since 2007/);
     assert.throws(() => jerusalemTime('2012-12-31', 15, 30), /since 2013/);
+    assert.throws(() => sydneyTime('2007-12-31', 16), /since 2008/);
     assert.throws(() => londonTime('2026-03-29', 1, 30), /afternoon time/);
     assert.throws(() => centralEuropeanTime('2026-02-30', 16), /no Central European time rule/);
   });

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { Decimal } from 'decimal.js';
 import fc from 'fast-check';
 import { parse } from 'lossless-json';
-import { plainDecimalFromNumberText } from '../../src/providers/json-number.js';
+import { floatPrintedDecimal, JsonNumber, plainDecimalFromNumberText } from '../../src/providers/json-number.js';
 
 const PLAIN = /^(0|[1-9]\d*)(\.\d+)?$/;
 
@@ -155,6 +155,29 @@ describe('plainDecimalFromNumberText properties', () => {
         assert.ok(new Decimal(plain).eq(new Decimal(text)));
       }),
       { numRuns: 3_000 },
+    );
+  });
+});
+
+describe('floatPrintedDecimal', () => {
+  it('reads a double printed with 17 digits as the short decimal it stands for, and a short literal as written', () => {
+    assert.equal(floatPrintedDecimal(new JsonNumber('4.2199999999999998')), '4.22');
+    assert.equal(floatPrintedDecimal(new JsonNumber('0.18759999999999999')), '0.1876');
+    assert.equal(floatPrintedDecimal(new JsonNumber('104.76819999999999')), '104.7682');
+    assert.equal(floatPrintedDecimal(new JsonNumber('4.2244')), '4.2244');
+    assert.equal(floatPrintedDecimal(new JsonNumber('3.9300')), '3.9300');
+    for (const bad of [new JsonNumber('0'), new JsonNumber('-4.22'), '4.22', null]) assert.equal(floatPrintedDecimal(bad), null);
+  });
+
+  it('recovers every decimal of up to 15 significant digits from its double printed with 17 (decimal.js as the reference)', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 1n, max: 999_999_999_999_999n }), fc.integer({ min: 0, max: 12 }), (digits, scale) => {
+        const written = new Decimal(digits.toString()).div(new Decimal(10).pow(scale));
+        const printed = Number(written.toString()).toPrecision(17);
+        const read = floatPrintedDecimal(new JsonNumber(printed.includes('e') ? new Decimal(printed).toFixed() : printed));
+        assert.ok(read !== null && new Decimal(read).eq(written), `${written.toString()} printed ${printed}, read ${String(read)}`);
+      }),
+      { numRuns: 2000 },
     );
   });
 });

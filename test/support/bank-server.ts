@@ -2,8 +2,9 @@
  * A local stand-in for a central bank on loopback, and the bank's recorded answers
  * (`../shared/data/central-banks/`, each with the exact request that produced it).
  *
- * The server answers what `answer` returns for a request's URL (path and query as sent), 404
- * otherwise, and keeps every request line so a test can check what the provider asked for.
+ * The server answers what `answer` returns for a request's URL (path and query as sent), its
+ * method, body, Content-Type and Accept (a POST query, a versioned media type); 404 otherwise.
+ * It keeps every request line and body so a test can check what the provider asked for.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -54,6 +55,8 @@ export interface BankServer {
   origin: string;
   /** Path and query of every request, in arrival order. */
   requests: string[];
+  /** The body of every request (empty for a GET), in the same order. */
+  bodies: string[];
   close(): Promise<void>;
 }
 
@@ -66,12 +69,15 @@ export interface RequestContent {
 
 export async function startBankServer(answer: (url: URL, request: RequestContent) => Reply | undefined): Promise<BankServer> {
   const requests: string[] = [];
+  const bodies: string[] = [];
   const server = await serveOnLoopback(async (req, res) => {
     const pathAndQuery = req.url ?? '';
     requests.push(pathAndQuery);
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const reply = answer(new URL(pathAndQuery, 'http://bank.invalid'), { method: req.method ?? 'GET', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+    const received = Buffer.concat(chunks).toString('utf8');
+    bodies.push(received);
+    const reply = answer(new URL(pathAndQuery, 'http://bank.invalid'), { method: req.method ?? 'GET', headers: req.headers, body: received });
     if (!reply) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
@@ -79,5 +85,5 @@ export async function startBankServer(answer: (url: URL, request: RequestContent
     const body = typeof reply.body === 'string' ? Buffer.from(reply.body, 'utf8') : reply.body;
     res.writeHead(reply.status ?? 200, { 'content-type': reply.contentType, 'content-length': String(body.length) }).end(body);
   });
-  return { origin: server.origin, requests, close: server.close };
+  return { origin: server.origin, requests, bodies, close: server.close };
 }
