@@ -474,6 +474,7 @@ export interface components {
             rate: string;
             /** @description What it was compared with: the stored number of that day (a correction) or the provider's previous number (a move). */
             previous: string;
+            /** @enum {string} */
             kind: "correction" | "move";
             /** @description Why, in words. */
             reason: string;
@@ -495,7 +496,10 @@ export interface components {
              * @example European Central Bank
              */
             name: string;
-            /** @description central bank (an official source publishing its own reference rates), peg (the parities fixed by law or treaty against its base, one provider per anchor currency: `peg-eur`, `peg-usd`…; `source=peg` takes whichever quotes both currencies of a pair), aggregator (a service that gathers others' rates), commercial (a paid data vendor) or file (a document the operator supplies). */
+            /**
+             * @description central bank (an official source publishing its own reference rates), peg (the parities fixed by law or treaty against its base, one provider per anchor currency: `peg-eur`, `peg-usd`…; `source=peg` takes whichever quotes both currencies of a pair), aggregator (a service that gathers others' rates), commercial (a paid data vendor) or file (a document the operator supplies).
+             * @enum {string}
+             */
             kind: "central bank" | "peg" | "aggregator" | "commercial" | "file";
             /**
              * @description The currency all of its rates are quoted against.
@@ -530,7 +534,10 @@ export interface components {
             schedule: string;
             /** @description How its numbers compare with the other providers' numbers for the same currencies and days. */
             crossCheck: {
-                /** @description agrees: each of its stored numbers that another provider also quotes lies within EXRATES_CROSSCHECK_PERCENT of the others' median; disagrees: at least one does not (see outliers); unchecked: no other provider quotes any of its currencies on the same days (or within four days before). */
+                /**
+                 * @description agrees: each of its stored numbers that another provider also quotes lies within EXRATES_CROSSCHECK_PERCENT of the others' median; disagrees: at least one does not (see outliers); unchecked: no other provider quotes any of its currencies on the same days (or within four days before).
+                 * @enum {string}
+                 */
                 state: "agrees" | "disagrees" | "unchecked";
                 /** @description Its numbers that differ from the others' median, newest day first. */
                 outliers: components["schemas"]["CrossCheckOutlier"][];
@@ -622,7 +629,10 @@ export interface components {
              * @example 2025-01-01/2025-06-30
              */
             range: string;
-            /** @description Present when the points are averages per week or month. */
+            /**
+             * @description Present when the points are averages per week or month.
+             * @enum {string}
+             */
             group?: "week" | "month";
             /** @description Number of points. */
             count: number;
@@ -698,7 +708,10 @@ export interface components {
         };
         /** @description The calling key's quota today. Reading it does not count. */
         Usage: {
-            /** @description The key's tier. */
+            /**
+             * @description The key's tier.
+             * @enum {string}
+             */
             tier: "free" | "pro";
             /** @description Requests per UTC day (X-RateLimit-Limit). */
             limit: number;
@@ -719,7 +732,10 @@ export interface components {
             title: string;
             status: number;
             detail: string;
-            /** @description Stable machine-readable code. */
+            /**
+             * @description Stable machine-readable code.
+             * @enum {string}
+             */
             code: "invalid_currency" | "unsupported_currency" | "unsupported_source" | "invalid_amount" | "invalid_range" | "invalid_format" | "invalid_date" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "payload_too_large" | "malformed_request" | "request_timeout" | "header_too_large" | "unsupported_media_type" | "feed_unavailable" | "service_unavailable" | "internal_error";
             /** @description The offending query parameter, on validation errors. */
             param?: string;
