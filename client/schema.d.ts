@@ -736,7 +736,7 @@ export interface components {
              * @description Stable machine-readable code.
              * @enum {string}
              */
-            code: "invalid_currency" | "unsupported_currency" | "unsupported_source" | "invalid_amount" | "invalid_range" | "invalid_format" | "invalid_date" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "payload_too_large" | "malformed_request" | "request_timeout" | "header_too_large" | "unsupported_media_type" | "feed_unavailable" | "service_unavailable" | "internal_error";
+            code: "invalid_currency" | "unsupported_currency" | "unsupported_source" | "invalid_amount" | "invalid_range" | "invalid_format" | "invalid_date" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "not_acceptable" | "payload_too_large" | "malformed_request" | "request_timeout" | "header_too_large" | "unsupported_media_type" | "feed_unavailable" | "service_unavailable" | "internal_error";
             /** @description The offending query parameter, on validation errors. */
             param?: string;
         };
@@ -872,6 +872,29 @@ export interface operations {
             };
             /** @description `no_history`: with `date`, no rate for the pair on or before it. */
             404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
                 headers: {
                     /** @description The key's requests per UTC day. */
                     "X-RateLimit-Limit"?: number;
@@ -1085,6 +1108,27 @@ export interface operations {
             };
             /** @description `no_history`: with `date`, no rate for the pair on or before it. */
             404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
                 headers: {
                     /** @description The key's requests per UTC day. */
                     "X-RateLimit-Limit"?: number;
@@ -1319,6 +1363,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
             413: {
                 headers: {
@@ -1532,6 +1599,27 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
             413: {
                 headers: {
@@ -1622,7 +1710,7 @@ export interface operations {
                 end?: string;
                 /** @description One point per ISO week (dated its Monday) or calendar month (dated its first day): the exact mean of its daily points, rounded once to 8 significant digits, with the number of days it averages. A period the range cuts averages the days inside it. Statistics run over these points. */
                 group?: "week" | "month";
-                /** @description Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, `Accept: application/x-ndjson` asks for ndjson. */
+                /** @description Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, the Accept header chooses among application/json, application/x-ndjson and text/csv (json when it ranks them equally or is absent); one that admits none of them is 406 not_acceptable. */
                 format?: "json" | "csv" | "ndjson";
                 /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from its own central bank where one is configured, otherwise from the first provider, in order of preference, that quotes it. */
                 source?: string;
@@ -1755,6 +1843,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
             413: {
                 headers: {
@@ -1851,7 +1962,7 @@ export interface operations {
                 end?: string;
                 /** @description One point per ISO week (dated its Monday) or calendar month (dated its first day): the exact mean of its daily points, rounded once to 8 significant digits, with the number of days it averages. A period the range cuts averages the days inside it. Statistics run over these points. */
                 group?: "week" | "month";
-                /** @description Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, `Accept: application/x-ndjson` asks for ndjson. */
+                /** @description Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, the Accept header chooses among application/json, application/x-ndjson and text/csv (json when it ranks them equally or is absent); one that admits none of them is 406 not_acceptable. */
                 format?: "json" | "csv" | "ndjson";
                 /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from its own central bank where one is configured, otherwise from the first provider, in order of preference, that quotes it. */
                 source?: string;
@@ -1955,6 +2066,27 @@ export interface operations {
             };
             /** @description `no_history`: no rates stored for the pair in the range. */
             404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
                 headers: {
                     /** @description The key's requests per UTC day. */
                     "X-RateLimit-Limit"?: number;
@@ -2189,6 +2321,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
             413: {
                 headers: {
@@ -2402,6 +2557,27 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
             413: {
                 headers: {
@@ -2542,6 +2718,29 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description no-store: an error is never stored by any cache. */
                     "Cache-Control"?: string;
                     /** @description X-Api-Key, Authorization: the answer depends on the key. */
@@ -2704,6 +2903,27 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
             413: {
                 headers: {
@@ -2844,6 +3064,29 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description no-store: an error is never stored by any cache. */
                     "Cache-Control"?: string;
                     /** @description X-Api-Key, Authorization: the answer depends on the key. */
@@ -3006,6 +3249,27 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
             413: {
                 headers: {
@@ -3118,6 +3382,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
@@ -3176,6 +3463,27 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description no-store: an error is never stored by any cache. */
                     "Cache-Control"?: string;
                     /** @description X-Api-Key, Authorization: the answer depends on the key. */

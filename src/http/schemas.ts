@@ -144,7 +144,7 @@ export const historyQuery = (years: HistoryYears) =>
     format: Type.Optional(
       Choice(['json', 'csv', 'ndjson'], {
         description:
-          'Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, `Accept: application/x-ndjson` asks for ndjson.',
+          'Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, the Accept header chooses among application/json, application/x-ndjson and text/csv (json when it ranks them equally or is absent); one that admits none of them is 406 not_acceptable.',
       }),
     ),
     source: SourceParam,
@@ -540,6 +540,11 @@ export const KEYED_ERRORS = {
     ...QUOTA_HEADERS,
     ...RETRY_AFTER,
   }),
+};
+
+/** The 406 of a route whose answer depends on the Accept header (QUOTA_HEADERS: it counts). */
+export const NOT_ACCEPTABLE = {
+  406: problem('`not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*/*` or `application/*`, JSON). Counted.'),
 };
 
 export function badRequest(codes: string) {

@@ -49,7 +49,7 @@ test('the document describes the interface: version, security, parameters, error
   assert.ok(history.responses['200'].content['application/json'] && history.responses['200'].content['text/csv']);
   assert.doesNotMatch(doc.info.description, /Every 200 has/);
   for (const path of ['/healthz', '/readyz', '/metrics']) assert.ok(doc.paths[path].get.description.length > 40, `${path} is described`);
-  assert.deepEqual(Object.keys(history.responses).sort(), ['200', '304', '400', '401', '404', '413', '429', '503']);
+  assert.deepEqual(Object.keys(history.responses).sort(), ['200', '304', '400', '401', '404', '406', '413', '429', '503']);
   assert.ok(history.responses['200'].content['text/csv']);
   assert.ok(history.responses['200'].content['application/x-ndjson']);
   const convert = doc.paths['/api/v1/convert'].get;
