@@ -75,6 +75,9 @@ describe('content negotiation over HTTP', () => {
       assert.equal(problem.status, 406);
       assert.match(problem.detail, /application\/json/);
     }
+    const head = await t.app.inject({ method: 'HEAD', url: '/api/v1/rate?from=EUR&to=USD', headers: { 'x-api-key': t.key, accept: 'application/xml' } });
+    assert.equal(head.statusCode, 406);
+    assert.equal(head.body, '');
   });
 
   test('no Accept, */*, application/* and JSON at any q above 0 answer JSON', async () => {
