@@ -22,6 +22,7 @@ export type Conversion = Json<'convertAmount'>;
 export type History = Json<'getHistory'>;
 export type Rates = Json<'getRates'>;
 export type CurrencyList = Json<'listCurrencies'>;
+export type ProviderList = Json<'listProviders'>;
 export type Usage = Json<'getUsage'>;
 /** An RFC 9457 problem document, as every error is answered. */
 export type Problem = operations['getRate']['responses'][400]['content']['application/problem+json'];
@@ -41,6 +42,38 @@ export interface HistoryOptions {
   group?: HistoryGroup;
   /** A configured provider id: only its published numbers. */
   source?: string;
+}
+
+/** A body the service sent that is not the format asked for: which line, and what it held. */
+export class ExratesFormatError extends Error {
+  constructor(
+    readonly line: number,
+    readonly text: string,
+    cause: unknown,
+  ) {
+    super(`NDJSON line ${line} is not JSON: ${text.length > 80 ? `${text.slice(0, 80)}…` : text}`, { cause });
+    this.name = 'ExratesFormatError';
+  }
+}
+
+/**
+ * A history sent as NDJSON (one point per line, then a line with the other fields and the
+ * statistics), read line by line into the History the JSON format gives. A line that is not JSON
+ * is an ExratesFormatError naming it (lines count from 1).
+ */
+export function parseHistoryNdjson(text: string): History {
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  const values = lines.map((line, index) => {
+    try {
+      return JSON.parse(line) as unknown;
+    } catch (error) {
+      throw new ExratesFormatError(index + 1, line, error);
+    }
+  });
+  const summary = values.pop();
+  if (summary === undefined) throw new ExratesFormatError(1, '', new Error('The body is empty: no summary line.'));
+  return { ...(summary as Omit<History, 'points'>), points: values as History['points'] };
 }
 
 export class ExratesError extends Error {
@@ -71,12 +104,16 @@ export interface ExratesClient {
   /** Many targets at once (all listed currencies without `to`); with `amount`, each entry has a `result`. */
   rates(from: string, options?: { to?: readonly string[]; date?: string; amount?: string }): Promise<Rates>;
   currencies(): Promise<CurrencyList>;
+  /** The configured providers in order of preference: their state, refreshes and cross-check. */
+  providers(): Promise<ProviderList>;
   /** The key's quota today; does not count. */
   usage(): Promise<Usage>;
   /** A range (`'1m'`), or the options: `{ start: '2025-01-01', end: '2025-06-30', group: 'month' }`. */
   history(from: string, to: string, window?: HistoryRange | HistoryOptions): Promise<History>;
   /** RFC 4180 text, header `date,rate` (grouped: `date,rate,days`), CRLF line ends. */
   historyCsv(from: string, to: string, window?: HistoryRange | HistoryOptions): Promise<string>;
+  /** The history sent as NDJSON and read line by line: the same History as `history` gives; a line that is not JSON rejects with an ExratesFormatError naming it. */
+  historyNdjson(from: string, to: string, window?: HistoryRange | HistoryOptions): Promise<History>;
 }
 
 async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
@@ -117,10 +154,13 @@ export function createExratesClient(options: ExratesClientOptions): ExratesClien
         }),
       ),
     currencies: () => unwrap(api.GET('/api/v1/currencies')),
+    providers: () => unwrap(api.GET('/api/v1/providers')),
     usage: () => unwrap(api.GET('/api/v1/usage')),
     history: (from, to, window) =>
       unwrap(api.GET('/api/v1/history', { params: { query: { from, to, ...historyQuery(window), format: 'json' } } })) as Promise<History>,
     historyCsv: (from, to, window) =>
       unwrap(api.GET('/api/v1/history', { params: { query: { from, to, ...historyQuery(window), format: 'csv' } }, parseAs: 'text' })),
+    historyNdjson: async (from, to, window) =>
+      parseHistoryNdjson(await unwrap(api.GET('/api/v1/history', { params: { query: { from, to, ...historyQuery(window), format: 'ndjson' } }, parseAs: 'text' }))),
   };
 }

@@ -474,6 +474,7 @@ export interface components {
             rate: string;
             /** @description What it was compared with: the stored number of that day (a correction) or the provider's previous number (a move). */
             previous: string;
+            /** @enum {string} */
             kind: "correction" | "move";
             /** @description Why, in words. */
             reason: string;
@@ -495,7 +496,10 @@ export interface components {
              * @example European Central Bank
              */
             name: string;
-            /** @description central bank (an official source publishing its own reference rates), peg (the parities fixed by law or treaty against its base, one provider per anchor currency: `peg-eur`, `peg-usd`…; `source=peg` takes whichever quotes both currencies of a pair), aggregator (a service that gathers others' rates), commercial (a paid data vendor) or file (a document the operator supplies). */
+            /**
+             * @description central bank (an official source publishing its own reference rates), peg (the parities fixed by law or treaty against its base, one provider per anchor currency: `peg-eur`, `peg-usd`…; `source=peg` takes whichever quotes both currencies of a pair), aggregator (a service that gathers others' rates), commercial (a paid data vendor) or file (a document the operator supplies).
+             * @enum {string}
+             */
             kind: "central bank" | "peg" | "aggregator" | "commercial" | "file";
             /**
              * @description The currency all of its rates are quoted against.
@@ -530,7 +534,10 @@ export interface components {
             schedule: string;
             /** @description How its numbers compare with the other providers' numbers for the same currencies and days. */
             crossCheck: {
-                /** @description agrees: each of its stored numbers that another provider also quotes lies within EXRATES_CROSSCHECK_PERCENT of the others' median; disagrees: at least one does not (see outliers); unchecked: no other provider quotes any of its currencies on the same days (or within four days before). */
+                /**
+                 * @description agrees: each of its stored numbers that another provider also quotes lies within EXRATES_CROSSCHECK_PERCENT of the others' median; disagrees: at least one does not (see outliers); unchecked: no other provider quotes any of its currencies on the same days (or within four days before).
+                 * @enum {string}
+                 */
                 state: "agrees" | "disagrees" | "unchecked";
                 /** @description Its numbers that differ from the others' median, newest day first. */
                 outliers: components["schemas"]["CrossCheckOutlier"][];
@@ -622,7 +629,10 @@ export interface components {
              * @example 2025-01-01/2025-06-30
              */
             range: string;
-            /** @description Present when the points are averages per week or month. */
+            /**
+             * @description Present when the points are averages per week or month.
+             * @enum {string}
+             */
             group?: "week" | "month";
             /** @description Number of points. */
             count: number;
@@ -698,7 +708,10 @@ export interface components {
         };
         /** @description The calling key's quota today. Reading it does not count. */
         Usage: {
-            /** @description The key's tier. */
+            /**
+             * @description The key's tier.
+             * @enum {string}
+             */
             tier: "free" | "pro";
             /** @description Requests per UTC day (X-RateLimit-Limit). */
             limit: number;
@@ -719,8 +732,11 @@ export interface components {
             title: string;
             status: number;
             detail: string;
-            /** @description Stable machine-readable code. */
-            code: "invalid_currency" | "unsupported_currency" | "unsupported_source" | "invalid_amount" | "invalid_range" | "invalid_format" | "invalid_date" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "payload_too_large" | "malformed_request" | "request_timeout" | "header_too_large" | "unsupported_media_type" | "feed_unavailable" | "service_unavailable" | "internal_error";
+            /**
+             * @description Stable machine-readable code.
+             * @enum {string}
+             */
+            code: "invalid_currency" | "unsupported_currency" | "unsupported_source" | "invalid_amount" | "invalid_range" | "invalid_format" | "invalid_date" | "missing_parameter" | "unauthorized" | "quota_exceeded" | "no_history" | "not_found" | "method_not_allowed" | "not_acceptable" | "payload_too_large" | "malformed_request" | "request_timeout" | "header_too_large" | "unsupported_media_type" | "feed_unavailable" | "service_unavailable" | "internal_error";
             /** @description The offending query parameter, on validation errors. */
             param?: string;
         };
@@ -856,6 +872,29 @@ export interface operations {
             };
             /** @description `no_history`: with `date`, no rate for the pair on or before it. */
             404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
                 headers: {
                     /** @description The key's requests per UTC day. */
                     "X-RateLimit-Limit"?: number;
@@ -1069,6 +1108,27 @@ export interface operations {
             };
             /** @description `no_history`: with `date`, no rate for the pair on or before it. */
             404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
                 headers: {
                     /** @description The key's requests per UTC day. */
                     "X-RateLimit-Limit"?: number;
@@ -1303,6 +1363,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
             413: {
                 headers: {
@@ -1516,6 +1599,27 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
             413: {
                 headers: {
@@ -1606,7 +1710,7 @@ export interface operations {
                 end?: string;
                 /** @description One point per ISO week (dated its Monday) or calendar month (dated its first day): the exact mean of its daily points, rounded once to 8 significant digits, with the number of days it averages. A period the range cuts averages the days inside it. Statistics run over these points. */
                 group?: "week" | "month";
-                /** @description Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, `Accept: application/x-ndjson` asks for ndjson. */
+                /** @description Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, the Accept header chooses among application/json, application/x-ndjson and text/csv (json when it ranks them equally or is absent); one that admits none of them is 406 not_acceptable. */
                 format?: "json" | "csv" | "ndjson";
                 /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from its own central bank where one is configured, otherwise from the first provider, in order of preference, that quotes it. */
                 source?: string;
@@ -1739,6 +1843,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
             413: {
                 headers: {
@@ -1835,7 +1962,7 @@ export interface operations {
                 end?: string;
                 /** @description One point per ISO week (dated its Monday) or calendar month (dated its first day): the exact mean of its daily points, rounded once to 8 significant digits, with the number of days it averages. A period the range cuts averages the days inside it. Statistics run over these points. */
                 group?: "week" | "month";
-                /** @description Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, `Accept: application/x-ndjson` asks for ndjson. */
+                /** @description Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, the Accept header chooses among application/json, application/x-ndjson and text/csv (json when it ranks them equally or is absent); one that admits none of them is 406 not_acceptable. */
                 format?: "json" | "csv" | "ndjson";
                 /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from its own central bank where one is configured, otherwise from the first provider, in order of preference, that quotes it. */
                 source?: string;
@@ -1939,6 +2066,27 @@ export interface operations {
             };
             /** @description `no_history`: no rates stored for the pair in the range. */
             404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
                 headers: {
                     /** @description The key's requests per UTC day. */
                     "X-RateLimit-Limit"?: number;
@@ -2173,6 +2321,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
             413: {
                 headers: {
@@ -2386,6 +2557,27 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
             413: {
                 headers: {
@@ -2526,6 +2718,29 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description no-store: an error is never stored by any cache. */
                     "Cache-Control"?: string;
                     /** @description X-Api-Key, Authorization: the answer depends on the key. */
@@ -2688,6 +2903,27 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
             413: {
                 headers: {
@@ -2828,6 +3064,29 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description no-store: an error is never stored by any cache. */
                     "Cache-Control"?: string;
                     /** @description X-Api-Key, Authorization: the answer depends on the key. */
@@ -2990,6 +3249,27 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
             413: {
                 headers: {
@@ -3102,6 +3382,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
             503: {
                 headers: {
@@ -3160,6 +3463,27 @@ export interface operations {
                 headers: {
                     /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
                     "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
                     /** @description no-store: an error is never stored by any cache. */
                     "Cache-Control"?: string;
                     /** @description X-Api-Key, Authorization: the answer depends on the key. */

@@ -13,6 +13,7 @@ export const ERROR_CODES = [
   'no_history',
   'not_found',
   'method_not_allowed',
+  'not_acceptable',
   'payload_too_large',
   'malformed_request',
   'request_timeout',

@@ -27,6 +27,11 @@ export const PROBLEMS: Record<ErrorCode, { status: number; title: string; descri
   no_history: { status: 404, title: 'No history', description: 'No rates are stored for this pair in the requested range, or on or before the requested date.' },
   not_found: { status: 404, title: 'Not found', description: 'No such resource.' },
   method_not_allowed: { status: 405, title: 'Method not allowed', description: 'The API is read-only: use GET or HEAD.' },
+  not_acceptable: {
+    status: 406,
+    title: 'Not acceptable',
+    description: 'The Accept header admits none of the media types the endpoint sends: application/json (/history: also text/csv and application/x-ndjson). No Accept, */* and application/* get JSON.',
+  },
   payload_too_large: {
     status: 413,
     title: 'Payload too large',

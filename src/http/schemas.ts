@@ -20,6 +20,13 @@ export const PARAM_CODES = {
   group: 'invalid_range',
 } as const;
 
+/**
+ * One of a fixed set of strings: a plain `enum` of type string, which generated clients type as the
+ * union of its values (a union of one-value schemas would be `anyOf`, and one bad value a violation per branch).
+ */
+const Choice = <Values extends string[]>(values: readonly [...Values], options: { description?: string } = {}) =>
+  Type.Enum(values, { type: 'string', ...options });
+
 /** The shape of a currency parameter (case-insensitive); ISO 4217 decides the rest. */
 export const CURRENCY_PATTERN = '^[A-Za-z]{3}$';
 
@@ -120,30 +127,24 @@ export const historyQuery = (years: HistoryYears) =>
     from: Currency('Source currency.'),
     to: Currency('Target currency.'),
     range: Type.Optional(
-      Type.Union(
-        rangesFor(years).map((r) => Type.Literal(r)),
-        {
-          description: `How far back from today (UTC) the history reaches, in calendar months or years${keepsDeepHistory(years) ? '; max: every day kept' : ''}; 1y when neither range nor start is given. Not with start.`,
-        },
-      ),
+      Choice(rangesFor(years), {
+        description: `How far back from today (UTC) the history reaches, in calendar months or years${keepsDeepHistory(years) ? '; max: every day kept' : ''}; 1y when neither range nor start is given. Not with start.`,
+      }),
     ),
     start: HistoryDay(
       `Instead of range: the first day, YYYY-MM-DD, within ${retainedYearsText(years)} and not after end. Days before the oldest stored day for the pair give the points that exist.`,
     ),
     end: HistoryDay('With start: the last day, YYYY-MM-DD, not after today (UTC); default today.'),
     group: Type.Optional(
-      Type.Union(
-        GROUPS.map((g) => Type.Literal(g)),
-        {
-          description:
-            'One point per ISO week (dated its Monday) or calendar month (dated its first day): the exact mean of its daily points, rounded once to 8 significant digits, with the number of days it averages. A period the range cuts averages the days inside it. Statistics run over these points.',
-        },
-      ),
+      Choice(GROUPS, {
+        description:
+          'One point per ISO week (dated its Monday) or calendar month (dated its first day): the exact mean of its daily points, rounded once to 8 significant digits, with the number of days it averages. A period the range cuts averages the days inside it. Statistics run over these points.',
+      }),
     ),
     format: Type.Optional(
-      Type.Union([Type.Literal('json'), Type.Literal('csv'), Type.Literal('ndjson')], {
+      Choice(['json', 'csv', 'ndjson'], {
         description:
-          'Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, `Accept: application/x-ndjson` asks for ndjson.',
+          'Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, the Accept header chooses among application/json, application/x-ndjson and text/csv (json when it ranks them equally or is absent); one that admits none of them is 406 not_acceptable.',
       }),
     ),
     source: SourceParam,
@@ -273,7 +274,7 @@ export const HistoryResponse = Type.Object(
       description: 'What was served: the range (1m, 3m, 6m, 1y, 5y, and 10y or max where more than five years are kept), or `<start>/<end>` for dates asked for, end being today when not given.',
       examples: ['1y', '2025-01-01/2025-06-30'],
     }),
-    group: Type.Optional(Type.Union(GROUPS.map((g) => Type.Literal(g)), { description: 'Present when the points are averages per week or month.' })),
+    group: Type.Optional(Choice(GROUPS, { description: 'Present when the points are averages per week or month.' })),
     count: Type.Integer({ description: 'Number of points.' }),
     points: Type.Array(
       Type.Object({
@@ -368,7 +369,7 @@ export const RatesResponse = Type.Object(
 
 export const UsageResponse = Type.Object(
   {
-    tier: Type.Union([Type.Literal('free'), Type.Literal('pro')], { description: "The key's tier." }),
+    tier: Choice(['free', 'pro'], { description: "The key's tier." }),
     limit: Type.Integer({ description: 'Requests per UTC day (X-RateLimit-Limit).' }),
     used: Type.Integer({ description: 'Requests counted today.' }),
     remaining: Type.Integer({ description: 'Requests left today (X-RateLimit-Remaining).' }),
@@ -414,7 +415,7 @@ export const CheckedNumber = Type.Object(
     asOf: Type.String({ format: 'date-time' }),
     rate: Type.String({ description: 'The number as published.' }),
     previous: Type.String({ description: "What it was compared with: the stored number of that day (a correction) or the provider's previous number (a move)." }),
-    kind: Type.Union([Type.Literal('correction'), Type.Literal('move')]),
+    kind: Choice(['correction', 'move']),
     reason: Type.String({ description: 'Why, in words.' }),
     notedAt: Type.String({ format: 'date-time', description: 'When the refresh that decided it ran.' }),
   },
@@ -425,10 +426,7 @@ export const ProviderEntry = Type.Object(
   {
     id: Type.String({ description: 'The provider, as EXRATES_PROVIDERS names it.', examples: ['ecb'] }),
     name: Type.String({ description: 'The publisher\'s own name.', examples: ['European Central Bank'] }),
-    kind: Type.Union(
-      PROVIDER_KINDS.map((k) => Type.Literal(k)),
-      { description: 'central bank (an official source publishing its own reference rates), peg (the parities fixed by law or treaty against its base, one provider per anchor currency: `peg-eur`, `peg-usd`…; `source=peg` takes whichever quotes both currencies of a pair), aggregator (a service that gathers others\' rates), commercial (a paid data vendor) or file (a document the operator supplies).' },
-    ),
+    kind: Choice(PROVIDER_KINDS, { description: 'central bank (an official source publishing its own reference rates), peg (the parities fixed by law or treaty against its base, one provider per anchor currency: `peg-eur`, `peg-usd`…; `source=peg` takes whichever quotes both currencies of a pair), aggregator (a service that gathers others\' rates), commercial (a paid data vendor) or file (a document the operator supplies).' }),
     base: Type.String({ description: 'The currency all of its rates are quoted against.', examples: ['EUR'] }),
     currencies: Type.Array(Type.String(), {
       description: 'The currencies it quotes now (its base included), sorted by code.',
@@ -449,7 +447,7 @@ export const ProviderEntry = Type.Object(
     schedule: Type.String({ description: 'When it publishes, in words.', examples: ['TARGET business days, around 16:00 CET'] }),
     crossCheck: Type.Object(
       {
-        state: Type.Union([Type.Literal('agrees'), Type.Literal('disagrees'), Type.Literal('unchecked')], {
+        state: Choice(['agrees', 'disagrees', 'unchecked'], {
           description:
             'agrees: each of its stored numbers that another provider also quotes lies within EXRATES_CROSSCHECK_PERCENT of the others\' median; disagrees: at least one does not (see outliers); unchecked: no other provider quotes any of its currencies on the same days (or within four days before).',
         }),
@@ -492,10 +490,7 @@ export const ProblemResponse = Type.Object(
     title: Type.String(),
     status: Type.Integer(),
     detail: Type.String(),
-    code: Type.Union(
-      ERROR_CODES.map((c) => Type.Literal(c)),
-      { description: 'Stable machine-readable code.' },
-    ),
+    code: Choice(ERROR_CODES, { description: 'Stable machine-readable code.' }),
     param: Type.Optional(Type.String({ description: 'The offending query parameter, on validation errors.' })),
   },
   { $id: 'Problem', description: 'RFC 9457 problem details (application/problem+json).' },
@@ -545,6 +540,11 @@ export const KEYED_ERRORS = {
     ...QUOTA_HEADERS,
     ...RETRY_AFTER,
   }),
+};
+
+/** The 406 of a route whose answer depends on the Accept header (QUOTA_HEADERS: it counts). */
+export const NOT_ACCEPTABLE = {
+  406: problem('`not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*/*` or `application/*`, JSON). Counted.'),
 };
 
 export function badRequest(codes: string) {

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { createExratesClient, ExratesError, type ProblemCode } from '../../client/index.js';
+import { createExratesClient, ExratesError, ExratesFormatError, parseHistoryNdjson, type ProblemCode } from '../../client/index.js';
 import { CLIENT_SCHEMA, renderClientSchema } from '../../scripts/client-schema.js';
 import { unissuedKey, type TestApp } from '../helper.js';
 import { listeningTestApp } from '../support/apps.js';
@@ -159,6 +159,46 @@ describe('the generated client, on a listening server', () => {
     assert.match(csv.response.headers.get('content-type')!, /^text\/csv/);
     assert.equal(csv.data?.split('\r\n')[0], 'date,rate');
     assert.equal(csv.data, (await plain('/api/v1/history?from=EUR&to=USD&range=1m&format=csv')).body);
+  });
+
+  it('lists the providers as the API does', async () => {
+    const exrates = createExratesClient({ baseUrl: base, apiKey: key });
+    const { providers } = await exrates.providers();
+    assert.deepEqual({ providers }, JSON.parse((await plain('/api/v1/providers')).body));
+    assert.ok(providers.length > 0);
+    for (const provider of providers) {
+      assert.equal(typeof provider.id, 'string');
+      assert.ok(['central bank', 'peg', 'aggregator', 'commercial', 'file'].includes(provider.kind), provider.kind);
+    }
+  });
+
+  it('reads an NDJSON history line by line into the History the JSON format gives', async () => {
+    const exrates = createExratesClient({ baseUrl: base, apiKey: key });
+    for (const window of ['1m', { start: '2025-01-01', end: '2025-06-30', group: 'week' }] as const) {
+      const lines = await exrates.historyNdjson('EUR', 'GBP', window);
+      assert.deepEqual(lines, await exrates.history('EUR', 'GBP', window));
+      assert.ok(lines.points.length > 15);
+    }
+  });
+
+  it('names the NDJSON line that is not JSON, through the client and on its own', async () => {
+    // A fetch that spoils the third line of what the server sent, as a broken proxy would.
+    const spoiling: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      const lines = (await response.text()).split('\n');
+      lines[2] = `${lines[2]!.slice(0, 10)}<html>`;
+      return new Response(lines.join('\n'), { status: response.status, headers: response.headers });
+    };
+    const exrates = createExratesClient({ baseUrl: base, apiKey: key, fetch: spoiling });
+    await assert.rejects(exrates.historyNdjson('EUR', 'USD', '1m'), (thrown: unknown) => {
+      assert.ok(thrown instanceof ExratesFormatError);
+      assert.equal(thrown.line, 3);
+      assert.match(thrown.message, /^NDJSON line 3 is not JSON: \{"date":"2<html>$/);
+      assert.ok(thrown.cause instanceof SyntaxError);
+      return true;
+    });
+    assert.throws(() => parseHistoryNdjson('{"date":"2026-01-02","rate":"1.1"}\nnot json\n{}\n'), { name: 'ExratesFormatError', line: 2 });
+    assert.throws(() => parseHistoryNdjson(''), { name: 'ExratesFormatError', line: 1 });
   });
 
   it('gives errors as typed problem documents', async () => {

@@ -294,7 +294,17 @@ describe('historyFormat', () => {
     assert.equal(historyFormat(undefined, 'application/x-ndjson;q=0.5, */*'), 'json');
     assert.equal(historyFormat(undefined, 'application/x-ndjson, application/json'), 'json');
     assert.equal(historyFormat(undefined, 'application/x-ndjson, application/json;q=0.8'), 'ndjson');
-    assert.equal(historyFormat(undefined, 'application/x-ndjson;q=0'), 'json');
     assert.equal(historyFormat(undefined, 'text/html, application/x-ndjson;q=0.1'), 'ndjson');
+    assert.equal(historyFormat(undefined, 'text/csv'), 'csv');
+    assert.equal(historyFormat(undefined, 'text/*, application/json;q=0.5'), 'csv');
+    assert.equal(historyFormat(undefined, 'text/csv, application/x-ndjson'), 'ndjson');
+    assert.equal(historyFormat(undefined, 'application/*'), 'json');
+  });
+
+  test('without format, an Accept that admits none of JSON, NDJSON and CSV gets none', () => {
+    assert.equal(historyFormat(undefined, 'application/x-ndjson;q=0'), undefined);
+    assert.equal(historyFormat(undefined, 'application/xml'), undefined);
+    assert.equal(historyFormat(undefined, 'application/json;q=0, text/*;q=0, application/x-ndjson;q=0'), undefined);
+    assert.equal(historyFormat('json', 'application/xml'), 'json');
   });
 });

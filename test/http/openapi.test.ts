@@ -49,7 +49,7 @@ test('the document describes the interface: version, security, parameters, error
   assert.ok(history.responses['200'].content['application/json'] && history.responses['200'].content['text/csv']);
   assert.doesNotMatch(doc.info.description, /Every 200 has/);
   for (const path of ['/healthz', '/readyz', '/metrics']) assert.ok(doc.paths[path].get.description.length > 40, `${path} is described`);
-  assert.deepEqual(Object.keys(history.responses).sort(), ['200', '304', '400', '401', '404', '413', '429', '503']);
+  assert.deepEqual(Object.keys(history.responses).sort(), ['200', '304', '400', '401', '404', '406', '413', '429', '503']);
   assert.ok(history.responses['200'].content['text/csv']);
   assert.ok(history.responses['200'].content['application/x-ndjson']);
   const convert = doc.paths['/api/v1/convert'].get;
@@ -60,4 +60,40 @@ test('the document describes the interface: version, security, parameters, error
   assert.match(doc.info.description, /margin/);
   assert.match(doc.info.description, /no forecasts/);
   assert.match(doc.info.description, /half-to-even/);
+});
+
+test('a parameter or field with a fixed set of values is one plain enum, never a union of one-value schemas', async () => {
+  const doc = (await t.app.inject('/api/v1/openapi.json')).json();
+  const parameters = doc.paths['/api/v1/history'].get.parameters as Array<{ name: string; schema: { type?: string; enum?: string[] } }>;
+  const values = (name: string) => {
+    const { schema } = parameters.find((p) => p.name === name)!;
+    assert.equal(schema.type, 'string', name);
+    return schema.enum;
+  };
+  assert.deepEqual(values('range'), ['1m', '3m', '6m', '1y', '5y']);
+  assert.deepEqual(values('group'), ['week', 'month']);
+  assert.deepEqual(values('format'), ['json', 'csv', 'ndjson']);
+  assert.deepEqual(doc.components.schemas.Problem.properties.code.enum, [...ERROR_CODES]);
+  const oneValueUnions: string[] = [];
+  const visit = (node: unknown, at: string): void => {
+    if (node === null || typeof node !== 'object') return;
+    const { anyOf } = node as { anyOf?: Array<{ enum?: unknown[]; const?: unknown }> };
+    if (anyOf?.some((branch) => branch.const !== undefined || branch.enum?.length === 1)) oneValueUnions.push(at);
+    for (const [key, child] of Object.entries(node)) visit(child, `${at}/${key}`);
+  };
+  visit(doc, '#');
+  assert.deepEqual(oneValueUnions, []);
+});
+
+test('a value outside an enum is refused with the parameter named, as before', async () => {
+  const headers = { 'x-api-key': t.key };
+  for (const [query, code, detail] of [
+    ['range=2y', 'invalid_range', 'range must be given once, as one of 1m, 3m, 6m, 1y, 5y.'],
+    ['group=day', 'invalid_range', 'group must be given once, as week or month.'],
+    ['format=xml', 'invalid_format', 'format must be given once, as json, csv or ndjson.'],
+  ] as const) {
+    const response = await t.app.inject({ url: `/api/v1/history?from=EUR&to=USD&${query}`, headers });
+    assert.equal(response.statusCode, 400, query);
+    assert.deepEqual([response.json().code, response.json().detail], [code, detail], query);
+  }
 });

@@ -8,6 +8,7 @@ import type { QuotaCalendar } from '../../core/quota.js';
 import { parseDate, quoteFor, type RateBook, type RateQuote } from '../../core/rates.js';
 import { sendConditional, type HttpCaches } from '../caching.js';
 import type { KeyStep } from '../keyed.js';
+import { notAcceptable, preferredType } from '../accept.js';
 import { PROBLEMS, problemOf, sendProblem } from '../problem.js';
 import {
   CSV_TYPE,
@@ -29,6 +30,7 @@ import {
   ConvertQuery,
   historyQuery,
   KEYED_ERRORS,
+  NOT_ACCEPTABLE,
   NoQuery,
   notFoundProblem,
   QUOTA_HEADERS,
@@ -89,32 +91,27 @@ const GET_HEAD: ['GET', 'HEAD'] = ['GET', 'HEAD'];
 const COUNTED = { keyed: 'counted' as const };
 const HISTORY_CACHE_CONTROL = `private, max-age=${HISTORY_MAX_AGE}`;
 
+/** What /history sends, in the order it prefers them when Accept ranks them equally. */
+const HISTORY_MEDIA: readonly (readonly [string, HistoryFormat])[] = [
+  ['application/json', 'json'],
+  ['application/x-ndjson', 'ndjson'],
+  ['text/csv', 'csv'],
+];
+
 /**
- * The format a /history request gets: `format` when given, else NDJSON when the Accept header
- * gives application/x-ndjson a higher q-value than application/json (each from its most specific
- * matching range, RFC 9110 §12.5.1; an explicit JSON at the same q wins), else JSON.
+ * The format a /history request gets: `format` when given, else the type the Accept header
+ * prefers (JSON when it ranks them equally, or is absent); undefined when Accept admits none.
  */
-export function historyFormat(format: HistoryFormat | undefined, accept: string | undefined): HistoryFormat {
+export function historyFormat(format: HistoryFormat | undefined, accept: string | undefined): HistoryFormat | undefined {
   if (format !== undefined) return format;
-  if (accept === undefined || !/ndjson/i.test(accept)) return 'json';
-  // Per type: [specificity, q] of the most specific range naming it (2 exact, 1 application/*, 0 */*).
-  const ndjson = [-1, 0];
-  const json = [-1, 0];
-  for (const range of accept.split(',')) {
-    const [type = '', ...params] = range.split(';').map((part) => part.trim().toLowerCase());
-    const qParam = params.find((param) => param.startsWith('q='));
-    const q = qParam === undefined ? 1 : Number(qParam.slice(2));
-    if (!Number.isFinite(q)) continue;
-    const specificity = type === '*/*' ? 0 : type === 'application/*' ? 1 : 2;
-    for (const [name, held] of [['application/x-ndjson', ndjson], ['application/json', json]] as const) {
-      if ((specificity === 2 ? type === name : specificity === 1 || type === '*/*') && specificity > held[0]!) {
-        held[0] = specificity;
-        held[1] = q;
-      }
-    }
-  }
-  const jsonWins = json[1]! > ndjson[1]! || (json[1] === ndjson[1] && json[0] === 2);
-  return ndjson[1]! > 0 && !jsonWins ? 'ndjson' : 'json';
+  const chosen = preferredType(accept, HISTORY_MEDIA.map(([type]) => type));
+  return HISTORY_MEDIA.find(([type]) => type === chosen)?.[1];
+}
+
+/** The JSON routes send nothing else: an Accept that admits no JSON is a 406. */
+const JSON_MEDIA = ['application/json'];
+function acceptsJson(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
+  done(preferredType(request.headers.accept, JSON_MEDIA) === undefined ? notAcceptable(JSON_MEDIA) : undefined);
 }
 
 const HISTORY_TYPES: Record<HistoryFormat, string> = { json: JSON_TYPE, csv: CSV_TYPE, ndjson: NDJSON_TYPE };
@@ -162,6 +159,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
     method: GET_HEAD,
     url: '/api/v1/rate',
     config: COUNTED,
+    preHandler: acceptsJson,
     schema: {
       operationId: 'getRate',
       summary: 'Live mid-market rate for a currency pair',
@@ -175,6 +173,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
         304: NOT_MODIFIED,
         400: badRequest('`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_date`, `invalid_format` (expand), `missing_parameter`'),
         404: notFoundProblem('`no_history`: with `date`, no rate for the pair on or before it.'),
+        ...NOT_ACCEPTABLE,
         ...KEYED_ERRORS,
       },
     },
@@ -188,6 +187,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
     method: GET_HEAD,
     url: '/api/v1/convert',
     config: COUNTED,
+    preHandler: acceptsJson,
     schema: {
       operationId: 'convertAmount',
       summary: 'Convert an amount at the live mid-market rate',
@@ -201,6 +201,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
         304: NOT_MODIFIED,
         400: badRequest('`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`'),
         404: notFoundProblem('`no_history`: with `date`, no rate for the pair on or before it.'),
+        ...NOT_ACCEPTABLE,
         ...KEYED_ERRORS,
       },
     },
@@ -253,6 +254,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
             `${retainedYearsText(book.historyYears)}), \`invalid_format\`, \`missing_parameter\` (\`end\` without \`start\`)`,
         ),
         404: notFoundProblem('`no_history`: no rates stored for the pair in the range.'),
+        ...NOT_ACCEPTABLE,
         ...KEYED_ERRORS,
       },
     },
@@ -261,6 +263,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       const window = parseWindow({ range, start, end }, services.calendar.today(book.clock.now()).day, book.historyYears);
       const grouping = parseGroup(group);
       const chosen = historyFormat(format, request.headers.accept);
+      if (chosen === undefined) throw notAcceptable(HISTORY_MEDIA.map(([type]) => type));
       const accepted = request.headers['accept-encoding'];
       const encoding = caches.negotiateEncoding(accepted);
       // The form that is sent is the one asked for, and the only one kept.
@@ -286,6 +289,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
     method: GET_HEAD,
     url: '/api/v1/rates',
     config: COUNTED,
+    preHandler: acceptsJson,
     schema: {
       operationId: 'getRates',
       summary: 'One rate or amount in many currencies',
@@ -299,6 +303,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
         304: NOT_MODIFIED,
         400: badRequest('`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_amount`, `invalid_date`, `invalid_format` (expand), `missing_parameter`'),
         404: notFoundProblem('`no_history`: with `date`, a currency named in `to` has no rate on or before it.'),
+        ...NOT_ACCEPTABLE,
         ...KEYED_ERRORS,
       },
     },
@@ -321,6 +326,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
     method: GET_HEAD,
     url: '/api/v1/currencies',
     config: COUNTED,
+    preHandler: acceptsJson,
     schema: {
       operationId: 'listCurrencies',
       summary: 'The currencies the service answers for',
@@ -332,6 +338,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       response: {
         200: json('The currencies.', 'CurrencyList'),
         304: NOT_MODIFIED,
+        ...NOT_ACCEPTABLE,
         ...KEYED_ERRORS,
       },
     },
@@ -343,6 +350,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
     method: GET_HEAD,
     url: '/api/v1/providers',
     config: COUNTED,
+    preHandler: acceptsJson,
     schema: {
       operationId: 'listProviders',
       summary: 'The configured rate providers and their state',
@@ -354,6 +362,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       response: {
         200: json('The providers.', 'ProviderList'),
         304: NOT_MODIFIED,
+        ...NOT_ACCEPTABLE,
         ...KEYED_ERRORS,
       },
     },
@@ -366,6 +375,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
     method: GET_HEAD,
     url: '/api/v1/usage',
     config: { keyed: 'read' },
+    preHandler: acceptsJson,
     schema: {
       operationId: 'getUsage',
       summary: "The calling key's quota today",
@@ -376,6 +386,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       response: {
         200: { ...json("The key's usage.", 'Usage'), headers: QUOTA_HEADERS },
         401: KEYED_ERRORS[401],
+        ...NOT_ACCEPTABLE,
         503: KEYED_ERRORS[503],
       },
     },
