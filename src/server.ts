@@ -70,9 +70,8 @@ export async function startServer(config: Config, options: DepsOptions = {}): Pr
   const initialLoad = ready.book
     .snapshot()
     .catch(() => undefined)
-    .then(() => ready.refresher.refreshAllOnce())
-    .then(() => announceLoaded(ready))
-    .finally(() => ready.refresher.start());
+    .then(() => ready.refresher.start())
+    .then(() => announceLoaded(ready));
 
   async function close(): Promise<void> {
     await Promise.all([app.close(), metricsApp?.close()]);

@@ -32,11 +32,14 @@ function quieter(log: Logger): Logger {
 export interface Refresher {
   /** Refreshes every provider at once (each on its own, so a slow or failing one blocks no other). */
   refreshAll(): Promise<SyncOutcome[]>;
-  /** The same, for the current tick, taking the shared lock: at start, when several instances start together. */
-  refreshAllOnce(): Promise<void>;
+  /**
+   * Starts: the first refresh of every provider at once, for the current tick and taking the shared
+   * lock (instances starting together refresh once), each provider then on its schedule as soon as
+   * its own first refresh ends, so that a slow first load (a bank asked a day at a time) holds back
+   * no other provider's refreshes. Resolves when every first refresh has ended.
+   */
+  start(): Promise<void>;
   refreshProvider(provider: Provider): Promise<SyncOutcome>;
-  /** Schedules refreshes on wall-clock multiples of the interval, with backoff after failures. */
-  start(): void;
   stop(): Promise<void>;
 }
 
@@ -203,14 +206,16 @@ export function createRefresher(options: RefresherOptions): Refresher {
 
   return {
     refreshAll: () => Promise.all(options.providers.map((provider) => refreshProvider(provider))),
-    async refreshAllOnce() {
-      const tick = Math.floor(Date.now() / intervalMs);
-      await Promise.all(options.providers.map((p) => scheduledRefresh(p, `${tick}:start`)));
-    },
     refreshProvider: (provider) => refreshProvider(provider),
-    start() {
+    async start() {
       stopped = false;
-      for (const provider of options.providers) schedule(provider);
+      const tick = Math.floor(Date.now() / intervalMs);
+      const first = (provider: Provider) =>
+        scheduledRefresh(provider, `${tick}:start`)
+          .catch((error: unknown) => options.log.error({ provider: provider.id, err: String(error) }, 'refresh crashed'))
+          // Then on wall-clock multiples of the interval, with backoff after failures.
+          .finally(() => schedule(provider));
+      await Promise.all(options.providers.map(first));
     },
     async stop() {
       stopped = true;
