@@ -34,11 +34,13 @@ function createPicker(side: Side, onPick: (code: string) => void): Picker {
       if (name.split(/[\s()-]+/).some((w) => w.startsWith(q))) return 2;
       return name.includes(q) || `${code} · ${name}`.includes(q) ? 1 : 0;
     };
+    const replaced = (c: CurrencyName) => (c.replacedBy === undefined ? 0 : 1);
     const rank = (group: CurrencyName[]) =>
       group
         .map((c) => ({ c, s: score(c) }))
         .filter((x) => x.s > 0)
-        .sort((a, b) => b.s - a.s || a.c.code.localeCompare(b.c.code))
+        // Equally good matches of a query: currencies in use before those replaced (GBP before CYP for "pound").
+        .sort((a, b) => b.s - a.s || (q ? replaced(a.c) - replaced(b.c) : 0) || a.c.code.localeCompare(b.c.code))
         .map((x) => x.c);
     return { served: rank(catalogue.served), onRequest: q ? rank(catalogue.onRequest) : catalogue.onRequest };
   }

@@ -13,6 +13,8 @@ export interface Problem {
 export interface CurrencyName {
   code: string;
   name: string;
+  /** Replaced by another currency at a fixed legal ratio (its successor): offered after the currencies in use. */
+  replacedBy?: { code: string };
 }
 
 /** One entry of GET /api/v1/currencies. */
