@@ -380,7 +380,7 @@ function codeNumber(code: string): number | undefined {
 }
 
 /**
- * A pair of currency codes as one small integer (the same for any case); undefined unless both are
+ * A pair of currency codes as one number (the same for any case); undefined unless both are
  * three letters. Caches of answers are looked up by it: no key string is built per request.
  */
 export function pairKey(from: string, to: string): number | undefined {
