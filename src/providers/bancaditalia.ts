@@ -13,13 +13,13 @@
  */
 import { FeedError } from '../core/errors.js';
 import { compare, parseRate } from '../core/decimal.js';
-import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
+import type { DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
 import { addDays, frankfurtTime, isDay, utcDay, type Day } from '../core/time.js';
 import { decodeUtf8, FeedHttpError, fetchBytes } from './fetch-bytes.js';
 import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, plainDecimalFromNumberText } from './json-number.js';
 import { checkRange, createGate, MAX_IN_FLIGHT, DEFAULT_PACE_MS, inTurn, spansOf } from './paced.js';
 import { CURRENCY_CODE, publishedRate, untilToday } from './central-bank.js';
-import type { ProviderLog } from './types.js';
+import type { BankProviderOptions } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of one currency, or a day of every one, is well under a megabyte: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 2 * 1024 * 1024;
@@ -211,16 +211,6 @@ export function parseBancaDItaliaTimeSeries(text: string, code: string): BancaDI
   return collector.result();
 }
 
-export interface BancaDItaliaProviderOptions {
-  /** The origin, e.g. `https://tassidicambio.bancaditalia.it`; the API's documented paths are appended. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  /** Pause between the requests of one load (default 250 ms). */
-  paceMs?: number;
-}
-
 function isWeekend(day: Day): boolean {
   const weekday = new Date(`${day}T00:00:00Z`).getUTCDay();
   return weekday === 0 || weekday === 6;
@@ -233,7 +223,7 @@ function weekdays(range: DayRange): Day[] {
 }
 
 export function createBancaDItaliaProvider(
-  options: BancaDItaliaProviderOptions,
+  options: BankProviderOptions,
 ): Provider & { listCurrencies(o?: { signal?: AbortSignal }): Promise<string[]>; keepsWholeDays: true } {
   const origin = options.baseUrl.replace(/\/+$/, '');
   const paceMs = options.paceMs ?? DEFAULT_PACE_MS;

@@ -7,14 +7,14 @@
  * every currency on one day).
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, Provider, RateDocument } from '../core/ports.js';
+import type { Provider, RateDocument } from '../core/ports.js';
 import { isDay, type Day } from '../core/time.js';
 import { CURRENCY_CODE, dayByDayProvider, RatesByDay } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, plainDecimalFromNumberText } from './json-number.js';
 import { parseOffThread } from './off-thread.js';
 import { perUnit } from './paced.js';
-import type { ProviderLog, ProviderMetadata } from './types.js';
+import type { ProviderMetadata, BankProviderOptions } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A day of every currency is 4 KB: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 1024 * 1024;
@@ -81,16 +81,7 @@ export function parseBcraRates(text: string): RateDocument {
   return { provider: PROVIDER, base: BASE, days: byDay.days((d) => `${d}T00:00:00Z`) };
 }
 
-export interface BcraProviderOptions {
-  /** The origin, e.g. `https://api.bcra.gob.ar`; the API's path is appended. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  paceMs?: number;
-}
-
-export function createBcraProvider(options: BcraProviderOptions): Provider {
+export function createBcraProvider(options: BankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
   return dayByDayProvider({
     id: PROVIDER,

@@ -10,14 +10,14 @@
  * currency missing on a day is simply absent.
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
+import type { DailyQuotes, DayRange, DecimalString, FetchOptions, Provider, RateDocument } from '../core/ports.js';
 import { addDays, isDay, utcDay, type Day } from '../core/time.js';
 import { torontoTime } from './bank-time.js';
 import { publishedRate, spannedSeries } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, plainDecimalFromNumberText } from './json-number.js';
-import type { ProviderLog, ProviderMetadata } from './types.js';
+import type { ProviderMetadata, BankProviderOptions } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of the FX_RATES_DAILY group is under a megabyte of JSON: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 8 * 1024 * 1024;
@@ -41,16 +41,6 @@ const GROUP_PATH = '/valet/observations/group/FX_RATES_DAILY/json';
 /** A week back reaches the last business day across any run of Canadian holidays. */
 const LATEST_WINDOW_DAYS = 7;
 const SERIES_LABEL = /^([A-Z]{3})\/([A-Z]{3})$/;
-
-export interface BocProviderOptions {
-  /** The Bank of Canada's origin, e.g. `https://www.bankofcanada.ca`; the Valet path is appended. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  /** Pause between the requests of a long history load (paced.ts). */
-  paceMs?: number;
-}
 
 interface SeriesReading {
   currency: string;
@@ -124,7 +114,7 @@ export function parseBocObservations(text: string): RateDocument {
   return { provider: PROVIDER, base: BASE, days };
 }
 
-export function createBocProvider(options: BocProviderOptions): Provider {
+export function createBocProvider(options: BankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
 
   const get = async (query: string, fetchOptions?: FetchOptions): Promise<RateDocument> => {

@@ -11,14 +11,14 @@
  * without a value for a series has an empty cell.
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, DailyQuotes, DecimalString, Provider, RateDocument } from '../core/ports.js';
+import type { DailyQuotes, DecimalString, Provider, RateDocument } from '../core/ports.js';
 import type { Day } from '../core/time.js';
 import { londonTime } from './bank-time.js';
 import { publishedRate, rangeQueryProvider, readCsv } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 import { dayFromMonthName, monthName } from './paced.js';
-import type { ProviderLog, ProviderMetadata } from './types.js';
+import type { ProviderMetadata, BankProviderOptions } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of the series asked for is well under a megabyte of CSV: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 4 * 1024 * 1024;
@@ -73,16 +73,6 @@ const DATA_PATH = '/boeapps/database/_iadb-fromshowcolumns.asp';
 const LATEST_WINDOW_DAYS = 8;
 const BOE_DATE = /^(\d{1,2}) ([A-Z][a-z]{2}) (\d{4})$/;
 
-export interface BoeProviderOptions {
-  /** The Bank of England's origin, e.g. `https://www.bankofengland.co.uk`; the database path and query are appended. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  /** Pause between the requests of a long history load (paced.ts). */
-  paceMs?: number;
-}
-
 /** `17 Mar 2026` → `2026-03-17`; null for anything else. */
 export function parseBoeDate(text: string): Day | null {
   const match = BOE_DATE.exec(text);
@@ -128,7 +118,7 @@ export function parseBoeCsv(text: string): RateDocument {
   return { provider: PROVIDER, base: BASE, days };
 }
 
-export function createBoeProvider(options: BoeProviderOptions): Provider {
+export function createBoeProvider(options: BankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
   const seriesCodes = Object.keys(SERIES).join(',');
 

@@ -11,14 +11,14 @@
  * shekels per 10^UNIT_MULT units, stored per one unit as `1/` and that exact number.
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, Provider, RateDocument } from '../core/ports.js';
+import type { Provider, RateDocument } from '../core/ports.js';
 import { isDay, type Day } from '../core/time.js';
 import { jerusalemTime } from './bank-time.js';
 import { columns, CURRENCY_CODE, publishedRate, rangeQueryProvider, RatesByDay, readCsv } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 import { perUnit } from './paced.js';
-import type { ProviderLog, ProviderMetadata } from './types.js';
+import type { ProviderMetadata, BankProviderOptions } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of the exchange-rate series is under a megabyte of CSV: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 4 * 1024 * 1024;
@@ -46,16 +46,6 @@ const REPRESENTATIVE_RATE = 'OF00';
 const LATEST_WINDOW_DAYS = 10;
 const UNIT_MULT = /^\d$/;
 const FRIDAY = 5;
-
-export interface BoiProviderOptions {
-  /** The statistics service's origin, e.g. `https://edge.boi.gov.il`; the SDMX path and query are appended. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  /** Pause between the requests of a long history load (paced.ts). */
-  paceMs?: number;
-}
 
 function publicationTime(day: Day): string {
   const friday = new Date(`${day}T00:00:00Z`).getUTCDay() === FRIDAY;
@@ -97,7 +87,7 @@ export function parseBoiCsv(text: string): RateDocument {
   return { provider: PROVIDER, base: BASE, days: collected.days((day) => publicationTime(day)) };
 }
 
-export function createBoiProvider(options: BoiProviderOptions): Provider {
+export function createBoiProvider(options: BankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
 
   return rangeQueryProvider({

@@ -7,13 +7,13 @@
  * `ExchangeRatesByDateRangeByISO`, the days of a range for the currencies named).
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, FetchOptions, Provider, RateDocument } from '../core/ports.js';
+import type { FetchOptions, Provider, RateDocument } from '../core/ports.js';
 import { isDay, type Day } from '../core/time.js';
 import { CURRENCY_CODE, perCurrencySeries, publishedRate, RatesByDay, readXml, xmlText, type XmlElement } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 import { perUnit } from './paced.js';
-import type { ProviderLog, ProviderMetadata } from './types.js';
+import type { ProviderMetadata, BankProviderOptions } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). Three weeks of every currency are 90 KB, so a year about 1.5 MB: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 16 * 1024 * 1024;
@@ -111,16 +111,7 @@ function envelope(call: string): string {
 `;
 }
 
-export interface CbaProviderOptions {
-  /** The origin, e.g. `https://api.cba.am`; the service's path is appended. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  paceMs?: number;
-}
-
-export function createCbaProvider(options: CbaProviderOptions): Provider {
+export function createCbaProvider(options: BankProviderOptions): Provider {
   const url = `${options.baseUrl.replace(/\/+$/, '')}${SERVICE_PATH}`;
   const call = async (method: string, call: string, fetchOptions?: FetchOptions): Promise<string> =>
     decodeUtf8(

@@ -7,13 +7,13 @@
  * Rates: https://www.cbn.gov.ng/rates/exchratebycurrency.asp (JSON at `/api/GetAllExchangeRates`).
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, Provider, RateDocument } from '../core/ports.js';
+import type { Provider, RateDocument } from '../core/ports.js';
 import { isDay } from '../core/time.js';
 import { publishedRate, rangeQueryProvider, RatesByDay } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { describeJsonValue, isJsonObject, parseJsonKeepingNumbers } from './json-number.js';
 import { parseOffThread } from './off-thread.js';
-import type { ProviderLog, ProviderMetadata } from './types.js';
+import type { ProviderMetadata, BankProviderOptions } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). The answer is 10 KB: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 1024 * 1024;
@@ -83,16 +83,7 @@ export function parseCbnRates(text: string): RateDocument {
   return { provider: PROVIDER, base: BASE, days: byDay.days((d) => `${d}T00:00:00Z`) };
 }
 
-export interface CbnProviderOptions {
-  /** The origin, e.g. `https://www.cbn.gov.ng`; the path is appended. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  paceMs?: number;
-}
-
-export function createCbnProvider(options: CbnProviderOptions): Provider {
+export function createCbnProvider(options: BankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
   return rangeQueryProvider({
     id: PROVIDER,

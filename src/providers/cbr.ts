@@ -8,13 +8,13 @@
  */
 import { compare, parseDecimal } from '../core/decimal.js';
 import { FeedError } from '../core/errors.js';
-import type { Clock, FetchOptions, Provider, RateDocument } from '../core/ports.js';
+import type { FetchOptions, Provider, RateDocument } from '../core/ports.js';
 import { utcDay, type Day } from '../core/time.js';
 import { commaDecimalRate, CURRENCY_CODE, perCurrencySeries, RatesByDay, readXml, xmlText, type XmlElement } from './central-bank.js';
 import { decodeLegacy, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 import { dayFromDotted, perUnit } from './paced.js';
-import type { ProviderLog, ProviderMetadata } from './types.js';
+import type { ProviderMetadata, BankProviderOptions } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). The day's rates are 10 KB and a year of one currency about 30 KB: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 1024 * 1024;
@@ -118,19 +118,10 @@ export function parseCbrDynamic(text: string, currency: CbrCurrency): RateDocume
   return { provider: PROVIDER, base: BASE, days: byDay.days((d) => `${d}T00:00:00Z`) };
 }
 
-export interface CbrProviderOptions {
-  /** The origin, e.g. `https://www.cbr.ru`; the `/scripts/` path is appended. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  paceMs?: number;
-}
-
 /** `2026-03-05` as the API writes it in a query, `05/03/2026`. */
 const slashed = (day: Day): string => `${day.slice(8, 10)}/${day.slice(5, 7)}/${day.slice(0, 4)}`;
 
-export function createCbrProvider(options: CbrProviderOptions): Provider {
+export function createCbrProvider(options: BankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
   const text = async (path: string, fetchOptions?: FetchOptions): Promise<string> =>
     decodeLegacy(await fetchBytes(`${origin}${path}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal }), 'windows-1251', FEED);

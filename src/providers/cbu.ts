@@ -6,13 +6,13 @@
  * every currency in force on one day; there is no range query, so history is a request a day).
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, Provider, RateDocument } from '../core/ports.js';
+import type { Provider, RateDocument } from '../core/ports.js';
 import { CURRENCY_CODE, dayByDayProvider, publishedRate, RatesByDay } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { describeJsonValue, isJsonObject, parseJsonKeepingNumbers } from './json-number.js';
 import { parseOffThread } from './off-thread.js';
 import { dayFromDotted, perUnit } from './paced.js';
-import type { ProviderLog, ProviderMetadata } from './types.js';
+import type { ProviderMetadata, BankProviderOptions } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A day of every currency is 26 KB: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 1024 * 1024;
@@ -58,16 +58,7 @@ export function parseCbuRates(text: string): RateDocument {
   return { provider: PROVIDER, base: BASE, days: byDay.days((d) => `${d}T00:00:00Z`) };
 }
 
-export interface CbuProviderOptions {
-  /** The origin, e.g. `https://cbu.uz`; the archive's path is appended. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  paceMs?: number;
-}
-
-export function createCbuProvider(options: CbuProviderOptions): Provider {
+export function createCbuProvider(options: BankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
   return dayByDayProvider({
     id: PROVIDER,

@@ -5,14 +5,14 @@
  * API: https://api.cnb.cz/cnbapi/swagger-ui.html (`/cnbapi/exrates/daily`, `/cnbapi/exrates/daily-year`).
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, Provider, RateDocument } from '../core/ports.js';
+import type { Provider, RateDocument } from '../core/ports.js';
 import { isDay } from '../core/time.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
 import { CURRENCY_CODE, RatesByDay, spannedSeries, yearsOf } from './central-bank.js';
 import { perUnit } from './paced.js';
-import type { ProviderLog } from './types.js';
+import type { BankProviderOptions } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of daily tables is under a megabyte of JSON: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 8 * 1024 * 1024;
@@ -48,16 +48,7 @@ export function parseCnbRates(text: string): RateDocument {
   return { provider: PROVIDER, base: BASE, days: byDay.days((day) => `${day}T00:00:00Z`) };
 }
 
-export interface CnbProviderOptions {
-  /** The origin, e.g. `https://api.cnb.cz`. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  paceMs?: number;
-}
-
-export function createCnbProvider(options: CnbProviderOptions): Provider {
+export function createCnbProvider(options: BankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
   const get = async (path: string, signal: AbortSignal | undefined): Promise<RateDocument> =>
     parseOffThread('cnb', parseCnbRates, [decodeUtf8(await fetchBytes(`${origin}${path}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal }), FEED)], signal);

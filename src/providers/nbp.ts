@@ -6,13 +6,13 @@
  * when a range holds no table).
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, DailyQuotes, DecimalString, Provider, RateDocument } from '../core/ports.js';
+import type { DailyQuotes, DecimalString, Provider, RateDocument } from '../core/ports.js';
 import { isDay, type Day } from '../core/time.js';
 import { decodeUtf8, FeedHttpError, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 import { describeJsonValue, isJsonObject, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
 import { spannedSeries } from './central-bank.js';
-import type { ProviderLog } from './types.js';
+import type { BankProviderOptions } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A quarter's tables (the longest span asked for) are a few hundred KB: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 4 * 1024 * 1024;
@@ -58,16 +58,7 @@ export function parseNbpTables(text: string): RateDocument {
   return { provider: PROVIDER, base: BASE, days };
 }
 
-export interface NbpProviderOptions {
-  /** The origin, e.g. `https://api.nbp.pl`. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  paceMs?: number;
-}
-
-export function createNbpProvider(options: NbpProviderOptions): Provider {
+export function createNbpProvider(options: BankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
   const empty = (): RateDocument => ({ provider: PROVIDER, base: BASE, days: [] });
 

@@ -12,14 +12,14 @@
  * only (days before a change of scale are not in it).
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, FetchOptions, Provider, RateDocument } from '../core/ports.js';
+import type { FetchOptions, Provider, RateDocument } from '../core/ports.js';
 import { isDay, utcDay, type Day } from '../core/time.js';
 import { CURRENCY_CODE, perCurrencySeries, RatesByDay } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
 import { parseOffThread } from './off-thread.js';
 import { perUnit } from './paced.js';
-import type { ProviderLog, ProviderMetadata } from './types.js';
+import type { ProviderMetadata, BankProviderOptions } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). The day's table is 5 KB and a year of one currency about 25 KB: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 1024 * 1024;
@@ -121,16 +121,7 @@ export function parseNbrbDynamics(text: string, currency: NbrbCurrency): RateDoc
   return { provider: PROVIDER, base: BASE, days: byDay.days((day) => `${day}T00:00:00Z`) };
 }
 
-export interface NbrbProviderOptions {
-  /** The origin, e.g. `https://api.nbrb.by`; the API's path is appended. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  paceMs?: number;
-}
-
-export function createNbrbProvider(options: NbrbProviderOptions): Provider {
+export function createNbrbProvider(options: BankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
   const text = async (path: string, fetchOptions?: FetchOptions): Promise<string> =>
     decodeUtf8(await fetchBytes(`${origin}${path}`, { timeoutMs: options.timeoutMs, maxBytes: MAX_BYTES, signal: fetchOptions?.signal }), FEED);

@@ -6,13 +6,13 @@
  * there is no range query, so history is a request a day).
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, Provider, RateDocument } from '../core/ports.js';
+import type { Provider, RateDocument } from '../core/ports.js';
 import { isDay } from '../core/time.js';
 import { CURRENCY_CODE, dayByDayProvider, publishedRate, RatesByDay, readXml, xmlText, type XmlElement } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 import { perUnit } from './paced.js';
-import type { ProviderLog, ProviderMetadata } from './types.js';
+import type { ProviderMetadata, BankProviderOptions } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A day of every currency is 5 KB: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 1024 * 1024;
@@ -55,16 +55,7 @@ export function parseNbtRates(text: string): RateDocument {
   return { provider: PROVIDER, base: BASE, days: byDay.days((d) => `${d}T00:00:00Z`) };
 }
 
-export interface NbtProviderOptions {
-  /** The origin, e.g. `https://www.nbt.tj`; the page's path is appended. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  paceMs?: number;
-}
-
-export function createNbtProvider(options: NbtProviderOptions): Provider {
+export function createNbtProvider(options: BankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
   return dayByDayProvider({
     id: PROVIDER,

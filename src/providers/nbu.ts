@@ -7,14 +7,14 @@
  */
 import { FeedError } from '../core/errors.js';
 import { compare, parseDecimal } from '../core/decimal.js';
-import type { Clock, Provider, RateDocument } from '../core/ports.js';
+import type { Provider, RateDocument } from '../core/ports.js';
 import type { Day } from '../core/time.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, positiveDecimal } from './json-number.js';
 import { CURRENCY_CODE, rangeQueryProvider, RatesByDay } from './central-bank.js';
 import { dayFromDotted, perUnit } from './paced.js';
-import type { ProviderLog } from './types.js';
+import type { BankProviderOptions } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A quarter of every currency is about a megabyte of JSON: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 16 * 1024 * 1024;
@@ -65,18 +65,9 @@ export function parseNbuRates(text: string): RateDocument {
   return { provider: PROVIDER, base: BASE, days: byDay.days((day) => `${day}T00:00:00Z`) };
 }
 
-export interface NbuProviderOptions {
-  /** The origin, e.g. `https://bank.gov.ua`. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  paceMs?: number;
-}
-
 const compact = (day: Day): string => day.replaceAll('-', '');
 
-export function createNbuProvider(options: NbuProviderOptions): Provider {
+export function createNbuProvider(options: BankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
   return rangeQueryProvider({
     id: PROVIDER,

@@ -10,14 +10,14 @@
  * two krone indices (I44, TWI), which are no currencies and are left out.
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, Provider, RateDocument } from '../core/ports.js';
+import type { Provider, RateDocument } from '../core/ports.js';
 import { isDay } from '../core/time.js';
 import { centralEuropeanTime } from './bank-time.js';
 import { columns, CURRENCY_CODE, publishedRate, rangeQueryProvider, RatesByDay, readCsv } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 import { perUnit } from './paced.js';
-import type { ProviderLog, ProviderMetadata } from './types.js';
+import type { ProviderMetadata, BankProviderOptions } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of every currency is under a megabyte of CSV: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 8 * 1024 * 1024;
@@ -43,16 +43,6 @@ const LATEST_WINDOW_DAYS = 8;
 /** Norges Bank's krone indices: the import-weighted I-44 and the trade-weighted TWI. */
 const INDICES = new Set(['I44', 'TWI']);
 const UNIT_MULT = /^\d$/;
-
-export interface NorgesBankProviderOptions {
-  /** Norges Bank's data origin, e.g. `https://data.norges-bank.no`; the SDMX path and query are appended. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  /** Pause between the requests of a long history load (paced.ts). */
-  paceMs?: number;
-}
 
 /**
  * Parses the SDMX-CSV answer for `EXR/B..NOK.SP`. Any malformed row rejects the whole document;
@@ -87,7 +77,7 @@ export function parseNorgesBankCsv(text: string): RateDocument {
   return { provider: PROVIDER, base: BASE, days: collected.days((day) => centralEuropeanTime(day, 16)) };
 }
 
-export function createNorgesBankProvider(options: NorgesBankProviderOptions): Provider {
+export function createNorgesBankProvider(options: BankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
 
   return rangeQueryProvider({

@@ -11,14 +11,14 @@
  * reciprocal, `1/` and the published number. `SEKETT` is the krona against itself (always 1) and says nothing.
  */
 import { FeedError } from '../core/errors.js';
-import type { Clock, DailyQuotes, DecimalString, Provider, RateDocument } from '../core/ports.js';
+import type { DailyQuotes, DecimalString, Provider, RateDocument } from '../core/ports.js';
 import { isDay, type Day } from '../core/time.js';
 import { centralEuropeanTime } from './bank-time.js';
 import { publishedRate, rangeQueryProvider } from './central-bank.js';
 import { decodeUtf8, fetchBytes } from './fetch-bytes.js';
 import { parseOffThread } from './off-thread.js';
 import { describeJsonValue, isJsonObject, JsonNumber, parseJsonKeepingNumbers, plainDecimalFromNumberText } from './json-number.js';
-import type { ProviderLog, ProviderMetadata } from './types.js';
+import type { ProviderMetadata, BankProviderOptions } from './types.js';
 
 /** The most bytes one answer may hold (sent and inflated; fetchBytes). A year of the currency group is under a megabyte of JSON: the limit leaves a wide margin (docs/operations.md lists every feed's). */
 const MAX_BYTES = 8 * 1024 * 1024;
@@ -43,16 +43,6 @@ const GROUP_PATH = '/swea/v1/Observations/ByGroup/130';
 const LATEST_WINDOW_DAYS = 8;
 const SERIES_ID = /^SEK([A-Z]{3})PMI$/;
 const KRONA_ITSELF = 'SEKETT';
-
-export interface RiksbankProviderOptions {
-  /** The SWEA API's origin, e.g. `https://api.riksbank.se`; the path is appended. */
-  baseUrl: string;
-  timeoutMs: number;
-  clock: Clock;
-  log?: ProviderLog | undefined;
-  /** Pause between the requests of a long history load (paced.ts). */
-  paceMs?: number;
-}
 
 function field(item: Record<string, unknown>, name: string, where: string): unknown {
   if (!(name in item)) throw new FeedError(`${FEED}: ${where} has no "${name}"`);
@@ -99,7 +89,7 @@ export function parseRiksbankObservations(text: string): RateDocument {
   return { provider: PROVIDER, base: BASE, days };
 }
 
-export function createRiksbankProvider(options: RiksbankProviderOptions): Provider {
+export function createRiksbankProvider(options: BankProviderOptions): Provider {
   const origin = options.baseUrl.replace(/\/+$/, '');
 
   return rangeQueryProvider({
