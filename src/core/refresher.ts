@@ -185,6 +185,13 @@ export function createRefresher(options: RefresherOptions): Refresher {
    * must name a tick alike for the shared lock to run it once (a Clock started at EXRATES_NOW is
    * offset by when each instance started), and the timers that fire them run in real time.
    */
+  /** One attempt, then the provider's next one on its schedule. */
+  function refreshThenSchedule(provider: Provider, attempt: string): Promise<void> {
+    return scheduledRefresh(provider, attempt)
+      .catch((error: unknown) => options.log.error({ provider: provider.id, err: String(error) }, 'refresh crashed'))
+      .finally(() => schedule(provider));
+  }
+
   function schedule(provider: Provider): void {
     if (stopped) return;
     const failed = failures.get(provider.id) ?? 0;
@@ -195,11 +202,7 @@ export function createRefresher(options: RefresherOptions): Refresher {
     const tick = Math.floor((now + delay) / intervalMs);
     const attempt = retry ? `${tick - 1}:retry${failed}` : String(tick);
     nextDelays.set(provider.id, delay);
-    const timer = setTimeout(() => {
-      scheduledRefresh(provider, attempt)
-        .catch((error: unknown) => options.log.error({ provider: provider.id, err: String(error) }, 'refresh crashed'))
-        .finally(() => schedule(provider));
-    }, delay);
+    const timer = setTimeout(() => void refreshThenSchedule(provider, attempt), delay);
     timer.unref();
     timers.set(provider.id, timer);
   }
@@ -210,12 +213,8 @@ export function createRefresher(options: RefresherOptions): Refresher {
     async start() {
       stopped = false;
       const tick = Math.floor(Date.now() / intervalMs);
-      const first = (provider: Provider) =>
-        scheduledRefresh(provider, `${tick}:start`)
-          .catch((error: unknown) => options.log.error({ provider: provider.id, err: String(error) }, 'refresh crashed'))
-          // Then on wall-clock multiples of the interval, with backoff after failures.
-          .finally(() => schedule(provider));
-      await Promise.all(options.providers.map(first));
+      // Then each on wall-clock multiples of the interval, with backoff after failures.
+      await Promise.all(options.providers.map((provider) => refreshThenSchedule(provider, `${tick}:start`)));
     },
     async stop() {
       stopped = true;

@@ -97,6 +97,7 @@ const HISTORY_MEDIA: readonly (readonly [string, HistoryFormat])[] = [
   ['application/x-ndjson', 'ndjson'],
   ['text/csv', 'csv'],
 ];
+const HISTORY_OFFERED = HISTORY_MEDIA.map(([type]) => type);
 
 /**
  * The format a /history request gets: `format` when given, else the type the Accept header
@@ -104,7 +105,7 @@ const HISTORY_MEDIA: readonly (readonly [string, HistoryFormat])[] = [
  */
 export function historyFormat(format: HistoryFormat | undefined, accept: string | undefined): HistoryFormat | undefined {
   if (format !== undefined) return format;
-  const chosen = preferredType(accept, HISTORY_MEDIA.map(([type]) => type));
+  const chosen = preferredType(accept, HISTORY_OFFERED);
   return HISTORY_MEDIA.find(([type]) => type === chosen)?.[1];
 }
 
@@ -263,7 +264,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       const window = parseWindow({ range, start, end }, services.calendar.today(book.clock.now()).day, book.historyYears);
       const grouping = parseGroup(group);
       const chosen = historyFormat(format, request.headers.accept);
-      if (chosen === undefined) throw notAcceptable(HISTORY_MEDIA.map(([type]) => type));
+      if (chosen === undefined) throw notAcceptable(HISTORY_OFFERED);
       const accepted = request.headers['accept-encoding'];
       const encoding = caches.negotiateEncoding(accepted);
       // The form that is sent is the one asked for, and the only one kept.
