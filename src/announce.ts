@@ -8,7 +8,9 @@ import type { ProviderState } from './core/ports.js';
 import { failureCause, shortError } from './core/refresh.js';
 import { grouped } from './core/text.js';
 import { providerEntry } from './providers/registry.js';
-import { redactedUrl, type Deps } from './deps.js';
+import type { Deps } from './deps.js';
+import { redactedUrl } from './log.js';
+import { noRatesAdvice } from './offline-advice.js';
 import { sqliteFile } from './storage/database.js';
 
 /**
@@ -46,22 +48,6 @@ export function listeningLine(config: Config, port: number): string {
   const bind = WILDCARDS.has(config.host) ? ` (bound to ${config.host}: every network interface)` : '';
   const metrics = config.metrics.port === undefined ? '' : `, metrics ${publicBase(config.metrics.host, config.metrics.port)}/metrics`;
   return `exrates listening on ${base}/${bind}; portal ${base}/, API docs ${base}/docs${metrics}; store: ${describeStore(config.databaseUrl)}; providers: ${config.providers.join(', ')}; loading rates…`;
-}
-
-/**
- * The offline way to run, with the exact variables: for when no provider can be reached. The hosts
- * are named when there are one or two; more would be a line of host names (/readyz has each error).
- */
-export function noRatesAdvice(config: Config): string {
-  const urls = config.providers
-    .filter((id) => providerEntry(id)?.metadata.kind !== 'peg')
-    .map((id) => config.providerUrls[id])
-    .filter((url): url is string => url !== undefined)
-    .map((url) => new URL(url).host);
-  const hosts = [...new Set(urls)];
-  const reach = hosts.length === 0 ? undefined : hosts.length <= 2 ? hosts.join(' and ') : "the providers' sites";
-  const network = reach !== undefined ? `check that this machine can reach ${reach} (HTTPS, or a proxy), ` : 'check EXRATES_FILE_URL, ';
-  return `${network}or run offline from an ECB file: EXRATES_PROVIDERS=file EXRATES_FILE_URL=/path/to/eurofxref-hist.csv`;
 }
 
 function span(first: string, last: string): string {

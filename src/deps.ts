@@ -9,9 +9,9 @@ import { createLocalLock } from './core/local-lock.js';
 import type { Clock, KeyStore, Lock, Metrics, Provider, QuotaStore, RateStore } from './core/ports.js';
 import { createRateBook, type RateBook } from './core/rates.js';
 import { createRefresher, type Refresher } from './core/refresher.js';
-import { noRatesAdvice } from './announce.js';
+import { noRatesAdvice } from './offline-advice.js';
 import { clockStartingAt, systemClock } from './core/time.js';
-import { createLogger, type Logger } from './log.js';
+import { createLogger, redactedUrl, type Logger } from './log.js';
 import { createMetrics, type ServiceMetrics } from './metrics.js';
 import { PROVIDER_FAMILIES, providerEntry, type ProviderLog } from './providers/registry.js';
 import { migrateToLatest, openDatabase, type OpenDatabase } from './storage/database.js';
@@ -113,11 +113,6 @@ export function createProviders(config: Config, clock: Clock, log?: ProviderLog)
       ...(config.fileUrl !== undefined ? { fileUrl: config.fileUrl } : {}),
     });
   });
-}
-
-/** A store URL as it may be shown: without its user and password. */
-export function redactedUrl(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//***@');
 }
 
 export interface DepsOptions {

@@ -2,6 +2,11 @@ import cluster from 'node:cluster';
 import { createRequire } from 'node:module';
 import { pino, type Logger, type LoggerOptions, type DestinationStream } from 'pino';
 
+/** A store URL as it may be shown: without its user and password. */
+export function redactedUrl(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//***@');
+}
+
 /** Anything shaped like an API key, also with its '_' percent-encoded, wherever it is in a URL. */
 const KEY_SHAPED = /exr(?:_|%5f)[0-9a-z%]{8,}/gi;
 

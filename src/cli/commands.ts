@@ -3,7 +3,7 @@ import { isAbsolute } from 'node:path';
 import cluster from 'node:cluster';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, CommanderError } from 'commander';
-import { noRatesAdvice } from '../announce.js';
+import { noRatesAdvice } from '../offline-advice.js';
 import { ConfigError, environmentWithDotenv, loadConfig, PLACEHOLDER_CONTACT_EMAIL, RATES_SETTINGS, SERVING_SETTINGS, unknownVariables, type Config, type ProviderId } from '../config.js';
 import { issueApiKey, revokeApiKeys, shownKey } from '../core/api-keys.js';
 import { outdatedRates } from '../core/freshness.js';

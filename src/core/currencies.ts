@@ -1,18 +1,7 @@
 import { DomainError } from './errors.js';
-import { ISO_4217 } from './iso-4217.js';
+import { ISO_4217, type Currency } from './iso-4217.js';
 
-export interface Currency {
-  code: string;
-  name: string;
-  /** ISO 4217 minor units, or null where ISO 4217 says "N.A." (gold, SDR, testing codes…). */
-  minorUnits: number | null;
-  /**
-   * The day ISO 4217 withdrew it (moved it from list one to list three). The code stays valid:
-   * its history is served as published, and a replaced currency's later days through its
-   * successor (src/core/replaced-currencies.ts).
-   */
-  withdrawn?: string;
-}
+export type { Currency };
 
 /** Decimals used for results in currencies that have no minor units in ISO 4217 (SPEC §3). */
 export const DECIMALS_WITHOUT_MINOR_UNITS = 8;

@@ -5,7 +5,18 @@
  * `currency-codes` package (list one of 2024-06-25) and the amendments since, listed with their
  * sources in that script; a test fails when it differs from them.
  */
-import type { Currency } from './currencies.js';
+export interface Currency {
+  code: string;
+  name: string;
+  /** ISO 4217 minor units, or null where ISO 4217 says "N.A." (gold, SDR, testing codes…). */
+  minorUnits: number | null;
+  /**
+   * The day ISO 4217 withdrew it (moved it from list one to list three). The code stays valid:
+   * its history is served as published, and a replaced currency's later days through its
+   * successor (src/core/replaced-currencies.ts).
+   */
+  withdrawn?: string;
+}
 
 export const ISO_4217: Readonly<Record<string, Currency>> = {
   AED: { code: 'AED', name: 'UAE Dirham', minorUnits: 2 },

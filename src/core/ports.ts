@@ -262,6 +262,4 @@ export const NO_METRICS: Metrics = {
   crossCheck() {},
 };
 
-export interface Clock {
-  now(): Date;
-}
+export type { Clock } from './time.js';

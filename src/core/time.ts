@@ -1,4 +1,7 @@
-import type { Clock } from './ports.js';
+/** What tells the time: the system's, or a fixed or replayed one (EXRATES_NOW). */
+export interface Clock {
+  now(): Date;
+}
 
 /** A calendar date, `YYYY-MM-DD`. */
 export type Day = string;

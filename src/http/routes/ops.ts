@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { noRatesAdvice } from '../../announce.js';
+import { noRatesAdvice } from '../../offline-advice.js';
 import { describeFinding, providerCrossCheck } from '../../core/cross-check.js';
 import { outdatedRates } from '../../core/freshness.js';
 import { utcDay } from '../../core/time.js';
