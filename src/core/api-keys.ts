@@ -1,5 +1,4 @@
 import { hash, randomBytes, randomUUID } from 'node:crypto';
-import { andThen, type MaybePromise } from './maybe.js';
 import type { ApiKeyRecord, Clock, KeyStore, Tier } from './ports.js';
 
 export const KEY_PREFIX = 'exr_';
@@ -94,10 +93,11 @@ function presentedHash(presented: string, hashes: PresentedKeyHashes): string | 
 }
 
 /** The active key record for a presented key, or null for a malformed, unknown or revoked one. */
-export function authenticateApiKey(keys: KeyStore, presented: string | undefined, hashes: PresentedKeyHashes): MaybePromise<ApiKeyRecord | null> {
+export async function authenticateApiKey(keys: KeyStore, presented: string | undefined, hashes: PresentedKeyHashes): Promise<ApiKeyRecord | null> {
   const hashed = presented === undefined ? undefined : presentedHash(presented, hashes);
   if (hashed === undefined) return null;
-  return andThen(keys.findByHash(hashed), (record) => (record && record.revokedAt === null ? record : null));
+  const record = await keys.findByHash(hashed);
+  return record && record.revokedAt === null ? record : null;
 }
 
 /**

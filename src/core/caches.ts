@@ -2,12 +2,6 @@ import { LRUCache } from 'lru-cache';
 import type { ApiKeyRecord, Clock, KeyStore } from './ports.js';
 import type { Logger } from './refresh.js';
 
-/** A lookup in the cache: its answer once the store has given it (`known`; null: no such key). */
-interface Lookup {
-  record: Promise<ApiKeyRecord | null>;
-  known?: ApiKeyRecord | null;
-}
-
 /**
  * Key lookups cached, so a request costs one hash and one cache lookup instead of a query. Known
  * keys are kept for between half of `ttlMs` and all of it, at random: keys first presented
@@ -22,7 +16,8 @@ export function createCachedKeyStore(
   keys: KeyStore,
   options: { ttlMs: number; unknownTtlMs: number; revocationPollMs: number; maxEntries: number; log: Logger; clock: Clock },
 ): KeyStore & { close(): void } {
-  const cache = new LRUCache<string, Lookup>({
+  // A lookup is kept as the store's answer on its way, so that concurrent requests for one key share one query.
+  const cache = new LRUCache<string, Promise<ApiKeyRecord | null>>({
     max: options.maxEntries,
     // Every read asks the clock: a resolution of its own would read the time behind the clock's back.
     ttlResolution: 0,
@@ -65,19 +60,17 @@ export function createCachedKeyStore(
     },
     findByHash(hash) {
       const hit = cache.get(hash);
-      if (hit) return hit.known !== undefined ? hit.known : hit.record;
-      const record = Promise.resolve(keys.findByHash(hash));
-      const lookup: Lookup = { record };
-      cache.set(hash, lookup, { ttl: options.unknownTtlMs });
+      if (hit) return hit;
+      const record = keys.findByHash(hash);
+      cache.set(hash, record, { ttl: options.unknownTtlMs });
       record.then(
         (found) => {
-          lookup.known = found;
           // A revoked key is kept no longer than an unknown one: both cost the same lookups, so
           // the time of a 401 does not tell a revoked key from one never issued (SPEC §6).
-          if (found && found.revokedAt === null && cache.peek(hash) === lookup) cache.set(hash, lookup, { ttl: options.ttlMs * (1 - Math.random() / 2) });
+          if (found && found.revokedAt === null && cache.peek(hash) === record) cache.set(hash, record, { ttl: options.ttlMs * (1 - Math.random() / 2) });
         },
         () => {
-          if (cache.peek(hash) === lookup) cache.delete(hash);
+          if (cache.peek(hash) === record) cache.delete(hash);
         },
       );
       return record;

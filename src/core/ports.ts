@@ -1,4 +1,3 @@
-import type { MaybePromise } from './maybe.js';
 import type { Day } from './time.js';
 
 /** A decimal number written as text, exactly as published or computed (never via a binary float). */
@@ -180,7 +179,7 @@ export interface ApiKeyRecord {
 export interface KeyStore {
   insert(record: ApiKeyRecord & { hash: string }): Promise<void>;
   /** The record of a key's hash; a cache answers one it holds without a promise. */
-  findByHash(hash: string): MaybePromise<ApiKeyRecord | null>;
+  findByHash(hash: string): Promise<ApiKeyRecord | null>;
   list(): Promise<ApiKeyRecord[]>;
   /** Revokes every active key whose prefix starts with the given text; returns the revoked records. */
   revokeByPrefix(prefix: string, at: string): Promise<ApiKeyRecord[]>;
@@ -207,7 +206,7 @@ export interface QuotaStore {
    * Counts one request for a key on a UTC day unless the count already reached the limit.
    * Atomic: concurrent callers never both take the last unit.
    */
-  consume(keyId: string, day: Day, limit: number): MaybePromise<{ allowed: boolean; used: number }>;
+  consume(keyId: string, day: Day, limit: number): Promise<{ allowed: boolean; used: number }>;
   used(keyId: string, day: Day): Promise<number>;
   /** Writes what is still held in memory and stops any timer. */
   close(): Promise<void>;

@@ -216,7 +216,7 @@ export function createBufferedQuotaStore(store: StoredQuotaCounts, journal: Quot
   }
 
   return {
-    consume(keyId, day, limit) {
+    async consume(keyId, day, limit) {
       let byKey = counters.get(day);
       if (!byKey) counters.set(day, (byKey = new Map()));
       let c = byKey.get(keyId);
@@ -231,8 +231,8 @@ export function createBufferedQuotaStore(store: StoredQuotaCounts, journal: Quot
         c = entry;
         entry.loading.catch(() => held.delete(keyId));
       }
-      const loaded = c;
-      return loaded.loading ? loaded.loading.then(() => take(loaded, limit)) : take(loaded, limit);
+      if (c.loading) await c.loading;
+      return take(c, limit);
     },
     async used(keyId, day) {
       const c = counters.get(day)?.get(keyId);

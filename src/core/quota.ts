@@ -1,4 +1,3 @@
-import { andThen, type MaybePromise } from './maybe.js';
 import type { Clock, QuotaStore, Tier } from './ports.js';
 import { nextUtcMidnightSeconds, utcDay, type Day } from './time.js';
 
@@ -59,17 +58,17 @@ function decision(now: Date, resetAt: number, limit: number, outcome: { allowed:
 }
 
 /** Counts one request against a key's quota for the current UTC day. Refused requests are not counted. */
-export function consumeDailyQuota(
+export async function consumeDailyQuota(
   store: QuotaStore,
   key: { id: string; tier: Tier },
   limits: QuotaLimits,
   clock: Clock,
   calendar?: QuotaCalendar,
-): MaybePromise<QuotaDecision> {
+): Promise<QuotaDecision> {
   const now = clock.now();
   const limit = dailyQuota(key.tier, limits);
   const today = calendar ? calendar.today(now) : dayOf(now);
-  return andThen(store.consume(key.id, today.day, limit), (outcome) => decision(now, today.resetAt, limit, outcome));
+  return decision(now, today.resetAt, limit, await store.consume(key.id, today.day, limit));
 }
 
 /** A key's use of its quota today, without counting anything. */

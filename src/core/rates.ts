@@ -4,7 +4,6 @@ import { parseCurrency, resultDecimals } from './currencies.js';
 import { changedDays, crossCheck, describeFinding, NEARBY_DAYS, parsePercent, type CrossCheck, type CrossCheckFinding } from './cross-check.js';
 import { divideUnreduced, multiply, multiplyUnreduced, ONE, parseDecimal, roundSignificant, roundToScale, stripLeadingZeros, type Rational } from './decimal.js';
 import { DomainError } from './errors.js';
-import { andThen, type MaybePromise } from './maybe.js';
 import type { Clock, Metrics, RateDocument, RateStore, Revision } from './ports.js';
 import {
   applyDocument,
@@ -186,15 +185,15 @@ export interface RateSnapshot {
  * order (its own central bank, then the order of preference: src/core/preference.ts), that quotes it.
  */
 export interface RateBook {
-  /** A pair already computed for what is held is answered without a promise. */
-  liveRate(fromInput: string, toInput: string, source?: string): MaybePromise<RateQuote>;
+  /** A pair already computed for what is held is answered from a cache until the next refresh. */
+  liveRate(fromInput: string, toInput: string, source?: string): Promise<RateQuote>;
   convert(fromInput: string, toInput: string, amountInput: string, source?: string): Promise<Conversion>;
   /**
    * The rate on the latest day on or before `date` (already checked by parseDate) on which both
    * currencies have a published rate: that day's history point, its fixing time as asOf, never stale.
    * `loadHistory` false: a currency whose history is not loaded yet is not loaded for it.
    */
-  rateOnDate(fromInput: string, toInput: string, date: Day, source?: string, loadHistory?: boolean): MaybePromise<DatedQuote>;
+  rateOnDate(fromInput: string, toInput: string, date: Day, source?: string, loadHistory?: boolean): Promise<DatedQuote>;
   /** True when what is held in memory may be served as is (it starts a due background check of the store). */
   current(): boolean;
   snapshot(): Promise<RateSnapshot>;
@@ -278,9 +277,9 @@ export function parseDate(input: string, clock: Clock): Day {
  * What a rate or a conversion is answered from: the live rate, or, with a `date` (checked here),
  * the rate on that date and whether it can still change.
  */
-export function quoteFor(book: RateBook, query: { from: string; to: string; date?: string | undefined; source?: string | undefined }): MaybePromise<DatedQuote> {
+export async function quoteFor(book: RateBook, query: { from: string; to: string; date?: string | undefined; source?: string | undefined }): Promise<DatedQuote> {
   if (query.date !== undefined) return book.rateOnDate(query.from, query.to, parseDate(query.date, book.clock), query.source);
-  return andThen(book.liveRate(query.from, query.to, query.source), (quote) => ({ quote, settled: false }));
+  return { quote: await book.liveRate(query.from, query.to, query.source), settled: false };
 }
 
 const SEARCH_BACK_DAYS = 45;
@@ -713,7 +712,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
     throw new DomainError('unsupported_currency', `${code} is an ISO 4217 currency, but no configured rate provider quotes it.`, { param });
   }
 
-  function liveRate(fromInput: string, toInput: string, source?: string): MaybePromise<RateQuote> {
+  async function liveRate(fromInput: string, toInput: string, source?: string): Promise<RateQuote> {
     // The same pair is asked for again and again between refreshes: it is computed once per
     // generation, and answered from here while what is held may be served. Only valid codes are
     // ever cached, so a hit needs no validation.
@@ -810,7 +809,7 @@ export function createRateBook(options: RateBookOptions): RateBook {
   /** A pair (pairKey) on a day (dayNumber) as one number, exact in a double (below 2⁵³). */
   const datedKey = (pair: number, day: number) => day * PAIR_KEYS + pair;
 
-  function rateOnDate(fromInput: string, toInput: string, date: Day, source?: string, loadHistory = true): MaybePromise<DatedQuote> {
+  async function rateOnDate(fromInput: string, toInput: string, date: Day, source?: string, loadHistory = true): Promise<DatedQuote> {
     // As liveRate: answered from what is held while it may be served; only valid codes are cached.
     const slot = slotOf(source);
     const pair = pairKey(fromInput, toInput);

@@ -1,6 +1,5 @@
 import type { FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
 import { authenticateApiKey, type PresentedKeyHashes } from '../core/api-keys.js';
-import { andThen, type MaybePromise } from '../core/maybe.js';
 import { consumeDemoQuota, DEMO_KEY, demoUsage, looksLikeDemoKey, type DemoKeyPolicy } from '../core/demo-key.js';
 import { DomainError, type ErrorCode } from '../core/errors.js';
 import { RANGES } from '../core/history.js';
@@ -193,9 +192,9 @@ export interface KeyStep {
    * Who the request's key names, for the entry it came to; without a valid key, the 401 is sent
    * (with what that entry's clients are asked for) and the answer is undefined.
    */
-  authenticate(request: FastifyRequest, reply: FastifyReply, entry: KeyEntry): MaybePromise<Caller | undefined>;
+  authenticate(request: FastifyRequest, reply: FastifyReply, entry: KeyEntry): Promise<Caller | undefined>;
   /** Counts one request against the caller's quota and writes the quota headers; the 429's problem when the quota refuses it (not counted). */
-  count(request: FastifyRequest, reply: FastifyReply, caller: Caller): MaybePromise<Problem | undefined>;
+  count(request: FastifyRequest, reply: FastifyReply, caller: Caller): Promise<Problem | undefined>;
   /** The caller's usage today, read without counting, with the quota headers of that reading. */
   usage(request: FastifyRequest, reply: FastifyReply): Promise<{ tier: Tier; usage: QuotaUsage }>;
 }
@@ -213,66 +212,60 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
     mcp: `Send a valid API key in the X-Api-Key header or as Authorization: Bearer <key>. To get a key, or the pro tier, e-mail ${options.contactEmail}.`,
   };
 
-  function identify(request: FastifyRequest, entry: KeyEntry = 'api'): MaybePromise<Caller | undefined> {
-    return callerOf(presentedKey(request, entry));
-  }
-
-  function authenticate(request: FastifyRequest, reply: FastifyReply, entry: KeyEntry): MaybePromise<Caller | undefined> {
-    // Whatever the answer is, success or error, it depends on the key headers.
-    addVary(reply, KEY_VARY);
-    return andThen(identify(request, entry), (caller) => {
-      if (caller !== undefined) return caller;
-      reply.header('www-authenticate', WWW_AUTHENTICATE[entry]);
-      sendProblem(reply, problemOf('unauthorized', unauthorizedDetail[entry]));
-      return undefined;
-    });
-  }
-
-  function callerOf(presented: string | undefined): MaybePromise<Caller | undefined> {
+  async function identify(request: FastifyRequest, entry: KeyEntry = 'api'): Promise<Caller | undefined> {
+    const presented = presentedKey(request, entry);
     // The demo key is no stored key: it is recognised here, by its exact value, or refused.
     if (presented !== undefined && looksLikeDemoKey(presented)) return options.demo && presented === DEMO_KEY ? { demo: options.demo } : undefined;
-    return andThen(authenticateApiKey(keys, presented, keyHashes), (record) => (record ? { key: record } : undefined));
+    const record = await authenticateApiKey(keys, presented, keyHashes);
+    return record ? { key: record } : undefined;
+  }
+
+  async function authenticate(request: FastifyRequest, reply: FastifyReply, entry: KeyEntry): Promise<Caller | undefined> {
+    // Whatever the answer is, success or error, it depends on the key headers.
+    addVary(reply, KEY_VARY);
+    const caller = await identify(request, entry);
+    if (caller === undefined) {
+      reply.header('www-authenticate', WWW_AUTHENTICATE[entry]);
+      sendProblem(reply, problemOf('unauthorized', unauthorizedDetail[entry]));
+    }
+    return caller;
   }
 
   /** Counts the request; true when the quota refused it and the 429 is sent. */
-  function refused(request: FastifyRequest, reply: FastifyReply, caller: Caller): MaybePromise<boolean> {
-    return andThen(count(request, reply, caller), (problem) => {
-      if (problem === undefined) return false;
-      sendProblem(reply, problem);
-      return true;
-    });
+  async function refused(request: FastifyRequest, reply: FastifyReply, caller: Caller): Promise<boolean> {
+    const problem = await count(request, reply, caller);
+    if (problem === undefined) return false;
+    sendProblem(reply, problem);
+    return true;
   }
 
-  function count(request: FastifyRequest, reply: FastifyReply, caller: Caller): MaybePromise<Problem | undefined> {
-    const decided: MaybePromise<QuotaDecision & { exhausted?: string }> = caller.demo
+  async function count(request: FastifyRequest, reply: FastifyReply, caller: Caller): Promise<Problem | undefined> {
+    const decision: QuotaDecision & { exhausted?: string } = await (caller.demo
       ? consumeDemoQuota(quotas, caller.demo, request.ip, limits, clock)
-      : consumeDailyQuota(quotas, caller.key, limits, clock, quotaCalendar);
-    return andThen(decided, (decision) => {
-      setQuotaHeaders(reply, decision);
-      if (decision.allowed) return undefined;
-      metrics.quotaRejected();
-      const detail = !caller.demo
-        ? `This key's ${decision.limit} requests for today are used up; the quota resets at 00:00 UTC.`
-        : decision.exhausted === 'shared'
-          ? `The demo key's requests for today are used up; the quota resets at 00:00 UTC. For a key of your own, e-mail ${options.contactEmail}.`
-          : `This address's ${decision.limit} demo requests for today are used up; the quota resets at 00:00 UTC. For a key of your own, e-mail ${options.contactEmail}.`;
-      return problemOf('quota_exceeded', detail);
-    });
+      : consumeDailyQuota(quotas, caller.key, limits, clock, quotaCalendar));
+    setQuotaHeaders(reply, decision);
+    if (decision.allowed) return undefined;
+    metrics.quotaRejected();
+    const detail = !caller.demo
+      ? `This key's ${decision.limit} requests for today are used up; the quota resets at 00:00 UTC.`
+      : decision.exhausted === 'shared'
+        ? `The demo key's requests for today are used up; the quota resets at 00:00 UTC. For a key of your own, e-mail ${options.contactEmail}.`
+        : `This address's ${decision.limit} demo requests for today are used up; the quota resets at 00:00 UTC. For a key of your own, e-mail ${options.contactEmail}.`;
+    return problemOf('quota_exceeded', detail);
   }
 
   /** An error answer to a request under /api/ that still counts against a valid key (SPEC §6). */
-  function countedError(request: FastifyRequest, reply: FastifyReply, problem: Problem): MaybePromise<void> {
+  async function countedError(request: FastifyRequest, reply: FastifyReply, problem: Problem): Promise<void> {
     addVary(reply, KEY_VARY);
-    return andThen(identify(request), (caller) => {
-      if (caller === undefined) return void sendProblem(reply, problem);
-      return andThen(refused(request, reply, caller), (wasRefused) => {
-        if (!wasRefused) sendProblem(reply, problem);
-      });
-    });
+    const caller = await identify(request);
+    if (caller === undefined || !(await refused(request, reply, caller))) sendProblem(reply, problem);
   }
 
-  /** A request that no route takes: the method and path checks, before anything reads its body. */
-  function unrouted(request: FastifyRequest, reply: FastifyReply): MaybePromise<void> | 'next' {
+  /**
+   * A request that no route takes: the method and path checks, before anything reads its body.
+   * False when it answered nothing: a GET or HEAD outside /api/, which the 404 handler answers.
+   */
+  async function unrouted(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
     const method = request.method;
     const path = request.url.split('?')[0]!;
     const api = isApiPath(path);
@@ -281,20 +274,15 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
       // what is allowed (SPEC §7). OPTIONS is CORS's.
       if (keyedPaths.has(path)) {
         reply.header('allow', 'GET, HEAD');
-        return countedError(request, reply, problemOf('method_not_allowed', `${method} is not allowed here; use GET or HEAD.`));
-      }
-      if (api) return countedError(request, reply, notFound(method, request.url));
-      return void sendProblem(reply, notFound(method, request.url));
+        await countedError(request, reply, problemOf('method_not_allowed', `${method} is not allowed here; use GET or HEAD.`));
+      } else if (api) await countedError(request, reply, notFound(method, request.url));
+      else sendProblem(reply, notFound(method, request.url));
+      return true;
     }
     // An unknown API path is the API's 404: a request to it with a valid key counts.
-    if (api) return countedError(request, reply, notFound(method, request.url));
-    return 'next';
-  }
-
-  /** Goes on after a step that may answer. A rejection goes to the error handler, as Fastify sends what a hook throws. */
-  function settle(done: (error?: Error) => void, outcome: MaybePromise<unknown> | 'next'): void {
-    if (outcome === 'next') done();
-    else if (outcome instanceof Promise) outcome.catch((error: unknown) => done(error as Error));
+    if (!api) return false;
+    await countedError(request, reply, notFound(method, request.url));
+    return true;
   }
 
   /** The app's onRequest hook, for every request: what makes it unanswerable, and what no route takes. */
@@ -304,24 +292,19 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
     // An oversized body is refused once the key step has run (preParsing); whatever answers the
     // request (a 401, or a 404 or 405 for what no route takes) closes the connection after it.
     if (oversizedBody(request)) closing(request, reply, options.closeAfterAnswer);
-    if (request.is404) return settle(done, unrouted(request, reply));
-    done();
+    if (!request.is404) return done();
+    // A rejection goes to the error handler, as Fastify sends what a hook throws.
+    unrouted(request, reply).then((answered) => answered || done(), done);
   }
 
-  /** The onRequest hook of a keyed route (after the app's): the key, and for `counted`, the quota. */
+  /** The onRequest hook of a keyed route (after the app's): the key, and for `counted`, the quota. A hook that sent an answer ends the request there. */
   function keyedStep(mode: 'counted' | 'read'): onRequestHookHandler {
-    return (request, reply, done) =>
-      settle(
-        done,
-        andThen(authenticate(request, reply, 'api'), (caller) => {
-          if (caller === undefined) return;
-          request.caller = caller;
-          if (mode === 'read') return done();
-          return andThen(refused(request, reply, caller), (wasRefused) => {
-            if (!wasRefused) done();
-          });
-        }),
-      );
+    return async (request, reply) => {
+      const caller = await authenticate(request, reply, 'api');
+      if (caller === undefined) return;
+      request.caller = caller;
+      if (mode === 'counted') await refused(request, reply, caller);
+    };
   }
   const counted = keyedStep('counted');
   const read = keyedStep('read');

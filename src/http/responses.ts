@@ -2,7 +2,6 @@ import { publishedChanges } from '../core/corrections.js';
 import { parseCurrency } from '../core/currencies.js';
 import { providerCrossCheck } from '../core/cross-check.js';
 import { manyRates, type ManyRates } from '../core/many-rates.js';
-import type { MaybePromise } from '../core/maybe.js';
 import type { Provider, RateStore, Tier } from '../core/ports.js';
 import { utcDay, utcDayNumber, type Day } from '../core/time.js';
 import type { QuotaUsage } from '../core/quota.js';
@@ -147,15 +146,13 @@ export interface HistoryBodies {
    */
   peek(from: string, to: string, range: HistoryRange, format: HistoryFormat, encoding: Encoding, group?: HistoryGroup): RenderedHistory | undefined;
   /**
-   * The answer in an encoding, computed when it is not held yet (without a promise when it is
-   * held). Only the form asked for is kept: a computed plain body that was needed only to be
-   * compressed is not. Answers for dates asked for (any of some 1,800 starts times as many ends)
-   * are computed for each request and never kept: they would crowd the fixed ranges out. The body
-   * is counted out to the caller: give it back with `sent` once the response is ended, or it is
-   * left to the collector. With a source (one provider's numbers only), the answer is likewise
-   * computed for the request and not kept.
+   * The answer in an encoding, computed when it is not held yet. Only the form asked for is kept:
+   * a computed plain body that was needed only to be compressed is not. Answers for dates asked
+   * for (any of some 1,800 starts times as many ends) are computed for each request and never
+   * kept: they would crowd the fixed ranges out. With a source (one provider's numbers only), the
+   * answer is likewise computed for the request and not kept.
    */
-  render(from: string, to: string, window: HistoryWindow, format: HistoryFormat, encoding?: Encoding, group?: HistoryGroup, source?: string): MaybePromise<RenderedHistory>;
+  render(from: string, to: string, window: HistoryWindow, format: HistoryFormat, encoding?: Encoding, group?: HistoryGroup, source?: string): Promise<RenderedHistory>;
 }
 
 /** A history's body in a format. */
@@ -232,7 +229,7 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
       const key = keyOf(from, to, range, format, group);
       return key === undefined ? undefined : current(cache.peek(encodedKey(key, encoding)), today(), book.generation());
     },
-    render(from, to, window, format, encoding = 'identity', group, source) {
+    async render(from, to, window, format, encoding = 'identity', group, source) {
       const fixed = typeof window === 'string' && source === undefined;
       const found = fixed ? held(from, to, window, format, encoding, group) : undefined;
       if (found) return found;
@@ -240,40 +237,38 @@ export function createHistoryBodies(book: RateBook, maxBytes = 48 * 1024 * 1024)
       const toCode = parseCurrency(to, 'to');
       const day = today();
       const generation = book.generation();
-      return pairHistory(book, fromCode, toCode, window, group, source).then((history) => {
-        const bytes = ownBytes(historyBody(history, format));
-        const etag = strongEtag(bytes);
-        const rendered = { body: bytes, etag, plainEtag: etag, name: fileName(history), key: -1, day, generation, lastModified: httpDate(history.asOf) };
-        if (!fixed) {
-          // Dates asked for, or one source's numbers: computed for this request only.
-          if (encoding === 'identity') return rendered;
-          return { ...rendered, body: compressBody(bytes, encoding), etag: encodedEtag(etag, encoding) };
-        }
-        // Kept under the day and generation the answer was computed for: if the rates moved
-        // meanwhile, a newer request computes again.
-        rendered.key = keyOf(fromCode, toCode, window as HistoryRange, format, group)!;
-        if (encoding !== 'identity') return encode(rendered, encoding);
-        cache.set(rendered.key, rendered, bytes.length);
-        return rendered;
-      });
+      const history = await pairHistory(book, fromCode, toCode, window, group, source);
+      const bytes = ownBytes(historyBody(history, format));
+      const etag = strongEtag(bytes);
+      const rendered = { body: bytes, etag, plainEtag: etag, name: fileName(history), key: -1, day, generation, lastModified: httpDate(history.asOf) };
+      if (!fixed) {
+        // Dates asked for, or one source's numbers: computed for this request only.
+        if (encoding === 'identity') return rendered;
+        return { ...rendered, body: compressBody(bytes, encoding), etag: encodedEtag(etag, encoding) };
+      }
+      // Kept under the day and generation the answer was computed for: if the rates moved
+      // meanwhile, a newer request computes again.
+      rendered.key = keyOf(fromCode, toCode, window as HistoryRange, format, group)!;
+      if (encoding !== 'identity') return encode(rendered, encoding);
+      cache.set(rendered.key, rendered, bytes.length);
+      return rendered;
     },
   };
 }
 
 /** The currencies list, rendered once per generation of the rates (it changes only when they do). */
-export function createCurrencyListBodies(book: RateBook, wideProviders: readonly string[]): () => MaybePromise<RenderedBody> {
+export function createCurrencyListBodies(book: RateBook, wideProviders: readonly string[]): () => Promise<RenderedBody> {
   // firstDate is no older than a history may start, which moves with the day.
   let held: { generation: number; day: Day; rendered: RenderedBody } | undefined;
-  return () => {
+  return async () => {
     const day = utcDay(book.clock.now());
     if (held && held.generation === book.generation() && held.day === day && book.current()) return held.rendered;
-    return book.snapshot().then((snapshot) => {
-      const generation = book.generation();
-      if (held?.generation === generation && held.day === day) return held.rendered;
-      const body = JSON.stringify({ currencies: listCurrencies(snapshot, { order: book.servingOrder, servable: book.servable(undefined, undefined), wideProviders, historyFrom: oldestAskable(day, book.historyYears), today: day }) });
-      held = { generation, day, rendered: { body, etag: strongEtag(body), length: Buffer.byteLength(body) } };
-      return held.rendered;
-    });
+    const snapshot = await book.snapshot();
+    const generation = book.generation();
+    if (held?.generation === generation && held.day === day) return held.rendered;
+    const body = JSON.stringify({ currencies: listCurrencies(snapshot, { order: book.servingOrder, servable: book.servable(undefined, undefined), wideProviders, historyFrom: oldestAskable(day, book.historyYears), today: day }) });
+    held = { generation, day, rendered: { body, etag: strongEtag(body), length: Buffer.byteLength(body) } };
+    return held.rendered;
   };
 }
 
@@ -307,22 +302,21 @@ export interface RenderedManyRates {
  * line of JSON per target. Byte-bounded like the history answers; an answer computed from a
  * generation that moved meanwhile is computed again by the next request.
  */
-export function createManyRatesBodies(book: RateBook, maxBytes = 8 * 1024 * 1024): (query: ManyRatesQuery) => MaybePromise<RenderedManyRates> {
+export function createManyRatesBodies(book: RateBook, maxBytes = 8 * 1024 * 1024): (query: ManyRatesQuery) => Promise<RenderedManyRates> {
   const cache = createByteLru<{ generation: number; answer: RenderedManyRates }>(maxBytes);
-  return (query) => {
+  return async (query) => {
     const key = `${query.from}|${query.to ?? ''}|${query.date ?? ''}|${query.amount ?? ''}|${query.source ?? ''}|${query.provenance ? 'p' : ''}`;
     const held = cache.get(key);
     if (held && held.generation === book.generation() && book.current()) return held.answer;
     const generation = book.generation();
-    return manyRates(book, query).then((many) => {
-      let newestAsOf: string | undefined;
-      for (const entry of many.rates) if (newestAsOf === undefined || entry.asOf > newestAsOf) newestAsOf = entry.asOf;
-      const rendered = renderManyRates(many);
-      if (newestAsOf !== undefined) rendered.lastModified = httpDate(newestAsOf);
-      const answer = { rendered, settled: many.settled };
-      cache.set(key, { generation, answer }, answer.rendered.length + key.length);
-      return answer;
-    });
+    const many = await manyRates(book, query);
+    let newestAsOf: string | undefined;
+    for (const entry of many.rates) if (newestAsOf === undefined || entry.asOf > newestAsOf) newestAsOf = entry.asOf;
+    const rendered = renderManyRates(many);
+    if (newestAsOf !== undefined) rendered.lastModified = httpDate(newestAsOf);
+    const answer = { rendered, settled: many.settled };
+    cache.set(key, { generation, answer }, answer.rendered.length + key.length);
+    return answer;
   };
 }
 

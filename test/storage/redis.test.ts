@@ -8,7 +8,6 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
-import type { MaybePromise } from '../../src/core/maybe.js';
 import type { Clock, QuotaStore } from '../../src/core/ports.js';
 import type { Logger } from '../../src/core/refresh.js';
 import { createQuotaStore } from '../../src/storage/quota-store.js';
@@ -189,7 +188,7 @@ for (const engine of engines) {
       try {
         // Nothing passes the proxy: the first batch stays on its way (well within the command timeout).
         proxy.stall();
-        const answers: Array<MaybePromise<{ allowed: boolean; used: number }>> = Array.from({ length: 5 }, () => quotas.consume(keyId, DAY, 1000));
+        const answers: Array<Promise<{ allowed: boolean; used: number }>> = Array.from({ length: 5 }, () => quotas.consume(keyId, DAY, 1000));
         await new Promise((resolve) => setImmediate(resolve));
         const sentFirst = scriptCalls(commands);
         for (let turn = 0; turn < 3; turn++) {

@@ -2,7 +2,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { parseGroup, parseWindow } from '../../core/history.js';
 import { retainedYearsText } from '../../core/retention.js';
-import { andThen, type MaybePromise } from '../../core/maybe.js';
 import type { Provider, RateStore } from '../../core/ports.js';
 import type { QuotaCalendar } from '../../core/quota.js';
 import { parseDate, quoteFor, type RateBook, type RateQuote } from '../../core/rates.js';
@@ -78,8 +77,8 @@ export interface ApiServices {
   quotes: (quote: RateQuote, provenance?: boolean) => RenderedBody;
   conversions: (quote: RateQuote, amount: string, provenance?: boolean) => RenderedBody;
   histories: HistoryBodies;
-  manyRates: (query: ManyRatesQuery) => MaybePromise<RenderedManyRates>;
-  currencyList: () => MaybePromise<RenderedBody>;
+  manyRates: (query: ManyRatesQuery) => Promise<RenderedManyRates>;
+  currencyList: () => Promise<RenderedBody>;
   /** Cache-Control of a live answer: until the next refresh. */
   liveCacheControl: () => string;
   /** Today's UTC date, worked out once a day (Deps.quotaCalendar). */
@@ -117,11 +116,6 @@ function acceptsJson(request: FastifyRequest, _reply: FastifyReply, done: (error
 
 const HISTORY_TYPES: Record<HistoryFormat, string> = { json: JSON_TYPE, csv: CSV_TYPE, ndjson: NDJSON_TYPE };
 
-/** Ends a handler: nothing more to send once the answer is sent, at once or when its value arrives. */
-function done(outcome: MaybePromise<unknown>): Promise<void> | undefined {
-  return outcome instanceof Promise ? outcome.then(() => undefined) : undefined;
-}
-
 /**
  * The keyed API: ordinary routes, each one schema (validation, types and the OpenAPI document)
  * and one handler. The key and quota step (src/http/keyed.ts) runs before validation for every
@@ -133,8 +127,8 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
 
   /** A JSON answer: its ETag and Last-Modified, or a 304. */
-  const sendJson = (request: FastifyRequest, reply: FastifyReply, rendered: RenderedBody, cacheControl: string) =>
-    sendConditional(request, reply, {
+  const sendJson = (request: FastifyRequest, reply: FastifyReply, rendered: RenderedBody, cacheControl: string): void =>
+    void sendConditional(request, reply, {
       body: rendered.body,
       length: rendered.length,
       etag: rendered.etag,
@@ -144,17 +138,15 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
     });
 
   /** A rate or conversion: live, or on a past date (which never changes once a later day is published). */
-  const quoted = (
+  const quoted = async (
     request: FastifyRequest,
     reply: FastifyReply,
     query: { from: string; to: string; date?: string | undefined; source?: string | undefined },
     render: (quote: RateQuote) => RenderedBody,
-  ) =>
-    done(
-      andThen(quoteFor(book, query), (dated) =>
-        sendJson(request, reply, render(dated.quote), dated.settled ? SETTLED_CACHE_CONTROL : services.liveCacheControl()),
-      ),
-    );
+  ): Promise<void> => {
+    const dated = await quoteFor(book, query);
+    sendJson(request, reply, render(dated.quote), dated.settled ? SETTLED_CACHE_CONTROL : services.liveCacheControl());
+  };
 
   app.route({
     method: GET_HEAD,
@@ -259,7 +251,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
         ...KEYED_ERRORS,
       },
     },
-    handler: (request, reply) => {
+    handler: async (request, reply) => {
       const { from, to, range, start, end, group, format, source } = request.query;
       const window = parseWindow({ range, start, end }, services.calendar.today(book.clock.now()).day, book.historyYears);
       const grouping = parseGroup(group);
@@ -268,21 +260,18 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       const accepted = request.headers['accept-encoding'];
       const encoding = caches.negotiateEncoding(accepted);
       // The form that is sent is the one asked for, and the only one kept.
-      return done(
-        andThen(services.histories.render(from, to, window, chosen, encoding, grouping, source), (rendered) => {
-          sendConditional(request, reply, {
-            body: rendered.body,
-            etag: rendered.etag,
-            // Without format, the Accept header chooses between JSON and NDJSON (the key step named the key headers).
-            vary: format === undefined ? 'Accept, Accept-Encoding' : 'Accept-Encoding',
-            cacheControl: HISTORY_CACHE_CONTROL,
-            lastModified: rendered.lastModified,
-            ...(chosen === 'csv' ? { disposition: `attachment; filename="${rendered.name}"` } : {}),
-            contentType: HISTORY_TYPES[chosen],
-            ...(encoding === 'identity' ? {} : { encoding }),
-          });
-        }),
-      );
+      const rendered = await services.histories.render(from, to, window, chosen, encoding, grouping, source);
+      sendConditional(request, reply, {
+        body: rendered.body,
+        etag: rendered.etag,
+        // Without format, the Accept header chooses between JSON and NDJSON (the key step named the key headers).
+        vary: format === undefined ? 'Accept, Accept-Encoding' : 'Accept-Encoding',
+        cacheControl: HISTORY_CACHE_CONTROL,
+        lastModified: rendered.lastModified,
+        ...(chosen === 'csv' ? { disposition: `attachment; filename="${rendered.name}"` } : {}),
+        contentType: HISTORY_TYPES[chosen],
+        ...(encoding === 'identity' ? {} : { encoding }),
+      });
     },
   });
 
@@ -308,10 +297,10 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
         ...KEYED_ERRORS,
       },
     },
-    handler: (request, reply) => {
+    handler: async (request, reply) => {
       const { from, to, date, amount, source, expand } = request.query;
       const day = date === undefined ? undefined : parseDate(date, book.clock);
-      const many = services.manyRates({
+      const { rendered, settled } = await services.manyRates({
         from,
         ...(to === undefined ? {} : { to }),
         ...(day === undefined ? {} : { date: day }),
@@ -319,7 +308,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
         ...(source === undefined ? {} : { source }),
         ...(expand === 'provenance' ? { provenance: true } : {}),
       });
-      return done(andThen(many, ({ rendered, settled }) => sendJson(request, reply, rendered, settled ? SETTLED_CACHE_CONTROL : services.liveCacheControl())));
+      sendJson(request, reply, rendered, settled ? SETTLED_CACHE_CONTROL : services.liveCacheControl());
     },
   });
 
@@ -344,7 +333,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       },
     },
     // Changes only with the rates: cacheable until the next refresh.
-    handler: (request, reply) => done(andThen(services.currencyList(), (rendered) => sendJson(request, reply, rendered, services.liveCacheControl()))),
+    handler: async (request, reply) => sendJson(request, reply, await services.currencyList(), services.liveCacheControl()),
   });
 
   app.route({

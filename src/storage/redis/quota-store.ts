@@ -157,7 +157,7 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
   }
 
   return {
-    consume(keyId: string, day: Day, limit: number) {
+    async consume(keyId: string, day: Day, limit: number) {
       const c = counters.get(keyId, day);
       if (degraded) return consumeWhileDegraded(c, limit);
       if (!health.usable()) return consumeInStore(c, limit);
