@@ -135,30 +135,6 @@ describe('what a person sees when the service starts', () => {
     }
   });
 
-  test('EXRATES_NOW starts the clock, which then runs: a quota used up just before midnight is renewed just after it', async () => {
-    const dbPath = join(dir.path, 'midnight.db');
-    const env = offline({ PORT: String(await freePort()), EXRATES_DATABASE_URL: `sqlite:${dbPath}`, EXRATES_NOW: '2026-03-06T23:59:30Z', EXRATES_QUOTA_FREE: '1' });
-    const issued = await runCommand(['keys', 'create', '--tier', 'free', '--owner', 'night@example.org'], { env, cwd: dir.path });
-    assert.equal(issued.code, 0, issued.stderr);
-    const key = issued.stdout.trim();
-    const server = startCommand(['serve'], { env, cwd: dir.path });
-    try {
-      await waitFor(() => records(server.output()).some((r) => String(r.msg).startsWith('ready:')), 25_000, 'the ready line', 100);
-      const rate = () => get(`http://127.0.0.1:${env.PORT}/api/v1/rate?from=EUR&to=USD`, { headers: { 'X-Api-Key': key } });
-      assert.equal((await rate()).status, 200);
-      const refused = await rate();
-      assert.equal(refused.status, 429);
-      const wait = Number(refused.headers['retry-after']);
-      assert.ok(wait >= 1 && wait <= 30, `Retry-After ${String(refused.headers['retry-after'])}: the clock started at 23:59:30 and has run since`);
-      await sleep((wait + 1) * 1000);
-      const renewed = await rate();
-      assert.equal(renewed.status, 200, renewed.body);
-      assert.equal(renewed.headers['x-ratelimit-remaining'], '0');
-    } finally {
-      await stop(server);
-    }
-  });
-
   test('EXRATES_LOG_FORMAT=pretty writes readable lines through pino-pretty', async () => {
     const port = await freePort();
     const server = startCommand(['serve'], { env: offline({ PORT: String(port), EXRATES_LOG_FORMAT: 'pretty' }), cwd: dir.path });
