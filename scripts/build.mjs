@@ -4,10 +4,10 @@
  * which dist/cli/main.js loads) with two packages, typebox and kysely, into that one file.
  *
  * Why: node loads a start's modules one by one, and those two packages are some 940 small ES
- * modules of the 1,600 a start loads; resolving, reading and linking them took about a quarter of
- * a cold start (docs/performance.md, Start-up). The other packages stay in node_modules and load
- * as they are: some read files of their own, one is native, and several are also loaded by other
- * packages, which would then load a second copy.
+ * modules among those a start loads; resolving, reading and linking them was a large part of a
+ * cold start (the bench measures the cold start: docs/performance.md, Latest results). The other
+ * packages stay in node_modules and load as they are: some read files of their own, one is
+ * native, and several are also loaded by other packages, which would then load a second copy.
  *
  * Plain JavaScript, so that it runs with node alone on every runtime `engines` admits.
  */

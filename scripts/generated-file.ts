@@ -27,3 +27,16 @@ export function writeOrCheck(target: string, rendered: string, regenerate: strin
   }
   console.log(`${name} is up to date`);
 }
+
+/**
+ * Replaces what lies between `<!-- generated: NAME (REGENERATE) -->` and `<!-- end: NAME -->` in
+ * `doc`, the text of the file `file`; hand-written prose around the block is kept.
+ */
+export function fillBlock(doc: string, file: string, name: string, regenerate: string, content: string): string {
+  const start = `<!-- generated: ${name} (${regenerate}) -->`;
+  const end = `<!-- end: ${name} -->`;
+  const from = doc.indexOf(start);
+  const to = doc.indexOf(end);
+  if (from < 0 || to < from) throw new Error(`${file}: the markers "${start}" and "${end}" are missing`);
+  return `${doc.slice(0, from + start.length)}\n${content}\n${doc.slice(to)}`;
+}

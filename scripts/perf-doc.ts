@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeOrCheck } from './generated-file.js';
+import { fillBlock, writeOrCheck } from './generated-file.js';
 import { DEEP_HISTORY_DIR, PLAIN_VARIANT, RESULTS_DIR, renderRun, type Run } from '../bench/report.js';
 import { COLD_START_MS, PEAK_RSS_MB, SCENARIO_TARGETS, TARGET_CONNECTIONS, targetText } from '../bench/targets.js';
 
@@ -68,15 +68,7 @@ function renderWorkarounds(): string {
   ].join('\n');
 }
 
-/** Replaces what lies between `<!-- generated: NAME -->` and `<!-- end: NAME -->`. */
-function fill(doc: string, name: string, content: string): string {
-  const start = `<!-- generated: ${name} (npm run docs:performance) -->`;
-  const end = `<!-- end: ${name} -->`;
-  const from = doc.indexOf(start);
-  const to = doc.indexOf(end);
-  if (from < 0 || to < from) throw new Error(`docs/performance.md: the markers "${start}" and "${end}" are missing`);
-  return `${doc.slice(0, from + start.length)}\n${content}\n${doc.slice(to)}`;
-}
+const fill = (doc: string, name: string, content: string) => fillBlock(doc, 'docs/performance.md', name, 'npm run docs:performance', content);
 
 const current = readFileSync(target, 'utf8');
 writeOrCheck(

@@ -7,7 +7,8 @@
  *  - every quota exact: each key's count, as the service reports it and as the store holds it
  *    after a graceful stop, equals the answers it was given; free keys stop at their limit.
  * Prints a table per period (a minute, or a tenth of a short run) and writes the figures to
- * test-artifacts/reliability/results/soak.json. Exits non-zero when a check fails.
+ * test-artifacts/reliability/results/soak.json; `--save` also to test/reliability/results/soak/,
+ * which docs/reliability.md's soak figures are generated from. Exits non-zero when a check fails.
  */
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -21,7 +22,7 @@ import { ECB_CSV, FIXED_NOW, tempDir } from '../test/helper.js';
 import { get } from '../test/support/http.js';
 import { ensureBuilt, isRunning, startInstance, stopInstance } from '../test/support/processes.js';
 import { sleep } from '../test/support/wait.js';
-import { percentile } from '../test/reliability/harness.js';
+import { percentile, runIdentity, SAVED_SOAKS_DIR, type SavedSoak } from '../test/reliability/harness.js';
 
 function option(name: string, fallback: string): string {
   const index = process.argv.indexOf(`--${name}`);
@@ -58,6 +59,7 @@ async function rssMiB(pid: number, base: string): Promise<number> {
 }
 
 async function main(): Promise<void> {
+  const startedAt = new Date();
   await ensureBuilt();
   const dir = tempDir('exrates-soak-');
   const file = join(dir.path, 'soak.db');
@@ -186,6 +188,13 @@ async function main(): Promise<void> {
     join('test-artifacts', 'reliability', 'results', 'soak.json'),
     `${JSON.stringify({ suite: 'soak', duration: DURATION_S, rate: RATE, keys: keys.length, periods: summary, checks: checks.map(([name, ok, detail]) => ({ name, ok, detail })) }, null, 2)}\n`,
   );
+  if (process.argv.includes('--save')) {
+    const { fileName, ...identity } = runIdentity(startedAt);
+    const saved: SavedSoak = { startedAt: startedAt.toISOString(), ...identity, duration: DURATION_S, rate: RATE, keys: keys.length, periods: summary, checks: checks.map(([name, ok, detail]) => ({ name, ok, detail })) };
+    mkdirSync(SAVED_SOAKS_DIR, { recursive: true });
+    writeFileSync(join(SAVED_SOAKS_DIR, fileName), `${JSON.stringify(saved, null, 2)}\n`);
+    console.log(`saved to ${join(SAVED_SOAKS_DIR, fileName)}: run npm run docs:reliability`);
+  }
   dir.remove();
   process.exitCode = checks.every(([, ok]) => ok) ? 0 : 1;
 }

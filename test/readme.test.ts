@@ -48,6 +48,40 @@ function npxCacheEntries(): Set<string> {
   return new Set(existsSync(dir) ? readdirSync(dir) : []);
 }
 
+// What the README says of the code, read against the code: no clone or server needed.
+describe('README text', () => {
+  test('the settings a newcomer meets are named where they matter, and are settings', () => {
+    const quickStart = README.slice(README.indexOf('## Quick start'), README.indexOf('### Your first API key'));
+    for (const name of ['EXRATES_CONTACT_EMAIL', 'EXRATES_NOW', 'EXRATES_OLD_RATES_DAYS', 'EXRATES_PROVIDERS', 'EXRATES_FILE_URL']) {
+      assert.ok(quickStart.includes(`\`${name}`), `the quick start names ${name}`);
+      assert.ok(name in ConfigSchema.properties, `${name} is a setting`);
+    }
+    const quotas = /^- \*\*Quotas:\*\*[\s\S]*?(?=\n- \*\*)/m.exec(README)?.[0] ?? '';
+    for (const name of ['EXRATES_QUOTA_FREE', 'EXRATES_QUOTA_PRO']) {
+      assert.ok(quotas.includes(`\`${name}\``), `the quotas paragraph names ${name}`);
+      assert.ok(name in ConfigSchema.properties, `${name} is a setting`);
+    }
+    assert.match(quickStart, /Run the whole test suite \([^)]*\) with:\n\n```sh\nnpm test\n```/);
+  });
+
+  test('the quick start and the architecture picture name what the defaults load, as the provider registry has it', () => {
+    const defaults = PROVIDER_REGISTRY.filter((entry) => entry.byDefault);
+    const loaded = defaults.filter((entry) => entry.family === undefined && !entry.loadsOnRequest).map((entry) => entry.metadata.label);
+    assert.equal(/<!-- defaults:start -->([\s\S]*?)<!-- defaults:end -->/.exec(README)?.[1], loaded.join(', '));
+    const quickStart = README.slice(README.indexOf('## Quick start'), README.indexOf('### Your first API key'));
+    for (const entry of defaults.filter((e) => e.loadsOnRequest)) assert.ok(quickStart.includes(entry.metadata.label), `the quick start says where ${entry.id} comes in`);
+    for (const family of new Set(defaults.flatMap((e) => (e.family === undefined ? [] : [e.family])))) assert.ok(quickStart.includes(`(\`${family}\`)`), `the quick start names ${family}`);
+
+    const picture = README.slice(README.indexOf('## Architecture'));
+    const named = /src\/providers\/[\s\S]*?by default ([\s\S]*?);\s+on request ([^\n]+)/.exec(picture);
+    assert.ok(named, 'the picture lists the providers by default and on request');
+    const list = (text: string) => text.replace(/\s+/g, ' ').replace(' + ECB parsers', '').split(', ').map((name) => name.trim());
+    const byName = (entries: typeof PROVIDER_REGISTRY) => [...new Set(entries.map((e) => e.family ?? e.id))];
+    assert.deepEqual(list(named[1]!), byName(defaults));
+    assert.deepEqual(list(named[2]!), byName(PROVIDER_REGISTRY.filter((e) => !e.byDefault)).sort());
+  });
+});
+
 describe('README quick start, followed on a fresh clone', () => {
   const dir = tempDir('exrates-readme-');
   const clone = join(dir.path, 'exrates');
@@ -87,37 +121,6 @@ describe('README quick start, followed on a fresh clone', () => {
     dir.remove();
     // npx installs the clone's own package into its cache under a name of its own: remove it.
     for (const entry of npxCacheEntries()) if (!npxBefore.has(entry)) rmSync(join(homedir(), '.npm', '_npx', entry), { recursive: true, force: true });
-  });
-
-  test('the settings a newcomer meets are named where they matter, and are settings', () => {
-    const quickStart = README.slice(README.indexOf('## Quick start'), README.indexOf('### Your first API key'));
-    for (const name of ['EXRATES_CONTACT_EMAIL', 'EXRATES_NOW', 'EXRATES_OLD_RATES_DAYS', 'EXRATES_PROVIDERS', 'EXRATES_FILE_URL']) {
-      assert.ok(quickStart.includes(`\`${name}`), `the quick start names ${name}`);
-      assert.ok(name in ConfigSchema.properties, `${name} is a setting`);
-    }
-    const quotas = /^- \*\*Quotas:\*\*[\s\S]*?(?=\n- \*\*)/m.exec(README)?.[0] ?? '';
-    for (const name of ['EXRATES_QUOTA_FREE', 'EXRATES_QUOTA_PRO']) {
-      assert.ok(quotas.includes(`\`${name}\``), `the quotas paragraph names ${name}`);
-      assert.ok(name in ConfigSchema.properties, `${name} is a setting`);
-    }
-    assert.match(quickStart, /Run the whole test suite \(about \d+ minutes on a 2-core machine[^)]*\) with:\n\n```sh\nnpm test\n```/);
-  });
-
-  test('the quick start and the architecture picture name what the defaults load, as the provider registry has it', () => {
-    const defaults = PROVIDER_REGISTRY.filter((entry) => entry.byDefault);
-    const loaded = defaults.filter((entry) => entry.family === undefined && !entry.loadsOnRequest).map((entry) => entry.metadata.label);
-    assert.equal(/<!-- defaults:start -->([\s\S]*?)<!-- defaults:end -->/.exec(README)?.[1], loaded.join(', '));
-    const quickStart = README.slice(README.indexOf('## Quick start'), README.indexOf('### Your first API key'));
-    for (const entry of defaults.filter((e) => e.loadsOnRequest)) assert.ok(quickStart.includes(entry.metadata.label), `the quick start says where ${entry.id} comes in`);
-    for (const family of new Set(defaults.flatMap((e) => (e.family === undefined ? [] : [e.family])))) assert.ok(quickStart.includes(`(\`${family}\`)`), `the quick start names ${family}`);
-
-    const picture = README.slice(README.indexOf('## Architecture'));
-    const named = /src\/providers\/[\s\S]*?by default ([\s\S]*?);\s+on request ([^\n]+)/.exec(picture);
-    assert.ok(named, 'the picture lists the providers by default and on request');
-    const list = (text: string) => text.replace(/\s+/g, ' ').replace(' + ECB parsers', '').split(', ').map((name) => name.trim());
-    const byName = (entries: typeof PROVIDER_REGISTRY) => [...new Set(entries.map((e) => e.family ?? e.id))];
-    assert.deepEqual(list(named[1]!), byName(defaults));
-    assert.deepEqual(list(named[2]!), byName(PROVIDER_REGISTRY.filter((e) => !e.byDefault)).sort());
   });
 
   test('the server block is npm install and npm start', () => {

@@ -3,11 +3,15 @@
  * never hang with timers and reconnecting clients left behind.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, mock, test } from 'node:test';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { listeningLine } from '../src/announce.js';
 import { noRatesAdvice } from '../src/offline-advice.js';
+import { createLogger } from '../src/log.js';
+import { startServer } from '../src/server.js';
+import { captureLog } from './support/apps.js';
+import { parseMetrics, sampleKey } from './support/prometheus.js';
 import { ensureBuilt, lines, records, runCommand, type RunningCommand, startCommand } from './support/processes.js';
 import { get } from './support/http.js';
 import { freePort } from './support/ports.js';
@@ -54,6 +58,16 @@ describe('Redis unreachable at start', { skip: !pgAvailable && 'PostgreSQL is no
     });
   }
 });
+
+/** Lets real I/O finish while a mocked clock stands still, until `done` holds. */
+async function settle(done: () => Promise<boolean>): Promise<void> {
+  const deadline = performance.now() + 10_000;
+  while (!(await done())) {
+    if (performance.now() > deadline) throw new Error('what the test awaited did not happen');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+}
 
 /** SIGTERM, and the exit of a graceful shutdown. */
 async function stop(server: RunningCommand): Promise<void> {
@@ -136,30 +150,6 @@ describe('what a person sees when the service starts', () => {
     }
   });
 
-  test('EXRATES_NOW starts the clock, which then runs: a quota used up just before midnight is renewed just after it', async () => {
-    const dbPath = join(dir.path, 'midnight.db');
-    const env = offline({ PORT: String(await freePort()), EXRATES_DATABASE_URL: `sqlite:${dbPath}`, EXRATES_NOW: '2026-03-06T23:59:30Z', EXRATES_QUOTA_FREE: '1' });
-    const issued = await runCommand(['keys', 'create', '--tier', 'free', '--owner', 'night@example.org'], { env, cwd: dir.path });
-    assert.equal(issued.code, 0, issued.stderr);
-    const key = issued.stdout.trim();
-    const server = startCommand(['serve'], { env, cwd: dir.path });
-    try {
-      await waitFor(() => records(server.output()).some((r) => String(r.msg).startsWith('ready:')), 25_000, 'the ready line', 100);
-      const rate = () => get(`http://127.0.0.1:${env.PORT}/api/v1/rate?from=EUR&to=USD`, { headers: { 'X-Api-Key': key } });
-      assert.equal((await rate()).status, 200);
-      const refused = await rate();
-      assert.equal(refused.status, 429);
-      const wait = Number(refused.headers['retry-after']);
-      assert.ok(wait >= 1 && wait <= 30, `Retry-After ${String(refused.headers['retry-after'])}: the clock started at 23:59:30 and has run since`);
-      await sleep((wait + 1) * 1000);
-      const renewed = await rate();
-      assert.equal(renewed.status, 200, renewed.body);
-      assert.equal(renewed.headers['x-ratelimit-remaining'], '0');
-    } finally {
-      await stop(server);
-    }
-  });
-
   test('EXRATES_LOG_FORMAT=pretty writes readable lines through pino-pretty', async () => {
     const port = await freePort();
     const server = startCommand(['serve'], { env: offline({ PORT: String(port), EXRATES_LOG_FORMAT: 'pretty' }), cwd: dir.path });
@@ -214,20 +204,9 @@ describe('no network', () => {
       HOST: '127.0.0.1',
       ...variables,
     });
-  /**
-   * The delay a retry line gives: 30 s after the first retry, or less when the next refresh on the
-   * wall clock (a multiple of the default 10 minutes) comes sooner; checked against the line's time.
-   */
-  const nextTry = (line: Record<string, unknown>): number => {
-    const seconds = Number(/next try in (\d+) s/.exec(String(line.msg))?.[1]);
-    const toTick = 600_000 - (Date.parse(String(line.time)) % 600_000);
-    const expected = Math.min(30_000, toTick);
-    assert.ok(seconds <= 30 && Math.abs(seconds * 1000 - expected) <= 2_000, `next try in ${seconds} s, the next tick in ${toTick} ms`);
-    return seconds;
-  };
   const advice = /EXRATES_PROVIDERS=file EXRATES_FILE_URL=\/path\/to\/eurofxref-hist\.csv/;
 
-  test('the log says in one short line what failed and, last, what to do; each retry in one line that repeats it; /readyz too', async () => {
+  test('the log says in one short line what failed and, last, what to do; /readyz too', async () => {
     const port = await freePort();
     // The parities are computed here, so they load offline; beside the others they do not make it ready.
     const server = startCommand(['serve'], { env: env({ PORT: String(port), EXRATES_PROVIDERS: 'ecb,frankfurter,peg' }), cwd: dir.path });
@@ -249,21 +228,61 @@ describe('no network', () => {
       // The path asked is kept there, not in the console.
       assert.match(body.providers.find((p) => p.id === 'ecb')?.lastError ?? '', /\/eurofxref-hist\.zip/);
 
-      // The first retry comes 15 s later: one line, ending with the same fix.
-      await waitFor(() => records(server.output()).some((r) => String(r.msg).startsWith('still no rates')), 40_000, 'the retry line', 200);
-      await sleep(2_500);
-      // Warnings and errors from the start to the first retry: the contact address, then the two lines.
+      // Warnings and errors so far: the contact address, then the line (the retries: the next test).
       const told = records(server.output()).filter((r) => Number(r.level) >= 40);
       assert.deepEqual(
-        told.map((r) => [r.level, String(r.msg).replace(/next try in \d+ s/, 'next try in N s').split(':')[0]]),
-        [[40, 'EXRATES_CONTACT_EMAIL is not set'], [50, 'no rates loaded'], [40, 'still no rates from ecb (ECONNREFUSED); next try in N s. To fix']],
+        told.map((r) => [r.level, String(r.msg).split(':')[0]]),
+        [[40, 'EXRATES_CONTACT_EMAIL is not set'], [50, 'no rates loaded']],
       );
-      assert.equal(told[2]!.msg, `still no rates from ecb (ECONNREFUSED); next try in ${nextTry(told[2]!)} s. To fix: ${fix}`);
       assert.ok(!server.output().includes(unreachable), 'no URL of an upstream in the console');
       assert.ok(!server.output().includes('eurofxref-hist.zip'), 'nor the path asked');
     } finally {
       await stop(server);
     }
+  });
+
+  test('each retry of a start that loaded nothing is one line that repeats the fix, at the times of the backoff', async (t) => {
+    // The server of `exrates serve`, in this process, so that node:test's mocked clock drives its
+    // timers: the first retry 15 s after the start, its line when the retry's failures are summed up.
+    const config = loadConfig(env({ PORT: String(await freePort()), EXRATES_PROVIDERS: 'ecb,frankfurter,peg' }));
+    const log = captureLog();
+    // The fetch machinery is set up before the clock is faked, so it keeps real timers.
+    await fetch(unreachable).catch(() => undefined);
+    // A second past a wall-clock multiple of the interval: the next regular refresh is far away.
+    mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.parse('2026-03-06T12:00:01Z') });
+    t.after(() => mock.timers.reset());
+    const server = await startServer(config, { log: createLogger(config.logLevel, log.stream) });
+    t.after(() => server.close());
+    await server.initialLoad;
+    const told = () => log.lines.filter((r) => Number(r.level) >= 40).map((r) => [r.level, r.msg]);
+    const fix = noRatesAdvice(config);
+    assert.deepEqual(told().map(([level, msg]) => [level, String(msg).split(':')[0]]), [[50, 'no rates loaded']]);
+    const ecbFailures = async () => parseMetrics(await server.deps.metricsText()).get(sampleKey('exrates_refresh_total', { provider: 'ecb', outcome: 'failure' })) ?? 0;
+    assert.equal(await ecbFailures(), 1);
+
+    // Milliseconds the clock has moved since the provider's next attempt was scheduled.
+    let sinceScheduled = 0;
+    for (const [failures, backoff, next] of [
+      [2, 15_000, 30],
+      [3, 30_000, 60],
+    ] as const) {
+      mock.timers.tick(backoff - sinceScheduled - 1);
+      await settle(async () => true);
+      assert.equal(await ecbFailures(), failures - 1, `no retry before ${backoff} ms`);
+      mock.timers.tick(1);
+      await settle(async () => (await ecbFailures()) === failures);
+      // The failures of one retry are summed up 2 s after the first of them.
+      mock.timers.tick(1_999);
+      await settle(async () => true);
+      assert.equal(told().length, failures - 1, 'no line before the retry is summed up');
+      mock.timers.tick(1);
+      await settle(async () => told().length === failures);
+      assert.deepEqual(told().at(-1), [40, `still no rates from ecb (ECONNREFUSED); next try in ${next} s. To fix: ${fix}`]);
+      sinceScheduled = 2_000;
+    }
+    const written = log.lines.map((r) => JSON.stringify(r)).join('\n');
+    assert.ok(!written.includes(unreachable), 'no URL of an upstream in the log');
+    assert.ok(!written.includes('eurofxref-hist.zip'), 'nor the path asked');
   });
 
   test('exrates refresh prints each failure once, the advice serve gives, and nothing about serving', async () => {

@@ -47,8 +47,9 @@ export function isDay(value: string): value is Day {
 
 /**
  * A clock reading `currentMs`, which hands out one Date per millisecond: a request reads the time
- * several times (key cache, quota, live rates, Cache-Control), and a Date made at each reading cost
- * about 0.7 µs of a rate answer's CPU. The Date is shared, so it is never changed by its readers.
+ * several times (key cache, quota, live rates, Cache-Control), and a Date made at each reading
+ * showed in a rate answer's CPU (measured with `npm run bench`; docs/performance.md). The Date is
+ * shared, so it is never changed by its readers.
  */
 function millisecondClock(currentMs: () => number): Clock {
   let lastMs = Number.NaN;
@@ -136,7 +137,7 @@ function frankfurtOffsetHours(instant: number): 1 | 2 {
  * 01:00 UTC on the last Sunday of March to 01:00 UTC on the last Sunday of October: the EU's rule
  * (Directive 2000/84/EC), which Germany has kept since 1996, before the first ECB reference day
  * (1999-01-04). The rule is written here rather than read from Intl.DateTimeFormat: a first
- * DateTimeFormat maps about 5 MB of ICU's locale data into the process for its whole life, for
+ * DateTimeFormat maps megabytes of ICU's locale data into the process for its whole life, for
  * one question the rule answers. A test holds it to Intl for every day from 1996 to 2045.
  */
 export function frankfurtTime(day: Day, hour: number): string {

@@ -114,7 +114,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
 /**
  * How many prepared statements an SQLite store keeps: the few that run all the time. Not more: a
  * statement whose text varies with its input (a multi-row insert, one per row count) is a large
- * compiled program each, and two hundred of them once held some 50 MB.
+ * compiled program each, and hundreds of them held a large share of the service's memory.
  */
 const STATEMENTS_KEPT = 16;
 

@@ -357,8 +357,8 @@ describe('syncProvider with the ECB provider against a local server', () => {
     const bytes = Buffer.from(DAILY, 'utf8');
     await assertFailedRefresh((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/xml', 'content-length': String(bytes.length) });
-      res.write(bytes.subarray(0, 600));
-      setTimeout(() => res.destroy(), 20);
+      // Cut off once the first bytes are on their way.
+      res.write(bytes.subarray(0, 600), () => res.destroy());
     }, /eurofxref-daily\.xml: .*(terminated|closed|aborted)/);
   });
 

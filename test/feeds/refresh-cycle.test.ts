@@ -3,7 +3,6 @@ import { after, before, beforeEach, describe, it, mock } from 'node:test';
 import { closeFakeFeeds, createFeedsService, startFakeFeeds } from '../support/apps.js';
 import { parseMetrics, sampleKey } from '../support/prometheus.js';
 import { ECB_DAILY_DAY, ECB_HISTORY_THROUGH, ecbDaysBetween, ecbRow, type FakeUpstreams } from '../support/upstreams.js';
-import { waitFor } from '../support/wait.js';
 import { isoCurrency } from '../../src/core/currencies.js';
 
 /** 61 months back from 2026-02-12: the retained window starts here. */
@@ -30,6 +29,16 @@ let template: string;
 before(async () => ({ fake, template } = await startFakeFeeds()));
 after(() => closeFakeFeeds(fake));
 beforeEach(() => fake.reset());
+
+/** Lets the real I/O of a refresh finish while a faked clock stands still. */
+async function settleUntil(done: () => Promise<boolean>): Promise<void> {
+  const deadline = performance.now() + 5_000;
+  while (!(await done())) {
+    if (performance.now() > deadline) throw new Error('a refresh did not finish');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+}
 
 describe('refresh cycle', () => {
   it('loads the retained ECB history into an empty store, then adds the new day from the daily file', async () => {
@@ -142,18 +151,35 @@ describe('refresh cycle', () => {
 
   it('refreshes on its own every EXRATES_REFRESH_SECONDS once started, and not after stop', async () => {
     const service = await createFeedsService(fake, { copyFrom: template, env: { EXRATES_REFRESH_SECONDS: '1' } });
+    // The fetch machinery is set up before the clock is faked, so it keeps real timers.
+    await (await fetch(`${fake.ecb.url}/eurofxref-daily.xml`)).arrayBuffer();
+    const baseline = fake.calls(DAILY);
+    const refreshes = () => fake.calls(DAILY) - baseline;
+    const successes = async () =>
+      parseMetrics(await service.deps.metricsText()).get(sampleKey('exrates_refresh_total', { provider: 'ecb', outcome: 'success' })) ?? 0;
+    // Half a second past a wall-clock multiple of the interval: the first scheduled refresh is 500 ms away.
+    mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.parse('2026-02-12T12:00:00.500Z') });
     try {
-      service.deps.refresher.start();
-      await waitFor(() => fake.calls(DAILY) >= 2, 4_000, 'two scheduled refreshes');
+      await service.deps.refresher.start();
+      assert.equal(refreshes(), 1, 'the refresh at start');
+      mock.timers.tick(499);
+      assert.equal(refreshes(), 1);
+      mock.timers.tick(1);
+      await settleUntil(async () => (await successes()) === 2);
+      assert.equal(refreshes(), 2, 'on the next multiple of the interval');
+      mock.timers.tick(999);
+      assert.equal(refreshes(), 2);
+      mock.timers.tick(1);
+      await settleUntil(async () => (await successes()) === 3);
+      assert.equal(refreshes(), 3, 'and every interval after it');
+
       await service.deps.refresher.stop();
       assert.equal(await service.deps.rates.latestDay('ecb'), ECB_DAILY_DAY);
-      const metrics = parseMetrics(await service.deps.metricsText());
-      assert.ok((metrics.get(sampleKey('exrates_refresh_total', { provider: 'ecb', outcome: 'success' })) ?? 0) >= 2);
-
-      const stoppedAt = fake.calls(DAILY);
-      await new Promise((resolve) => setTimeout(resolve, 1_100));
-      assert.equal(fake.calls(DAILY), stoppedAt, 'a stopped refresher schedules nothing');
+      mock.timers.tick(10_000);
+      await settleUntil(async () => true);
+      assert.equal(refreshes(), 3, 'a stopped refresher schedules nothing');
     } finally {
+      mock.timers.reset();
       await service.close();
     }
   });
@@ -169,15 +195,6 @@ describe('refresh cycle', () => {
       parseMetrics(await service.deps.metrics.registry.metrics()).get(sampleKey('exrates_refresh_total', { provider: 'ecb', outcome: 'failure' })) ?? 0;
     const successes = async () =>
       parseMetrics(await service.deps.metrics.registry.metrics()).get(sampleKey('exrates_refresh_total', { provider: 'ecb', outcome: 'success' })) ?? 0;
-    /** Lets the real I/O of a refresh finish while the fake clock stands still. */
-    const settle = async (done: () => Promise<boolean>) => {
-      const deadline = performance.now() + 5_000;
-      while (!(await done())) {
-        if (performance.now() > deadline) throw new Error('a refresh did not finish');
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-      for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
-    };
 
     // One second after a wall-clock multiple of 600 s: the first refresh is 599 s away.
     mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.parse('2026-02-12T12:00:01Z') });
@@ -186,7 +203,7 @@ describe('refresh cycle', () => {
       mock.timers.tick(598_999);
       assert.equal(refreshes(), 0);
       mock.timers.tick(1);
-      await settle(async () => (await failures()) === 1);
+      await settleUntil(async () => (await failures()) === 1);
       assert.equal(refreshes(), 1);
 
       for (const [n, backoff] of [
@@ -199,7 +216,7 @@ describe('refresh cycle', () => {
         mock.timers.tick(backoff - 1);
         assert.equal(refreshes(), n - 1, `no retry before ${backoff} ms`);
         mock.timers.tick(1);
-        await settle(async () => (await failures()) === n);
+        await settleUntil(async () => (await failures()) === n);
         assert.equal(refreshes(), n, `retry ${n - 1} after ${backoff} ms`);
       }
 
@@ -208,14 +225,14 @@ describe('refresh cycle', () => {
       mock.timers.tick(134_999);
       assert.equal(refreshes(), 6);
       mock.timers.tick(1);
-      await settle(async () => (await successes()) === 1);
+      await settleUntil(async () => (await successes()) === 1);
       assert.equal(refreshes(), 7);
 
       // After a success the schedule is the plain interval again.
       mock.timers.tick(599_999);
       assert.equal(refreshes(), 7);
       mock.timers.tick(1);
-      await settle(async () => (await successes()) === 2);
+      await settleUntil(async () => (await successes()) === 2);
       assert.equal(refreshes(), 8);
     } finally {
       mock.timers.reset();

@@ -252,10 +252,10 @@ describe('ECB provider failures', () => {
   });
 
   it("passes the caller's abort through instead of blaming the feed", async () => {
-    const { ecb } = await providerFor({ [`${PREFIX}/eurofxref-daily.xml`]: () => undefined });
     const controller = new AbortController();
     const reason = new Error('shutting down');
-    setTimeout(() => controller.abort(reason), 50);
+    // The upstream never answers: the abort comes once the request has reached it.
+    const { ecb } = await providerFor({ [`${PREFIX}/eurofxref-daily.xml`]: () => controller.abort(reason) });
     await assert.rejects(ecb.latest({ signal: controller.signal }), (error: unknown) => error === reason);
   });
 });

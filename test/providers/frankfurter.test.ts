@@ -461,10 +461,10 @@ describe('Frankfurter provider failures', () => {
   });
 
   it("passes the caller's abort through instead of blaming the feed", async () => {
-    const { frankfurter } = await providerFor(() => undefined);
     const controller = new AbortController();
     const reason = new Error('shutting down');
-    setTimeout(() => controller.abort(reason), 50);
+    // The upstream never answers: the abort comes once the request has reached it.
+    const { frankfurter } = await providerFor(() => controller.abort(reason));
     await assert.rejects(frankfurter.latest({ ...latestNgn, signal: controller.signal }), (error: unknown) => error === reason);
   });
 });

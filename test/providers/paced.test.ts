@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import { FeedError } from '../../src/core/errors.js';
 import { createGate, dayFromDotted, perUnit, spansOf } from '../../src/providers/paced.js';
@@ -9,19 +8,29 @@ test('a gate lets at most its limit of calls run at once, the others in arrival 
   let running = 0;
   let most = 0;
   const started: number[] = [];
-  await Promise.all(
+  // Each call runs until the test ends it.
+  const ends: Array<() => void> = [];
+  const calls = Promise.all(
     [0, 1, 2, 3, 4].map((i) =>
       gate(async () => {
         started.push(i);
         running += 1;
         most = Math.max(most, running);
-        await sleep(20);
+        await new Promise<void>((resolve) => ends.push(resolve));
         running -= 1;
       }),
     ),
   );
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+  await settle();
+  assert.deepEqual(started, [0, 1], 'two run, three wait');
+  for (let ended = 0; ended < 5; ended += 1) {
+    ends[ended]!();
+    await settle();
+    assert.deepEqual(started, [0, 1, 2, 3, 4].slice(0, Math.min(5, ended + 3)), `after ${ended + 1} ended`);
+  }
+  await calls;
   assert.equal(most, 2);
-  assert.deepEqual(started, [0, 1, 2, 3, 4]);
   // A failing call frees its place.
   await assert.rejects(gate(async () => Promise.reject(new Error('x'))));
   assert.equal(await gate(async () => 7), 7);

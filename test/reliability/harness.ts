@@ -6,8 +6,10 @@
  * as one table. Every server a suite starts has its whole output saved under logs/, and every key
  * a suite issues is listed under keys/, so the runner can scan the logs of the whole run for keys.
  */
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { ERROR_CODES } from '../../src/core/errors.js';
@@ -17,6 +19,44 @@ export const ARTIFACTS = join(ROOT, 'test-artifacts', 'reliability');
 export const RESULTS_DIR = join(ARTIFACTS, 'results');
 export const LOGS_DIR = join(ARTIFACTS, 'logs');
 export const KEYS_DIR = join(ARTIFACTS, 'keys');
+/** Runs saved with --save (committed): docs/reliability.md is generated from the newest (npm run docs:reliability). */
+export const SAVED_RUNS_DIR = join(ROOT, 'test', 'reliability', 'results');
+export const SAVED_SOAKS_DIR = join(SAVED_RUNS_DIR, 'soak');
+
+/** A run of `npm run test:reliability -- --save`: where and on what it ran, each suite's outcome and figures. */
+export interface SavedRun {
+  startedAt: string;
+  commit: string;
+  uncommittedSrcChanges: number;
+  runtime: string;
+  machine: { cpus: number; cpu: string; memoryGb: number };
+  suites: Array<{ name: string; ok: boolean; seconds: number }>;
+  audit: string;
+  results: SuiteResult[];
+}
+
+/** A run of `npm run soak -- --save`. */
+export interface SavedSoak {
+  startedAt: string;
+  commit: string;
+  uncommittedSrcChanges: number;
+  runtime: string;
+  machine: { cpus: number; cpu: string; memoryGb: number };
+  duration: number;
+  rate: number;
+  keys: number;
+  periods: Array<{ period: string; requests: number; p50: number; p99: number; max: number; rss: number; statuses: string }>;
+  checks: Array<{ name: string; ok: boolean; detail: string }>;
+}
+
+/** The machine a saved run ran on, and a file name that sorts by time: `<UTC time>-<commit>.json`. */
+export function runIdentity(startedAt: Date): { machine: SavedRun['machine']; runtime: string; commit: string; uncommittedSrcChanges: number; fileName: string } {
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+  const commit = git('rev-parse', '--short', 'HEAD');
+  const uncommittedSrcChanges = git('status', '--porcelain', '--', 'src').split('\n').filter(Boolean).length;
+  const machine = { cpus: cpus().length, cpu: cpus()[0]?.model.replace(/\s+\d+-Core Processor$/, '').trim() ?? 'unknown', memoryGb: Math.round(totalmem() / 1024 ** 3) };
+  return { machine, runtime: process.version, commit, uncommittedSrcChanges, fileName: `${startedAt.toISOString().slice(0, 19).replaceAll(':', '-')}Z-${commit}.json` };
+}
 
 export interface SuiteResult {
   suite: string;

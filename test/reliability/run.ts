@@ -4,16 +4,20 @@
  * then scans the server logs of the whole run for every key any suite issued, runs `npm audit`,
  * and prints one table of the figures the suites wrote to test-artifacts/reliability/results/.
  * Exits non-zero when a suite or the log scan fails (npm audit findings are reported, not fatal:
- * docs/reliability.md explains each).
+ * docs/reliability.md explains each). `--save` also writes the whole run to test/reliability/results/,
+ * which docs/reliability.md's figures are generated from (npm run docs:reliability); the names of
+ * suites run only those.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ARTIFACTS, KEYS_DIR, LOGS_DIR, RESULTS_DIR, type SuiteResult } from './harness.js';
+import { ARTIFACTS, KEYS_DIR, LOGS_DIR, RESULTS_DIR, runIdentity, SAVED_RUNS_DIR, type SavedRun, type SuiteResult } from './harness.js';
 import { ROOT } from '../support/processes.js';
 
 const SUITES = ['fuzz', 'security', 'crash', 'faults', 'hostile'];
-const only = process.argv.slice(2);
+const only = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+const save = process.argv.includes('--save');
+const startedAt = new Date();
 
 rmSync(ARTIFACTS, { recursive: true, force: true });
 mkdirSync(RESULTS_DIR, { recursive: true });
@@ -79,4 +83,11 @@ console.log('\n  suite'.padEnd(width + 3) + 'result   seconds');
 for (const o of outcomes) console.log(`  ${o.name.padEnd(width)} ${o.ok ? 'pass' : 'FAIL'}     ${o.seconds.toFixed(0)}`);
 const total = (performance.now() - runStarted) / 1000;
 console.log(`  ${'total'.padEnd(width)} ${outcomes.every((o) => o.ok) ? 'pass' : 'FAIL'}     ${total.toFixed(0)}`);
+if (save) {
+  const { fileName, ...identity } = runIdentity(startedAt);
+  const saved: SavedRun = { startedAt: startedAt.toISOString(), ...identity, suites: outcomes, audit: auditLine, results };
+  mkdirSync(SAVED_RUNS_DIR, { recursive: true });
+  writeFileSync(join(SAVED_RUNS_DIR, fileName), `${JSON.stringify(saved, null, 2)}\n`);
+  console.log(`\nsaved to ${join(SAVED_RUNS_DIR, fileName)}: run npm run docs:reliability`);
+}
 process.exitCode = outcomes.every((o) => o.ok) ? 0 : 1;

@@ -26,6 +26,7 @@ import { get, send, type Reply } from '../support/http.js';
 import { createKey, ensureBuilt, revokeKey, startInstance, stopInstance, type Instance, type ProcessSetup } from '../support/processes.js';
 import { createPostgresSchema, postgresAvailable } from '../support/stores.js';
 import { rawRequest } from '../support/raw-http.js';
+import { waitFor } from '../support/wait.js';
 import { median, problemDefect, recordKeys, saveLog, tableDigest, writeResult } from './harness.js';
 
 const SUITE = 'security';
@@ -392,10 +393,13 @@ describe('security', () => {
       { path: '/api/v1/rate?from=EUR&to=USD', headers: { 'X-Api-Key': revoked } },
       { path: '/api/v1/rate?from=EUR&to=ZZZ', headers: { 'X-Api-Key': key } },
     ];
+    const linesSaying = (text: string) => server.output.join('').split('\n').filter((line) => line.includes(text)).length;
+    const completedBefore = linesSaying('"request completed"');
     for (const placement of placements) await get(`${server.base}${placement.path}`, { headers: placement.headers ?? {}, agent });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The server writes a request's last log line after its answer: wait until every one is written.
+    await waitFor(() => linesSaying('"request completed"') >= completedBefore + placements.length, 5_000, 'the last log line of every request').catch(() => undefined);
     const log = server.output.join('');
-    const requestLines = log.split('\n').filter((line) => line.includes('"incoming request"')).length;
+    const requestLines = linesSaying('"incoming request"');
     const leaked = [key, revoked].filter((k) => log.includes(k.slice(4)));
     check('keys not in this log', leaked.length === 0 && requestLines >= placements.length, `${placements.length} placements (header, query, encoded name, other parameters, path), ${requestLines} request lines logged, key bodies found: ${leaked.length}`);
   });

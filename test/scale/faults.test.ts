@@ -27,7 +27,7 @@ import {
 } from '../support/processes.js';
 import { proxyEngines, type EngineProxies } from '../support/proxy.js';
 import { createPostgresSchema, deleteRedisKeys, missingEngines, REDIS_URL } from '../support/stores.js';
-import { sleep } from '../support/wait.js';
+import { sleep, waitFor } from '../support/wait.js';
 
 const TODAY = FIXED_NOW.slice(0, 10);
 const PER_SECOND = 50;
@@ -223,10 +223,12 @@ describe('faults under load: two instances, PostgreSQL and Redis behind proxies'
     const slowest = Math.max(...outcomes.map((o) => o.ms));
     // Counts reach the store once a second, so this is what the store may not have seen at the cut.
     const lastSecond = outcomes.filter((o) => isCounted(o) && o.at < load.events.cut! && o.at >= load.events.cut! - 1_000).length;
-    await sleep(1_500);
+    // Back, the instances move what PostgreSQL counted meanwhile into Redis.
+    await waitFor(async () => (await redisCount(key)) === acknowledged, 5_000, 'Redis to hold every acknowledged request').catch(() => undefined);
     // The probe first, so both counts below include it.
     const served = await servedUsed(instances[0]!, key);
-    await sleep(1_500);
+    // PostgreSQL receives the counts once a second.
+    await waitFor(async () => (await redisCount(key)) === acknowledged + 1 && (await storedUsed(key)) >= acknowledged, 5_000, 'both stores to hold the probe').catch(() => undefined);
     const [stored, live] = [await storedUsed(key), await redisCount(key)];
     console.log(
       `faults redis: ${outcomes.length} requests at ${PER_SECOND}/s, Redis black-holed for ${((load.events.restore! - load.events.cut!) / 1000).toFixed(1)} s -> ` +

@@ -414,7 +414,8 @@ for (const engine of engines) {
       const acceptedBefore = proxy.accepted;
       await proxy.restore();
       await waitUntil(async () => proxy.accepted > acceptedBefore, 8_000, 'the client to reconnect');
-      await sleep(300);
+      // Back, the instance raises Redis's counter to what the store counted meanwhile (15 flushed, 3 more).
+      await waitUntil(async () => (await admin!.get(counterKey(keyId))) === '18', 8_000, "Redis's counter raised to the store's 18");
       const next = (await quotas.consume(keyId, DAY, 1000)).used;
       console.log(`redis quota (${engine.name}): 15 counted (5 not yet flushed), Redis cut: the next 3 were counted ${JSON.stringify(whileCut)}, then ${next} once it was back`);
       assert.deepEqual([...whileCut, next], [16, 17, 18, 19], 'the 5 unflushed requests are counted once, not forgiven and handed out again');
@@ -544,12 +545,13 @@ for (const engine of engines) {
         await cutOff.consume(keyId, DAY, 1000);
         await connected.consume(keyId, DAY, 1000);
       }
-      await sleep(300);
+      // The connected instance's 20 reach the store with its next flush: all 50 are there.
+      await waitUntil(async () => (await store.used(keyId, DAY)) === 50, 1_500, 'the flush of 50');
       const acceptedBefore = proxy.accepted;
       await proxy.restore();
       await waitUntil(async () => proxy.accepted > acceptedBefore, 8_000, 'the cut-off instance to reconnect');
-      // Time to finish its handshake and raise its counters.
-      await sleep(500);
+      // Its handshake finished, it raises Redis's counter to the store's 50.
+      await waitUntil(async () => (await admin!.get(counterKey(keyId))) === '50', 8_000, "Redis's counter raised to the store's 50");
       const next = await connected.consume(keyId, DAY, 1000);
       await Promise.all([closeStore(cutOff), closeStore(connected)]);
       const stored = await store.used(keyId, DAY);
