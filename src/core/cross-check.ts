@@ -37,13 +37,23 @@ export interface DayCheck {
   compared: ReadonlySet<string>;
 }
 
-/** Findings of one check, and which providers had anything to compare. */
+/**
+ * Findings of one check, and which providers had anything to compare. A later check of the same
+ * providers updates it day by day (crossCheck's `previous`): what a day contributes is replaced,
+ * the other days' is kept as it was.
+ */
 export interface CrossCheck {
-  findings: CrossCheckFinding[];
+  /** Every finding, oldest day first. */
+  readonly findings: readonly CrossCheckFinding[];
   /** Providers with at least one number of their own compared with another provider's. */
-  compared: ReadonlySet<string>;
+  readonly compared: ReadonlySet<string>;
   /** The check of each day held, so that the next check need redo only the days whose numbers changed. */
-  days: ReadonlyMap<Day, DayCheck>;
+  readonly days: ReadonlyMap<Day, DayCheck>;
+  /**
+   * Moves whenever a finding is added, removed or changed, and only then: what the check decides
+   * of a number (served, set aside, flagged) and says of it is the same for an equal revision.
+   */
+  readonly revision: number;
   /** Whether a provider's number for a currency on a day is set aside. */
   setAside(provider: string, currency: string, day: Day): boolean;
   /** The finding on a provider's number for a currency on a day, if it was flagged. */
@@ -154,7 +164,7 @@ function comparatorOf(
  * The days whose check a change of the numbers of `changed` days alters: each of them, and the
  * NEARBY_DAYS after it, whose numbers may have been compared with its numbers.
  */
-function affectedDays(changed: Iterable<Day>): Set<Day> {
+export function affectedDays(changed: Iterable<Day>): Set<Day> {
   const affected = new Set<Day>();
   for (const day of changed) for (let after = 0; after <= NEARBY_DAYS; after++) affected.add(addDays(day, after));
   return affected;
@@ -197,10 +207,108 @@ export function changedDays(before: ProviderRates | undefined, after: ProviderRa
 const RUN_GAP_DAYS = 7;
 
 export interface CrossCheckOptions {
-  /** The check of an earlier state of the same providers: its days not affected by `changed` are kept as they were. */
+  /**
+   * An earlier check of the same providers, updated in place and returned: the days checked again
+   * replace what they contributed to it, the other days keep their findings.
+   */
   previous?: CrossCheck;
-  /** The days whose numbers changed since `previous` (changedDays). Without it, every day is checked. */
+  /** The days whose numbers changed since `previous` (changedDays): they and the days they alter (affectedDays) are checked. */
   changed?: Iterable<Day>;
+  /** Exactly the days to check (some of affectedDays, the others left for later). Without `days` or `changed`, every day held is. */
+  days?: Iterable<Day>;
+}
+
+/** How crossCheck replaces a day's contribution to a check: no part of what a check shows. */
+const replaceDay = Symbol('replaceDay');
+
+interface KeptCheck extends CrossCheck {
+  /** Replaces a day's check (undefined: the day is no longer held). */
+  [replaceDay](day: Day, found: DayCheck | undefined): void;
+}
+
+/**
+ * A check with no days, whose findings, flagged numbers and compared providers are kept up to
+ * date as days are replaced: a check of a few days costs those days, not a rebuild of everything
+ * held (years of days, checked in the background a few at a time).
+ */
+function emptyCheck(): KeptCheck {
+  const days = new Map<Day, DayCheck>();
+  const flagged = new Map<string, CrossCheckFinding>();
+  /** On how many days each provider had a number compared. */
+  const comparedOn = new Map<string, number>();
+  const compared = new Set<string>();
+  /** The days with a finding: the list of findings is made from them when asked for after a change. */
+  const withFindings = new Set<Day>();
+  let findings: CrossCheckFinding[] | undefined = [];
+  let revision = 0;
+  const count = (ids: ReadonlySet<string>, by: 1 | -1) => {
+    for (const id of ids) {
+      const n = (comparedOn.get(id) ?? 0) + by;
+      if (n > 0) {
+        comparedOn.set(id, n);
+        compared.add(id);
+      } else {
+        comparedOn.delete(id);
+        compared.delete(id);
+      }
+    }
+  };
+  return {
+    get findings() {
+      findings ??= [...withFindings].sort().flatMap((day) => days.get(day)!.findings);
+      return findings;
+    },
+    compared,
+    days,
+    get revision() {
+      return revision;
+    },
+    setAside: (provider: string, currency: string, day: Day) => flagged.get(keyOf(provider, currency, day))?.setAside ?? false,
+    findingOn: (provider: string, currency: string, day: Day) => flagged.get(keyOf(provider, currency, day)),
+    [replaceDay](day: Day, found: DayCheck | undefined): void {
+      const before = days.get(day);
+      if (before) {
+        for (const f of before.findings) flagged.delete(keyOf(f.provider, f.currency, f.day));
+        count(before.compared, -1);
+      }
+      if (found) {
+        days.set(day, found);
+        for (const f of found.findings) flagged.set(keyOf(f.provider, f.currency, f.day), f);
+        count(found.compared, 1);
+      } else days.delete(day);
+      if (found && found.findings.length > 0) withFindings.add(day);
+      else withFindings.delete(day);
+      if (!sameFindings(before?.findings ?? [], found?.findings ?? [])) {
+        findings = undefined;
+        revision += 1;
+      }
+    },
+  };
+}
+
+function sameFindings(a: readonly CrossCheckFinding[], b: readonly CrossCheckFinding[]): boolean {
+  return (
+    a.length === b.length &&
+    a.every((f, i) => {
+      const g = b[i]!;
+      return (
+        f.provider === g.provider &&
+        f.currency === g.currency &&
+        f.day === g.day &&
+        f.base === g.base &&
+        f.rate === g.rate &&
+        f.median === g.median &&
+        f.agreeing === g.agreeing &&
+        f.setAside === g.setAside &&
+        f.others.join() === g.others.join()
+      );
+    })
+  );
+}
+
+/** Whether any provider published anything on `day`. */
+function isHeld(all: readonly ProviderRates[], day: Day): boolean {
+  return all.some((data) => data.days[lowerBound(data.days, day)] === day);
 }
 
 /**
@@ -213,46 +321,34 @@ export interface CrossCheckOptions {
  * day (the NBU fixes tomorrow's rate today), or on a day it did not publish, is compared with that
  * provider's latest number within NEARBY_DAYS.
  *
- * With `previous` and `changed`, only the days a change can alter are checked again (a refresh
- * changes a few days; a first load or a history, many); the other days keep their findings.
+ * With `previous` and `changed` (or `days`), only the days a change can alter are checked again (a
+ * refresh changes a few days; a first load or a history, many); the other days keep their findings.
  */
 export function crossCheck(data: Iterable<ProviderRates>, percent: Rational, options: CrossCheckOptions = {}): CrossCheck {
   const all = [...data];
-  const held = new Set<Day>();
-  for (const d of all) for (const day of d.days) held.add(day);
-  const days = new Map<Day, DayCheck>();
-  let toCheck: Day[];
-  if (options.previous === undefined || options.changed === undefined) toCheck = [...held];
+  const check = (options.previous as KeptCheck | undefined) ?? emptyCheck();
+  let asked: Iterable<Day>;
+  if (options.days !== undefined) asked = options.days;
+  else if (options.changed !== undefined) asked = affectedDays(options.changed);
   else {
-    const affected = affectedDays(options.changed);
-    for (const [day, check] of options.previous.days) if (held.has(day) && !affected.has(day)) days.set(day, check);
-    toCheck = [...affected].filter((day) => held.has(day));
+    const held = new Set<Day>();
+    for (const d of all) for (const day of d.days) held.add(day);
+    asked = new Set([...held, ...check.days.keys()]);
+  }
+  const toCheck: Day[] = [];
+  for (const day of asked) {
+    if (isHeld(all, day)) toCheck.push(day);
+    else if (check.days.has(day)) check[replaceDay](day, undefined);
   }
   toCheck.sort();
-  const check = new Set(toCheck);
+  const checking = new Set(toCheck);
   // Days far apart are checked in separate runs, so that the numbers between them are not read.
   for (let first = 0, i = 1; i <= toCheck.length; i++) {
     if (i < toCheck.length && toCheck[i]! <= addDays(toCheck[i - 1]!, RUN_GAP_DAYS)) continue;
-    for (const [day, found] of checkDays(all, percent, check, toCheck[first]!, toCheck[i - 1]!)) days.set(day, found);
+    for (const [day, found] of checkDays(all, percent, checking, toCheck[first]!, toCheck[i - 1]!)) check[replaceDay](day, found);
     first = i;
   }
-  const findings: CrossCheckFinding[] = [];
-  const compared = new Set<string>();
-  const flagged = new Map<string, CrossCheckFinding>();
-  for (const check of days.values()) {
-    for (const f of check.findings) {
-      findings.push(f);
-      flagged.set(keyOf(f.provider, f.currency, f.day), f);
-    }
-    for (const id of check.compared) compared.add(id);
-  }
-  return {
-    findings,
-    compared,
-    days,
-    setAside: (provider, currency, day) => flagged.get(keyOf(provider, currency, day))?.setAside ?? false,
-    findingOn: (provider, currency, day) => flagged.get(keyOf(provider, currency, day)),
-  };
+  return check;
 }
 
 /** The check of the numbers dated on the days of `check` (from `oldest` to `newest`), by day. */
