@@ -355,6 +355,8 @@ export function crossCheck(data: Iterable<ProviderRates>, percent: Rational, opt
 function checkDays(all: readonly ProviderRates[], percent: Rational, check: ReadonlySet<Day>, oldest: Day, newest: Day): Map<Day, DayCheck> {
   const result = new Map<Day, { findings: CrossCheckFinding[]; compared: Set<string> }>();
   for (const day of check) if (day >= oldest && day <= newest) result.set(day, { findings: [], compared: new Set() });
+  // One provider alone (a service of the ECB only) has nothing to compare with: no number of it is read.
+  if (all.length < 2) return result;
   const screenBelow = (Number(percent.num) / Number(percent.den) / 100) * (1 - SCREEN_MARGIN);
   const approx = new Map(all.map((data) => [data, approximateDays(data, addDays(oldest, -NEARBY_DAYS), newest)]));
   const nearbyDays = new Map<Day, Day[]>();
