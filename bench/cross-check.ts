@@ -7,13 +7,14 @@
  * last CURRENT_WITHIN_DAYS days alone (what the check covered before it covered every stored day,
  * and what a first read now does before it answers). Then the requests answered afterwards, which must not run it again.
  * At five years of ten providers on a SQLite store, a rate book's first read: its first answer,
- * then the check of the older days in the background, how long it took in all and the longest the
- * event loop waited meanwhile (what a request arriving then waits), and how often it dropped the
- * cached answers (generation).
+ * then the check of the older days in the background, how long it took in all, the longest the
+ * event loop waited meanwhile (what a request arriving then waits), what it allocated and how
+ * often it dropped the cached answers (generation).
  * Printed, never asserted (`node --import tsx bench/cross-check.ts`).
  */
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
 import { crossCheck, parsePercent, type CrossCheck } from '../src/core/cross-check.js';
 import type { RateDocument } from '../src/core/ports.js';
 import { buildProviderRates, CURRENT_WITHIN_DAYS, newestDay, type ProviderRates } from '../src/core/rate-index.js';
@@ -135,6 +136,11 @@ for (const scenario of SCENARIOS) {
   console.log(`Five years, ten providers, a first read: ${await firstRead(documents)}`);
 }
 
+/** Bytes allocated since the process began, where the runtime counts them (recent Node.js); undefined elsewhere. */
+function allocatedBytes(): number | undefined {
+  return (getHeapStatistics() as { total_allocated_bytes?: number }).total_allocated_bytes;
+}
+
 /**
  * A rate book's first read of `documents` from a SQLite store: the first answer (the recent days
  * checked at once), then the older days checked in the background until the whole check is
@@ -156,14 +162,16 @@ async function firstRead(documents: readonly RateDocument[]): Promise<string> {
     const delays = monitorEventLoopDelay({ resolution: 1 });
     delays.enable();
     const generation = book.generation();
+    const allocated = allocatedBytes();
     const background = performance.now();
     const check = await book.crossCheck();
     const total = ms(background);
     delays.disable();
+    const after = allocatedBytes();
     return (
       `first answer ${first.toFixed(0)} ms; the background check of the other days (${check.days.size} days checked in all, ${check.findings.length} findings) ` +
       `${total.toFixed(0)} ms, the event loop waiting at most ${(delays.max / 1e6).toFixed(1)} ms (99th percentile ${(delays.percentile(99) / 1e6).toFixed(1)} ms, ` +
-      `mean ${(delays.mean / 1e6).toFixed(1)} ms), cached answers dropped ${book.generation() - generation} times`
+      `mean ${(delays.mean / 1e6).toFixed(1)} ms), ${after === undefined || allocated === undefined ? '' : `${((after - allocated) / 1e6).toFixed(0)} MB allocated meanwhile, `}cached answers dropped ${book.generation() - generation} times`
     );
   } finally {
     await database.close();
