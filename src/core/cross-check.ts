@@ -110,10 +110,11 @@ function approximateDays(data: ProviderRates, oldest: Day, newest: Day): Map<Day
   return byDay;
 }
 
-function medianOfDoubles(values: number[]): number {
-  const sorted = values.sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+/** The median of values[0, count), sorting them in place (a typed array sorts numbers as numbers, with no comparator). */
+function medianOfDoubles(values: Float64Array, count: number): number {
+  const sorted = values.subarray(0, count).sort();
+  const mid = count >> 1;
+  return count % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 const keyOf = (provider: string, currency: string, day: Day) => `${provider} ${currency} ${day}`;
@@ -136,6 +137,11 @@ interface Comparator {
  * whose cross is the median of all such crosses. Where the bridge is not own's base, own's number
  * for it counts too, so own's base (1) is preferred.
  */
+/** Another provider's number `x` of `at` in own's terms through `bridge`. (A plain function: it runs for every pair of numbers compared.) */
+function through(other: ProviderRates, at: Day, bridge: string, x: number, theirs: Map<string, number>, ownNumbers: Map<string, number>): Comparator {
+  return { other, day: at, bridge, approximate: (x / theirs.get(bridge)!) * ownNumbers.get(bridge)! };
+}
+
 function comparatorOf(
   own: ProviderRates,
   ownNumbers: Map<string, number>,
@@ -149,12 +155,11 @@ function comparatorOf(
     const theirs = numbers.get(at);
     const x = theirs?.get(currency);
     if (x === undefined) continue;
-    const through = (bridge: string): Comparator => ({ other, day: at, bridge, approximate: (x / theirs!.get(bridge)!) * ownNumbers.get(bridge)! });
-    if (theirs!.has(own.base)) return through(own.base);
-    if (other.base !== currency && ownNumbers.has(other.base)) return through(other.base);
+    if (theirs!.has(own.base)) return through(other, at, own.base, x, theirs!, ownNumbers);
+    if (other.base !== currency && ownNumbers.has(other.base)) return through(other, at, other.base, x, theirs!, ownNumbers);
     // Through any currency both quote, the one whose cross is the median of all of them: one
     // wrong number among the bridges moves nothing.
-    const crosses = [...ownNumbers.keys()].filter((code) => code !== currency && theirs!.has(code)).map(through);
+    const crosses = [...ownNumbers.keys()].filter((code) => code !== currency && theirs!.has(code)).map((code) => through(other, at, code, x, theirs!, ownNumbers));
     return crosses.sort((a, b) => a.approximate - b.approximate)[(crosses.length - 1) >> 1];
   }
   return undefined;
@@ -360,6 +365,8 @@ function checkDays(all: readonly ProviderRates[], percent: Rational, check: Read
   const screenBelow = (Number(percent.num) / Number(percent.den) / 100) * (1 - SCREEN_MARGIN);
   const approx = new Map(all.map((data) => [data, approximateDays(data, addDays(oldest, -NEARBY_DAYS), newest)]));
   const nearbyDays = new Map<Day, Day[]>();
+  /** The others' numbers of one number in its terms, for the screen's median. */
+  const approximates = new Float64Array(all.length);
   const nearbyOf = (day: Day): Day[] => {
     let days = nearbyDays.get(day);
     if (!days) nearbyDays.set(day, (days = Array.from({ length: NEARBY_DAYS + 1 }, (_, back) => (back === 0 ? day : addDays(day, -back)))));
@@ -387,7 +394,8 @@ function checkDays(all: readonly ProviderRates[], percent: Rational, check: Read
         dayCheck.compared.add(own.provider);
         // A screen in doubles (relative error far below SCREEN_MARGIN) passes the numbers that are
         // plainly within the threshold; only the others are decided in exact fractions.
-        const m0 = medianOfDoubles(comparators.map((c) => c.approximate));
+        for (let k = 0; k < comparators.length; k++) approximates[k] = comparators[k]!.approximate;
+        const m0 = medianOfDoubles(approximates, comparators.length);
         if (Math.abs(ownApproximate - m0) < m0 * screenBelow) continue;
         const value = valueOn(own, currency, day)!;
         const values = comparators.map(({ other, day: at, bridge }) => {
