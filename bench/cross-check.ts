@@ -17,7 +17,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import { crossCheck, parsePercent, type CrossCheck } from '../src/core/cross-check.js';
 import type { RateDocument } from '../src/core/ports.js';
-import { buildProviderRates, CURRENT_WITHIN_DAYS, newestDay, type ProviderRates } from '../src/core/rate-index.js';
+import { CURRENT_WITHIN_DAYS, newestDay, type ProviderRates } from '../src/core/rate-index.js';
 import { createRateBook } from '../src/core/rates.js';
 import { addDays } from '../src/core/time.js';
 import { migrateToLatest, openDatabase } from '../src/storage/database.js';
@@ -26,8 +26,7 @@ import { tempDir } from '../test/support/stores.js';
 import { closeFakeFeeds, createFeedsService } from '../test/support/apps.js';
 import { startCentralBankStandIns } from '../test/support/central-banks.js';
 import { startFakeUpstreams } from '../test/support/upstreams.js';
-import { ECB_CSV } from '../test/support/data.js';
-import { D, parseEcbCsv } from '../test/e2e/independent.js';
+import { heldRates, rebasedDocuments } from '../test/support/rebased.js';
 
 const PROVIDERS = 'ecb,nbu,nbp,cnb,boc,norgesbank,riksbank,boe,boi,bancaditalia';
 const RUNS = 50;
@@ -112,25 +111,8 @@ for (const scenario of SCENARIOS) {
  * comparators on every day.
  */
 {
-  const ecb = parseEcbCsv(ECB_CSV);
-  const days = ecb.days.filter((d) => d.date >= '2021-03-05');
-  const bases = ['USD', 'JPY', 'GBP', 'CHF', 'CZK', 'PLN', 'SEK', 'NOK', 'CAD', 'AUD'];
-  const documents: RateDocument[] = bases.map((base) => ({
-    provider: `bank-${base.toLowerCase()}`,
-    base,
-    days: days.map((d) => {
-      const perBase = d.values.get(base)!;
-      const rates = [['EUR', new D(1)] as const, ...d.values].filter(([code]) => code !== base).map(([code, value]) => [code, value.div(perBase).toSignificantDigits(10).toFixed()]);
-      return { day: d.date, asOf: `${d.date}T15:00:00Z`, rates: Object.fromEntries(rates) };
-    }),
-  }));
-  const data = documents.map((document) =>
-    buildProviderRates(
-      document.provider,
-      document.base,
-      document.days.flatMap((d) => Object.entries(d.rates).map(([quote, rate]) => ({ provider: document.provider, base: document.base, quote, day: d.day, asOf: d.asOf, rate }))),
-    ),
-  );
+  const documents = rebasedDocuments(['USD', 'JPY', 'GBP', 'CHF', 'CZK', 'PLN', 'SEK', 'NOK', 'CAD', 'AUD'], '2021-03-05');
+  const data = documents.map(heldRates);
   const numbers = data.reduce((sum, d) => sum + [...d.series.values()].reduce((n, s) => n + s.days.length, 0), 0);
   console.log(`Five years, ten providers: ${numbers} numbers; ${measureChecks(data, 5)}`);
   console.log(`Five years, ten providers, a first read: ${await firstRead(documents)}`);
