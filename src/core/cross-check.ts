@@ -128,6 +128,11 @@ interface Comparator {
   approximate: number;
 }
 
+/** Another provider's number `x` of `at` in own's terms through `bridge`. (A plain function: it runs for every pair of numbers compared.) */
+function through(other: ProviderRates, at: Day, bridge: string, x: number, theirs: Map<string, number>, ownNumbers: Map<string, number>): Comparator {
+  return { other, day: at, bridge, approximate: (x / theirs.get(bridge)!) * ownNumbers.get(bridge)! };
+}
+
 /**
  * Another provider's number for `currency` in `own`'s terms (units per one of own's base), as a
  * double: its number on `day`, or, when it has none that day (it has not published that day yet,
@@ -137,11 +142,6 @@ interface Comparator {
  * whose cross is the median of all such crosses. Where the bridge is not own's base, own's number
  * for it counts too, so own's base (1) is preferred.
  */
-/** Another provider's number `x` of `at` in own's terms through `bridge`. (A plain function: it runs for every pair of numbers compared.) */
-function through(other: ProviderRates, at: Day, bridge: string, x: number, theirs: Map<string, number>, ownNumbers: Map<string, number>): Comparator {
-  return { other, day: at, bridge, approximate: (x / theirs.get(bridge)!) * ownNumbers.get(bridge)! };
-}
-
 function comparatorOf(
   own: ProviderRates,
   ownNumbers: Map<string, number>,
@@ -210,6 +210,8 @@ export function changedDays(before: ProviderRates | undefined, after: ProviderRa
 
 /** Days to check closer than this are checked in one run. */
 const RUN_GAP_DAYS = 7;
+/** At most this many days are checked in one run: a run holds its days' numbers as doubles while it runs, and years of them at once cost far more than their share. */
+const RUN_DAYS = 31;
 
 export interface CrossCheckOptions {
   /**
@@ -347,9 +349,9 @@ export function crossCheck(data: Iterable<ProviderRates>, percent: Rational, opt
   }
   toCheck.sort();
   const checking = new Set(toCheck);
-  // Days far apart are checked in separate runs, so that the numbers between them are not read.
+  // Days far apart are checked in separate runs, so that the numbers between them are not read; a long stretch of days, in runs of RUN_DAYS.
   for (let first = 0, i = 1; i <= toCheck.length; i++) {
-    if (i < toCheck.length && toCheck[i]! <= addDays(toCheck[i - 1]!, RUN_GAP_DAYS)) continue;
+    if (i < toCheck.length && i - first < RUN_DAYS && toCheck[i]! <= addDays(toCheck[i - 1]!, RUN_GAP_DAYS)) continue;
     for (const [day, found] of checkDays(all, percent, checking, toCheck[first]!, toCheck[i - 1]!)) check[replaceDay](day, found);
     first = i;
   }
