@@ -6,16 +6,27 @@
  * it, of the days one new document changed; and, as the baseline in the same run, the check of the
  * last CURRENT_WITHIN_DAYS days alone (what the check covered before it covered every stored day,
  * and what a first read now does before it answers). Then the requests answered afterwards, which must not run it again.
+ * At five years of ten providers on a SQLite store, a rate book's first read: its first answer,
+ * then the check of the older days in the background, how long it took in all, the longest the
+ * event loop waited meanwhile (what a request arriving then waits), what it allocated and how
+ * often it dropped the cached answers (generation).
  * Printed, never asserted (`node --import tsx bench/cross-check.ts`).
  */
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
 import { crossCheck, parsePercent, type CrossCheck } from '../src/core/cross-check.js';
-import { buildProviderRates, CURRENT_WITHIN_DAYS, newestDay, type ProviderRates } from '../src/core/rate-index.js';
+import type { RateDocument } from '../src/core/ports.js';
+import { CURRENT_WITHIN_DAYS, newestDay, type ProviderRates } from '../src/core/rate-index.js';
+import { createRateBook } from '../src/core/rates.js';
 import { addDays } from '../src/core/time.js';
+import { migrateToLatest, openDatabase } from '../src/storage/database.js';
+import { createRateStore } from '../src/storage/rate-store.js';
+import { tempDir } from '../test/support/stores.js';
 import { closeFakeFeeds, createFeedsService } from '../test/support/apps.js';
 import { startCentralBankStandIns } from '../test/support/central-banks.js';
 import { startFakeUpstreams } from '../test/support/upstreams.js';
-import { ECB_CSV } from '../test/support/data.js';
-import { D, parseEcbCsv } from '../test/e2e/independent.js';
+import { heldRates, rebasedDocuments } from '../test/support/rebased.js';
 
 const PROVIDERS = 'ecb,nbu,nbp,cnb,boc,norgesbank,riksbank,boe,boi,bancaditalia';
 const RUNS = 50;
@@ -100,18 +111,52 @@ for (const scenario of SCENARIOS) {
  * comparators on every day.
  */
 {
-  const ecb = parseEcbCsv(ECB_CSV);
-  const days = ecb.days.filter((d) => d.date >= '2021-03-05');
-  const bases = ['USD', 'JPY', 'GBP', 'CHF', 'CZK', 'PLN', 'SEK', 'NOK', 'CAD', 'AUD'];
-  const data = bases.map((base) => {
-    const quotes = days.flatMap((d) => {
-      const perBase = d.values.get(base)!;
-      return [['EUR', new D(1)] as const, ...d.values]
-        .filter(([code]) => code !== base)
-        .map(([code, value]) => ({ provider: `bank-${base.toLowerCase()}`, base, quote: code, day: d.date, asOf: `${d.date}T15:00:00Z`, rate: value.div(perBase).toSignificantDigits(10).toFixed() }));
-    });
-    return buildProviderRates(`bank-${base.toLowerCase()}`, base, quotes);
-  });
+  const documents = rebasedDocuments(['USD', 'JPY', 'GBP', 'CHF', 'CZK', 'PLN', 'SEK', 'NOK', 'CAD', 'AUD'], '2021-03-05');
+  const data = documents.map(heldRates);
   const numbers = data.reduce((sum, d) => sum + [...d.series.values()].reduce((n, s) => n + s.days.length, 0), 0);
   console.log(`Five years, ten providers: ${numbers} numbers; ${measureChecks(data, 5)}`);
+  console.log(`Five years, ten providers, a first read: ${await firstRead(documents)}`);
+}
+
+/** Bytes allocated since the process began, where the runtime counts them (recent Node.js); undefined elsewhere. */
+function allocatedBytes(): number | undefined {
+  return (getHeapStatistics() as { total_allocated_bytes?: number }).total_allocated_bytes;
+}
+
+/**
+ * A rate book's first read of `documents` from a SQLite store: the first answer (the recent days
+ * checked at once), then the older days checked in the background until the whole check is
+ * there, with the event loop's delays meanwhile (a 1 ms timer's lateness: what a request arriving
+ * then waits for the check).
+ */
+async function firstRead(documents: readonly RateDocument[]): Promise<string> {
+  const dir = tempDir('exrates-bench-');
+  const database = await openDatabase(`sqlite:${join(dir.path, 'five-years.db')}`);
+  try {
+    await migrateToLatest(database.db);
+    const store = createRateStore(database.db);
+    for (const document of documents) await store.saveDocument(document);
+    const newest = documents[0]!.days.at(-1)!.day;
+    const book = createRateBook({ store, providers: documents.map((d) => d.provider), clock: { now: () => new Date(`${addDays(newest, 1)}T12:00:00Z`) } });
+    const started = performance.now();
+    await book.liveRate('USD', 'JPY');
+    const first = ms(started);
+    const delays = monitorEventLoopDelay({ resolution: 1 });
+    delays.enable();
+    const generation = book.generation();
+    const allocated = allocatedBytes();
+    const background = performance.now();
+    const check = await book.crossCheck();
+    const total = ms(background);
+    delays.disable();
+    const after = allocatedBytes();
+    return (
+      `first answer ${first.toFixed(0)} ms; the background check of the other days (${check.days.size} days checked in all, ${check.findings.length} findings) ` +
+      `${total.toFixed(0)} ms, the event loop waiting at most ${(delays.max / 1e6).toFixed(1)} ms (99th percentile ${(delays.percentile(99) / 1e6).toFixed(1)} ms, ` +
+      `mean ${(delays.mean / 1e6).toFixed(1)} ms), ${after === undefined || allocated === undefined ? '' : `${((after - allocated) / 1e6).toFixed(0)} MB allocated meanwhile, `}cached answers dropped ${book.generation() - generation} times`
+    );
+  } finally {
+    await database.close();
+    dir.remove();
+  }
 }

@@ -37,13 +37,23 @@ export interface DayCheck {
   compared: ReadonlySet<string>;
 }
 
-/** Findings of one check, and which providers had anything to compare. */
+/**
+ * Findings of one check, and which providers had anything to compare. A later check of the same
+ * providers updates it day by day (crossCheck's `previous`): what a day contributes is replaced,
+ * the other days' is kept as it was.
+ */
 export interface CrossCheck {
-  findings: CrossCheckFinding[];
+  /** Every finding, oldest day first. */
+  readonly findings: readonly CrossCheckFinding[];
   /** Providers with at least one number of their own compared with another provider's. */
-  compared: ReadonlySet<string>;
+  readonly compared: ReadonlySet<string>;
   /** The check of each day held, so that the next check need redo only the days whose numbers changed. */
-  days: ReadonlyMap<Day, DayCheck>;
+  readonly days: ReadonlyMap<Day, DayCheck>;
+  /**
+   * Moves whenever a finding is added, removed or changed, and only then: what the check decides
+   * of a number (served, set aside, flagged) and says of it is the same for an equal revision.
+   */
+  readonly revision: number;
   /** Whether a provider's number for a currency on a day is set aside. */
   setAside(provider: string, currency: string, day: Day): boolean;
   /** The finding on a provider's number for a currency on a day, if it was flagged. */
@@ -100,10 +110,11 @@ function approximateDays(data: ProviderRates, oldest: Day, newest: Day): Map<Day
   return byDay;
 }
 
-function medianOfDoubles(values: number[]): number {
-  const sorted = values.sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+/** The median of values[0, count), sorting them in place (a typed array sorts numbers as numbers, with no comparator). */
+function medianOfDoubles(values: Float64Array, count: number): number {
+  const sorted = values.subarray(0, count).sort();
+  const mid = count >> 1;
+  return count % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 const keyOf = (provider: string, currency: string, day: Day) => `${provider} ${currency} ${day}`;
@@ -115,6 +126,11 @@ interface Comparator {
   day: Day;
   bridge: string;
   approximate: number;
+}
+
+/** Another provider's number `x` of `at` in own's terms through `bridge`. (A plain function: it runs for every pair of numbers compared.) */
+function through(other: ProviderRates, at: Day, bridge: string, x: number, theirs: Map<string, number>, ownNumbers: Map<string, number>): Comparator {
+  return { other, day: at, bridge, approximate: (x / theirs.get(bridge)!) * ownNumbers.get(bridge)! };
 }
 
 /**
@@ -139,12 +155,11 @@ function comparatorOf(
     const theirs = numbers.get(at);
     const x = theirs?.get(currency);
     if (x === undefined) continue;
-    const through = (bridge: string): Comparator => ({ other, day: at, bridge, approximate: (x / theirs!.get(bridge)!) * ownNumbers.get(bridge)! });
-    if (theirs!.has(own.base)) return through(own.base);
-    if (other.base !== currency && ownNumbers.has(other.base)) return through(other.base);
+    if (theirs!.has(own.base)) return through(other, at, own.base, x, theirs!, ownNumbers);
+    if (other.base !== currency && ownNumbers.has(other.base)) return through(other, at, other.base, x, theirs!, ownNumbers);
     // Through any currency both quote, the one whose cross is the median of all of them: one
     // wrong number among the bridges moves nothing.
-    const crosses = [...ownNumbers.keys()].filter((code) => code !== currency && theirs!.has(code)).map(through);
+    const crosses = [...ownNumbers.keys()].filter((code) => code !== currency && theirs!.has(code)).map((code) => through(other, at, code, x, theirs!, ownNumbers));
     return crosses.sort((a, b) => a.approximate - b.approximate)[(crosses.length - 1) >> 1];
   }
   return undefined;
@@ -154,7 +169,7 @@ function comparatorOf(
  * The days whose check a change of the numbers of `changed` days alters: each of them, and the
  * NEARBY_DAYS after it, whose numbers may have been compared with its numbers.
  */
-function affectedDays(changed: Iterable<Day>): Set<Day> {
+export function affectedDays(changed: Iterable<Day>): Set<Day> {
   const affected = new Set<Day>();
   for (const day of changed) for (let after = 0; after <= NEARBY_DAYS; after++) affected.add(addDays(day, after));
   return affected;
@@ -195,12 +210,112 @@ export function changedDays(before: ProviderRates | undefined, after: ProviderRa
 
 /** Days to check closer than this are checked in one run. */
 const RUN_GAP_DAYS = 7;
+/** At most this many days are checked in one run: a run holds its days' numbers as doubles while it runs, and years of them at once cost far more than their share. */
+const RUN_DAYS = 31;
 
 export interface CrossCheckOptions {
-  /** The check of an earlier state of the same providers: its days not affected by `changed` are kept as they were. */
+  /**
+   * An earlier check of the same providers, updated in place and returned: the days checked again
+   * replace what they contributed to it, the other days keep their findings.
+   */
   previous?: CrossCheck;
-  /** The days whose numbers changed since `previous` (changedDays). Without it, every day is checked. */
+  /** The days whose numbers changed since `previous` (changedDays): they and the days they alter (affectedDays) are checked. */
   changed?: Iterable<Day>;
+  /** Exactly the days to check (some of affectedDays, the others left for later). Without `days` or `changed`, every day held is. */
+  days?: Iterable<Day>;
+}
+
+/** How crossCheck replaces a day's contribution to a check: no part of what a check shows. */
+const replaceDay = Symbol('replaceDay');
+
+interface KeptCheck extends CrossCheck {
+  /** Replaces a day's check (undefined: the day is no longer held). */
+  [replaceDay](day: Day, found: DayCheck | undefined): void;
+}
+
+/**
+ * A check with no days, whose findings, flagged numbers and compared providers are kept up to
+ * date as days are replaced: a check of a few days costs those days, not a rebuild of everything
+ * held (years of days, checked in the background a few at a time).
+ */
+function emptyCheck(): KeptCheck {
+  const days = new Map<Day, DayCheck>();
+  const flagged = new Map<string, CrossCheckFinding>();
+  /** On how many days each provider had a number compared. */
+  const comparedOn = new Map<string, number>();
+  const compared = new Set<string>();
+  /** The days with a finding: the list of findings is made from them when asked for after a change. */
+  const withFindings = new Set<Day>();
+  let findings: CrossCheckFinding[] | undefined = [];
+  let revision = 0;
+  const count = (ids: ReadonlySet<string>, by: 1 | -1) => {
+    for (const id of ids) {
+      const n = (comparedOn.get(id) ?? 0) + by;
+      if (n > 0) {
+        comparedOn.set(id, n);
+        compared.add(id);
+      } else {
+        comparedOn.delete(id);
+        compared.delete(id);
+      }
+    }
+  };
+  return {
+    get findings() {
+      findings ??= [...withFindings].sort().flatMap((day) => days.get(day)!.findings);
+      return findings;
+    },
+    compared,
+    days,
+    get revision() {
+      return revision;
+    },
+    setAside: (provider: string, currency: string, day: Day) => flagged.get(keyOf(provider, currency, day))?.setAside ?? false,
+    findingOn: (provider: string, currency: string, day: Day) => flagged.get(keyOf(provider, currency, day)),
+    [replaceDay](day: Day, found: DayCheck | undefined): void {
+      const before = days.get(day);
+      if (before) {
+        for (const f of before.findings) flagged.delete(keyOf(f.provider, f.currency, f.day));
+        count(before.compared, -1);
+      }
+      if (found) {
+        days.set(day, found);
+        for (const f of found.findings) flagged.set(keyOf(f.provider, f.currency, f.day), f);
+        count(found.compared, 1);
+      } else days.delete(day);
+      if (found && found.findings.length > 0) withFindings.add(day);
+      else withFindings.delete(day);
+      if (!sameFindings(before?.findings ?? [], found?.findings ?? [])) {
+        findings = undefined;
+        revision += 1;
+      }
+    },
+  };
+}
+
+function sameFindings(a: readonly CrossCheckFinding[], b: readonly CrossCheckFinding[]): boolean {
+  return (
+    a.length === b.length &&
+    a.every((f, i) => {
+      const g = b[i]!;
+      return (
+        f.provider === g.provider &&
+        f.currency === g.currency &&
+        f.day === g.day &&
+        f.base === g.base &&
+        f.rate === g.rate &&
+        f.median === g.median &&
+        f.agreeing === g.agreeing &&
+        f.setAside === g.setAside &&
+        f.others.join() === g.others.join()
+      );
+    })
+  );
+}
+
+/** Whether any provider published anything on `day`. */
+function isHeld(all: readonly ProviderRates[], day: Day): boolean {
+  return all.some((data) => data.days[lowerBound(data.days, day)] === day);
 }
 
 /**
@@ -213,55 +328,47 @@ export interface CrossCheckOptions {
  * day (the NBU fixes tomorrow's rate today), or on a day it did not publish, is compared with that
  * provider's latest number within NEARBY_DAYS.
  *
- * With `previous` and `changed`, only the days a change can alter are checked again (a refresh
- * changes a few days; a first load or a history, many); the other days keep their findings.
+ * With `previous` and `changed` (or `days`), only the days a change can alter are checked again (a
+ * refresh changes a few days; a first load or a history, many); the other days keep their findings.
  */
 export function crossCheck(data: Iterable<ProviderRates>, percent: Rational, options: CrossCheckOptions = {}): CrossCheck {
   const all = [...data];
-  const held = new Set<Day>();
-  for (const d of all) for (const day of d.days) held.add(day);
-  const days = new Map<Day, DayCheck>();
-  let toCheck: Day[];
-  if (options.previous === undefined || options.changed === undefined) toCheck = [...held];
+  const check = (options.previous as KeptCheck | undefined) ?? emptyCheck();
+  let asked: Iterable<Day>;
+  if (options.days !== undefined) asked = options.days;
+  else if (options.changed !== undefined) asked = affectedDays(options.changed);
   else {
-    const affected = affectedDays(options.changed);
-    for (const [day, check] of options.previous.days) if (held.has(day) && !affected.has(day)) days.set(day, check);
-    toCheck = [...affected].filter((day) => held.has(day));
+    const held = new Set<Day>();
+    for (const d of all) for (const day of d.days) held.add(day);
+    asked = new Set([...held, ...check.days.keys()]);
+  }
+  const toCheck: Day[] = [];
+  for (const day of asked) {
+    if (isHeld(all, day)) toCheck.push(day);
+    else if (check.days.has(day)) check[replaceDay](day, undefined);
   }
   toCheck.sort();
-  const check = new Set(toCheck);
-  // Days far apart are checked in separate runs, so that the numbers between them are not read.
+  const checking = new Set(toCheck);
+  // Days far apart are checked in separate runs, so that the numbers between them are not read; a long stretch of days, in runs of RUN_DAYS.
   for (let first = 0, i = 1; i <= toCheck.length; i++) {
-    if (i < toCheck.length && toCheck[i]! <= addDays(toCheck[i - 1]!, RUN_GAP_DAYS)) continue;
-    for (const [day, found] of checkDays(all, percent, check, toCheck[first]!, toCheck[i - 1]!)) days.set(day, found);
+    if (i < toCheck.length && i - first < RUN_DAYS && toCheck[i]! <= addDays(toCheck[i - 1]!, RUN_GAP_DAYS)) continue;
+    for (const [day, found] of checkDays(all, percent, checking, toCheck[first]!, toCheck[i - 1]!)) check[replaceDay](day, found);
     first = i;
   }
-  const findings: CrossCheckFinding[] = [];
-  const compared = new Set<string>();
-  const flagged = new Map<string, CrossCheckFinding>();
-  for (const check of days.values()) {
-    for (const f of check.findings) {
-      findings.push(f);
-      flagged.set(keyOf(f.provider, f.currency, f.day), f);
-    }
-    for (const id of check.compared) compared.add(id);
-  }
-  return {
-    findings,
-    compared,
-    days,
-    setAside: (provider, currency, day) => flagged.get(keyOf(provider, currency, day))?.setAside ?? false,
-    findingOn: (provider, currency, day) => flagged.get(keyOf(provider, currency, day)),
-  };
+  return check;
 }
 
 /** The check of the numbers dated on the days of `check` (from `oldest` to `newest`), by day. */
 function checkDays(all: readonly ProviderRates[], percent: Rational, check: ReadonlySet<Day>, oldest: Day, newest: Day): Map<Day, DayCheck> {
   const result = new Map<Day, { findings: CrossCheckFinding[]; compared: Set<string> }>();
   for (const day of check) if (day >= oldest && day <= newest) result.set(day, { findings: [], compared: new Set() });
+  // One provider alone (a service of the ECB only) has nothing to compare with: no number of it is read.
+  if (all.length < 2) return result;
   const screenBelow = (Number(percent.num) / Number(percent.den) / 100) * (1 - SCREEN_MARGIN);
   const approx = new Map(all.map((data) => [data, approximateDays(data, addDays(oldest, -NEARBY_DAYS), newest)]));
   const nearbyDays = new Map<Day, Day[]>();
+  /** The others' numbers of one number in its terms, for the screen's median. */
+  const approximates = new Float64Array(all.length);
   const nearbyOf = (day: Day): Day[] => {
     let days = nearbyDays.get(day);
     if (!days) nearbyDays.set(day, (days = Array.from({ length: NEARBY_DAYS + 1 }, (_, back) => (back === 0 ? day : addDays(day, -back)))));
@@ -289,7 +396,8 @@ function checkDays(all: readonly ProviderRates[], percent: Rational, check: Read
         dayCheck.compared.add(own.provider);
         // A screen in doubles (relative error far below SCREEN_MARGIN) passes the numbers that are
         // plainly within the threshold; only the others are decided in exact fractions.
-        const m0 = medianOfDoubles(comparators.map((c) => c.approximate));
+        for (let k = 0; k < comparators.length; k++) approximates[k] = comparators[k]!.approximate;
+        const m0 = medianOfDoubles(approximates, comparators.length);
         if (Math.abs(ownApproximate - m0) < m0 * screenBelow) continue;
         const value = valueOn(own, currency, day)!;
         const values = comparators.map(({ other, day: at, bridge }) => {

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { isClosedDay } from './corrections.js';
 import { parseCurrency, resultDecimals } from './currencies.js';
-import { changedDays, crossCheck, describeFinding, NEARBY_DAYS, parsePercent, type CrossCheck, type CrossCheckFinding } from './cross-check.js';
+import { affectedDays, changedDays, crossCheck, describeFinding, parsePercent, type CrossCheck, type CrossCheckFinding } from './cross-check.js';
 import { divideUnreduced, multiply, multiplyUnreduced, ONE, parseDecimal, roundSignificant, roundToScale, stripLeadingZeros, type Rational } from './decimal.js';
 import { DomainError } from './errors.js';
 import type { Clock, Metrics, RateDocument, RateStore, Revision } from './ports.js';
@@ -388,9 +388,13 @@ export function pairKey(from: string, to: string): number | undefined {
   return a === undefined || b === undefined ? undefined : a * CODE_NUMBERS + b;
 }
 
-/** More older days than this to check again are checked in the background, this many days per turn of the event loop. */
+/** More older days than this to check again are checked in the background. */
 const BACKGROUND_ABOVE_DAYS = 62;
-const BACKGROUND_CHUNK_DAYS = 7;
+/**
+ * How long the background check runs before the event loop turns again: a request that arrives
+ * meanwhile waits at most about this (and one day's check) for it.
+ */
+const BACKGROUND_SLICE_MS = 5;
 
 /** Answers a rate book keeps, per kind: far more than the pairs and days asked for in a while. */
 const CACHED_ANSWERS = 100_000;
@@ -446,8 +450,11 @@ export function createRateBook(options: RateBookOptions): RateBook {
     return changed ? { ...provenance, numbers } : provenance;
   }
 
-  /** Days whose numbers changed and are not checked yet: checked in the background, or at once when an answer needs one. */
+  /** Days whose check is out of date: checked in the background, or at once when an answer needs one. */
   const pending = new Set<Day>();
+  /** The pending days in order, as last sorted (days checked since are skipped); sorted again when days are added. */
+  let queue: Day[] = [];
+  let queued = true;
   let draining: Promise<void> | undefined;
 
   /**
@@ -455,39 +462,73 @@ export function createRateBook(options: RateBookOptions): RateBook {
    * after the store is read again, never while answering. With the days whose numbers changed,
    * only the days they can alter are checked again (all of them on the first read). The days a
    * live answer is served from are checked at once; when many older days changed (a first read of
-   * years of history, a currency's history loaded), those are checked in the background, a few
-   * days per turn of the event loop, so that no request waits for them; an answer on such a day
-   * checks that day first (checkOn).
+   * years of history, a currency's history loaded), those are checked in the background, in slices
+   * of BACKGROUND_SLICE_MS between turns of the event loop, so that no request waits for them; an
+   * answer on such a day checks that day first (checkOn).
    */
   function recheck(changed?: Iterable<Day>): void {
     const data = [...(state?.data.values() ?? [])];
-    const days = checked && changed ? [...changed] : [...new Set(data.flatMap((d) => d.days))];
+    const days = checked && changed ? [...affectedDays(changed)] : [...new Set(data.flatMap((d) => d.days))];
     const newest = data.map(newestDay).filter((d): d is Day => d !== undefined).sort().at(-1);
     const recentFrom = newest === undefined ? undefined : addDays(newest, -CURRENT_WITHIN_DAYS);
     const older = days.filter((day) => recentFrom === undefined || day < recentFrom);
     const now = older.length > BACKGROUND_ABOVE_DAYS ? days.filter((day) => recentFrom !== undefined && day >= recentFrom) : days;
-    checked = crossCheck(data, percent, { previous: checked ?? crossCheck([], percent), changed: now });
+    for (const day of now) pending.delete(day);
+    checked = crossCheck(data, percent, { previous: checked, days: now });
     if (now === days) return;
     for (const day of older) pending.add(day);
+    queued = false;
     draining ??= drain().finally(() => {
       draining = undefined;
     });
   }
 
   async function drain(): Promise<void> {
+    /**
+     * What one day's check took last, to know how many fit in what is left of a slice (at first,
+     * the slice), and how many days were checked at once last: at most twice as many are next.
+     */
+    let perDay = BACKGROUND_SLICE_MS;
+    let group = 1;
     while (pending.size > 0) {
       await new Promise((resolve) => setImmediate(resolve));
-      // Newest first: the days most often asked for.
-      checkNow([...pending].sort().slice(-BACKGROUND_CHUNK_DAYS));
+      if (!queued) {
+        queue = [...pending].sort();
+        queued = true;
+      }
+      // Elapsed processing time, not the service's clock (which may be fixed). At least one day a slice.
+      const sliceStart = performance.now();
+      let left = BACKGROUND_SLICE_MS;
+      do {
+        // Newest first: the days most often asked for.
+        const days: Day[] = [];
+        const fit = Math.max(1, Math.min(2 * group, Math.floor(left / perDay)));
+        while (days.length < fit && queue.length > 0) {
+          const day = queue.pop()!;
+          if (pending.has(day)) days.push(day);
+        }
+        if (days.length === 0) {
+          queued = false;
+          break;
+        }
+        const started = performance.now();
+        checkNow(days);
+        perDay = (performance.now() - started) / days.length;
+        group = days.length;
+        left = BACKGROUND_SLICE_MS - (performance.now() - sliceStart);
+      } while (left >= perDay && pending.size > 0);
     }
   }
 
-  /** Checks the numbers of `days` again now (and the days after each whose check they alter). */
+  /** Checks the numbers of `days` again now. */
   function checkNow(days: readonly Day[]): void {
-    for (const day of days) for (let after = 0; after <= NEARBY_DAYS; after++) pending.delete(addDays(day, after));
-    checked = crossCheck(state?.data.values() ?? [], percent, { previous: checks(), changed: days });
-    // Answers computed before may have used a number now set aside.
-    generation += 1;
+    for (const day of days) pending.delete(day);
+    const previous = checks();
+    const revision = previous.revision;
+    checked = crossCheck(state?.data.values() ?? [], percent, { previous, days });
+    // Answers computed before may have used a number now set aside, or said otherwise of one
+    // (provenance); when no finding changed, every such answer is still what it would be now.
+    if (checked.revision !== revision) generation += 1;
   }
 
   /** The cross-check of what is held now. */
