@@ -48,9 +48,9 @@ const CACHE_BOUNDS = {
 /**
  * A ready app that is not listening: the server listens, tests inject; both take the same path.
  * Every request goes through Fastify: the answer headers (security and CORS) and the checks of
- * what no route takes (onRequest), the key and quota step of a keyed route (src/http/keyed.ts),
- * then the route's validation and handler; one error handler, Fastify's request log and one
- * metrics hook. The caches of rendered answers are made here, one
+ * what no route can answer (onRequest), the key and quota step of a keyed route (src/http/keyed.ts),
+ * then the route's validation and handler; the router's 404 and 405 routes; one error handler,
+ * Fastify's request log and one metrics hook. The caches of rendered answers are made here, one
  * set per app.
  */
 export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<FastifyInstance> {
@@ -105,6 +105,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     contactEmail: deps.config.contactEmail,
     demo: deps.config.demoKey,
     closeAfterAnswer: clientErrors.closeAfterAnswer,
+    methods: app.supportedMethods,
   });
   const measured = (url: string) => (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     deps.metrics.httpRequest(url, request.method, reply.statusCode, reply.elapsedTime / 1000);
@@ -112,9 +113,11 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   };
   // What a route needs is given to it as hooks of its own when it is added, so that no request
   // reads its route's options: the key step on keyed routes, and the metrics hook with its path.
+  // A keyed GET route brings the route of the other methods on its path, their 405.
   app.addHook('onRoute', (route) => {
-    keyStep.route(route);
+    const otherMethods = keyStep.route(route);
     route.onResponse = [...hooksOf(route.onResponse), measured(route.url)];
+    if (otherMethods) app.route(otherMethods);
   });
   app.addHook('onRequest', (request, reply, done) => {
     clientErrors.answering(request.raw.socket, reply.raw);
@@ -138,11 +141,6 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     });
   }
   app.addHook('preParsing', keyStep.preParsing);
-  const unmatched = measured('unmatched');
-  app.addHook('onResponse', (request, reply, done) => {
-    if (request.is404) unmatched(request, reply, done);
-    else done();
-  });
   // @fastify/cors answers preflights (and an OPTIONS request that is not one, with the same
   // headers, not a bare-text 400). Registered in a context of its own, its hook runs on its
   // OPTIONS route only; every other answer has the policy's headers from ANSWER_HEADERS.
@@ -162,8 +160,12 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     await preflight.register(cors, { delegator: (request, callback) => callback(null, isMcp(request) ? mcpCors : apiCors) });
   });
   app.setErrorHandler(sendError);
-  app.setNotFoundHandler((request, reply) => {
-    sendProblem(reply, notFound(request.method, request.url));
+  // What no route takes is the 404 (counted under /api/), in a context of its own whose onRequest
+  // hook answers before any body is read (src/http/keyed.ts).
+  await app.register(async (unmatched) => {
+    unmatched.addHook('onRequest', keyStep.notFoundFirst);
+    unmatched.addHook('onResponse', measured('unmatched'));
+    unmatched.setNotFoundHandler(keyStep.notFound);
   });
 
   await app.register(swagger, openApiOptions(deps.config));
