@@ -1,6 +1,6 @@
 import { METHODS } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import cors from '@fastify/cors';
+import cors, { type FastifyCorsOptions } from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { DEMO_KEY } from './core/demo-key.js';
@@ -9,7 +9,7 @@ import type { Deps } from './deps.js';
 import { createHttpCaches } from './http/caching.js';
 import { answerConnect, createClientErrorAnswers } from './http/client-errors.js';
 import { normalTarget } from './http/target.js';
-import { ANSWER_HEADERS, CORS, SECURITY_HEADERS } from './http/headers.js';
+import { CORS, SECURITY_HEADERS } from './http/headers.js';
 import { AJV_OPTIONS, createKeyStep, hooksOf, validationProblem } from './http/keyed.js';
 import { notFound, sendError, sendProblem } from './http/problem.js';
 import {
@@ -25,6 +25,13 @@ import { MCP_BODY_LIMIT, MCP_PATH, mcpCorsPolicy, registerMcpRoutes } from './ht
 import { registerMetricsRoute, registerOpsRoutes } from './http/routes/ops.js';
 import { registerPortalRoutes } from './http/routes/portal.js';
 import { docsPageOptions, openApiOptions, registerDocumentRoutes } from './http/routes/documents.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A route's own CORS policy, over the app's (@fastify/cors reads it: its README, "per-route"). */
+    cors?: FastifyCorsOptions | false;
+  }
+}
 
 export interface BuildOptions {
   /** Log each request (the server does; tests usually do not). */
@@ -48,9 +55,9 @@ const CACHE_BOUNDS = {
 /**
  * A ready app that is not listening: the server listens, tests inject; both take the same path.
  * Every request goes through Fastify: the answer headers (security and CORS) and the checks of
- * what no route takes (onRequest), the key and quota step of a keyed route (src/http/keyed.ts),
- * then the route's validation and handler; one error handler, Fastify's request log and one
- * metrics hook. The caches of rendered answers are made here, one
+ * what no route can answer (onRequest), the key and quota step of a keyed route (src/http/keyed.ts),
+ * then the route's validation and handler; the router's 404 and 405 routes; one error handler,
+ * Fastify's request log and one metrics hook. The caches of rendered answers are made here, one
  * set per app.
  */
 export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<FastifyInstance> {
@@ -83,7 +90,9 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   for (const method of METHODS) {
     if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
   }
-  // Answers are strings and buffers, rendered where they are made: response schemas document them.
+  // Answers are strings and buffers, rendered where they are made (and most kept): response
+  // schemas document them. Fastify's own serializer would compile every response schema at start,
+  // about 40-90 ms more to build the app, for the few object answers (/healthz, /readyz, /problems/:code).
   app.setSerializerCompiler(() => JSON.stringify);
   app.decorateRequest('caller', undefined);
   app.server.on('connect', answerConnect);
@@ -105,6 +114,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     contactEmail: deps.config.contactEmail,
     demo: deps.config.demoKey,
     closeAfterAnswer: clientErrors.closeAfterAnswer,
+    methods: app.supportedMethods,
   });
   const measured = (url: string) => (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     deps.metrics.httpRequest(url, request.method, reply.statusCode, reply.elapsedTime / 1000);
@@ -112,13 +122,25 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   };
   // What a route needs is given to it as hooks of its own when it is added, so that no request
   // reads its route's options: the key step on keyed routes, and the metrics hook with its path.
+  // A keyed GET route brings the route of the other methods on its path, their 405.
+  // /mcp has a CORS policy of its own (src/http/routes/mcp.ts), given to its routes here.
+  const mcpCors = { ...mcpCorsPolicy(deps.config.mcpOrigins), strictPreflight: false };
   app.addHook('onRoute', (route) => {
-    keyStep.route(route);
+    const otherMethods = keyStep.route(route);
     route.onResponse = [...hooksOf(route.onResponse), measured(route.url)];
+    if (route.url === MCP_PATH) route.config = { ...route.config, cors: mcpCors };
+    if (otherMethods) app.route(otherMethods);
   });
+  // @fastify/cors writes the CORS headers of every answer, first of all (so an error answer has
+  // them too), and answers preflights (and an OPTIONS request that is not one, with the same
+  // headers, not a bare-text 400). The API's policy adds Authorization (a Bearer key) to the
+  // headers CORS names; /mcp's (POST, the MCP headers, the origins EXRATES_MCP_ORIGINS allows) is
+  // its routes' config, and its own OPTIONS route's.
+  await app.register(cors, { ...CORS, allowedHeaders: [...CORS.allowedHeaders, 'Authorization'], strictPreflight: false });
+  app.options(MCP_PATH, { schema: { hide: true } }, (_request, reply) => reply.send());
   app.addHook('onRequest', (request, reply, done) => {
     clientErrors.answering(request.raw.socket, reply.raw);
-    reply.headers(ANSWER_HEADERS);
+    reply.headers(SECURITY_HEADERS);
     keyStep.onRequest(request, reply, done);
   });
   // A service replaying another time (EXRATES_NOW) dates its answers on its own clock, the one
@@ -138,32 +160,13 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     });
   }
   app.addHook('preParsing', keyStep.preParsing);
-  const unmatched = measured('unmatched');
-  app.addHook('onResponse', (request, reply, done) => {
-    if (request.is404) unmatched(request, reply, done);
-    else done();
-  });
-  // @fastify/cors answers preflights (and an OPTIONS request that is not one, with the same
-  // headers, not a bare-text 400). Registered in a context of its own, its hook runs on its
-  // OPTIONS route only; every other answer has the policy's headers from ANSWER_HEADERS.
-  // /mcp has a policy of its own (POST, the MCP headers, the origins EXRATES_MCP_ORIGINS allows);
-  // the API's adds Authorization (a Bearer key) to the headers CORS names.
-  const apiCors = { ...CORS, allowedHeaders: [...CORS.allowedHeaders, 'Authorization'], strictPreflight: false };
-  const mcpCors = { ...mcpCorsPolicy(deps.config.mcpOrigins), strictPreflight: false };
-  await app.register(async (preflight) => {
-    const isMcp = (request: FastifyRequest) => request.url.split('?')[0] === MCP_PATH;
-    // With listed origins, /mcp grants only those (ANSWER_HEADERS' `*` goes; @fastify/cors names a listed one).
-    if (mcpCors.origin !== '*') {
-      preflight.addHook('onRequest', (request, reply, done) => {
-        if (isMcp(request)) reply.removeHeader('access-control-allow-origin');
-        done();
-      });
-    }
-    await preflight.register(cors, { delegator: (request, callback) => callback(null, isMcp(request) ? mcpCors : apiCors) });
-  });
   app.setErrorHandler(sendError);
-  app.setNotFoundHandler((request, reply) => {
-    sendProblem(reply, notFound(request.method, request.url));
+  // What no route takes is the 404 (counted under /api/), in a context of its own whose onRequest
+  // hook answers before any body is read (src/http/keyed.ts).
+  await app.register(async (unmatched) => {
+    unmatched.addHook('onRequest', keyStep.notFoundFirst);
+    unmatched.addHook('onResponse', measured('unmatched'));
+    unmatched.setNotFoundHandler(keyStep.notFound);
   });
 
   await app.register(swagger, openApiOptions(deps.config));

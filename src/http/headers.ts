@@ -1,13 +1,12 @@
 import type { FastifyReply } from 'fastify';
 import type { QuotaDecision } from '../core/quota.js';
 
-/** Sent with every answer: by the app's onSend hook, and by the raw answers to what the HTTP parser rejects. */
+/** Sent with every answer: by the app's onRequest hook, and by the raw answers to what the HTTP parser rejects. */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = { 'x-content-type-options': 'nosniff' };
 
 /**
  * The CORS policy: browsers call rate APIs directly, from any origin, sending their key in
- * X-Api-Key. @fastify/cors answers preflights with it; the headers it gives every other answer
- * are ANSWER_HEADERS below.
+ * X-Api-Key. @fastify/cors writes it on every answer that passes the app (src/app.ts).
  */
 export const CORS = {
   origin: '*',
@@ -28,10 +27,9 @@ export const CORS = {
 };
 
 /**
- * The headers of every answer that passes the app's hooks, set before anything else runs (so an
- * error answer has them too): the security headers and the CORS policy's headers of an actual
- * (not preflight) response — the same two @fastify/cors writes for a fixed origin, with no
- * per-request work (its hook costs about 3 % of a rate answer's CPU).
+ * The headers of the raw answers to what the HTTP parser rejects (src/http/client-errors.ts),
+ * which no Fastify hook sees: the security headers and the CORS policy's headers of an actual
+ * (not preflight) response, as @fastify/cors writes them for the API's fixed origin.
  */
 export const ANSWER_HEADERS: Readonly<Record<string, string>> = {
   'access-control-allow-origin': CORS.origin,

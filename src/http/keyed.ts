@@ -176,18 +176,29 @@ export interface KeyStepOptions {
   demo: DemoKeyPolicy | undefined;
   /** Marks a connection answered for good (src/http/client-errors.ts). */
   closeAfterAnswer(socket: object): void;
+  /** The methods the app routes: those of a keyed path other than GET and HEAD are its 405. */
+  methods: readonly string[];
 }
 
 export interface KeyStep {
-  /** The app's onRequest hook: what no route takes, and what no route can answer. */
+  /** The app's onRequest hook: what no route can answer. */
   onRequest(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void;
+  /** The app's 404, for what no route takes: the API's under /api/ counts against a valid key. */
+  notFound(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  /**
+   * The 404's onRequest hook, before any body is read: it answers a method other than GET or HEAD
+   * (its body is not read, and a 415 about it would hide the 404), and any request under /api/
+   * (counted, SPEC §6, and so before a 413); a GET or HEAD elsewhere meets a 413 first, like any route.
+   */
+  notFoundFirst(request: FastifyRequest, reply: FastifyReply): Promise<void>;
   /** The app's preParsing hook, before any body is read: a body announced longer than the route reads is a 413. */
   preParsing(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error?: Error | null) => void): void;
   /**
    * An onRoute hook: a keyed route gets the key (and quota) step as a hook of its own, so that no
-   * other request reads its options, and its path is noted, so that another method on it is a 405.
+   * other request reads its options; for a keyed GET route, the answer is the route to add for
+   * the other methods on its path, their 405.
    */
-  route(route: RouteOptions): void;
+  route(route: RouteOptions): RouteOptions | undefined;
   /**
    * Who the request's key names, for the entry it came to; without a valid key, the 401 is sent
    * (with what that entry's clients are asked for) and the answer is undefined.
@@ -206,7 +217,8 @@ export function hooksOf<H>(hooks: H | H[] | undefined): H[] {
 
 export function createKeyStep(options: KeyStepOptions): KeyStep {
   const { keys, keyHashes, quotas, quotaCalendar, limits, clock, metrics } = options;
-  const keyedPaths = new Set<string>();
+  // OPTIONS is CORS's (preflights), CONNECT the server's 'connect' event's.
+  const otherMethods = options.methods.filter((method) => !['GET', 'HEAD', 'OPTIONS', 'CONNECT'].includes(method));
   const unauthorizedDetail: Record<KeyEntry, string> = {
     api: `Send a valid API key in the X-Api-Key header, as Authorization: Bearer <key> or in the apikey query parameter. To get a key, or the pro tier, e-mail ${options.contactEmail}.`,
     mcp: `Send a valid API key in the X-Api-Key header or as Authorization: Bearer <key>. To get a key, or the pro tier, e-mail ${options.contactEmail}.`,
@@ -262,39 +274,29 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
   }
 
   /**
-   * A request that no route takes: the method and path checks, before anything reads its body.
-   * False when it answered nothing: a GET or HEAD outside /api/, which the 404 handler answers.
+   * The answer to another method on a keyed path: a 405 that says what is allowed (SPEC §7),
+   * counted like any request to /api/ (the API is read-only; OPTIONS is CORS's).
    */
-  async function unrouted(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
-    const method = request.method;
-    const path = request.url.split('?')[0]!;
-    const api = isApiPath(path);
-    if (method !== 'GET' && method !== 'HEAD') {
-      // The API is read-only: another method on a keyed path, with any body, is a 405 that says
-      // what is allowed (SPEC §7). OPTIONS is CORS's.
-      if (keyedPaths.has(path)) {
-        reply.header('allow', 'GET, HEAD');
-        await countedError(request, reply, problemOf('method_not_allowed', `${method} is not allowed here; use GET or HEAD.`));
-      } else if (api) await countedError(request, reply, notFound(method, request.url));
-      else sendProblem(reply, notFound(method, request.url));
-      return true;
-    }
-    // An unknown API path is the API's 404: a request to it with a valid key counts.
-    if (!api) return false;
-    await countedError(request, reply, notFound(method, request.url));
-    return true;
+  async function methodNotAllowed(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    reply.header('allow', 'GET, HEAD');
+    await countedError(request, reply, problemOf('method_not_allowed', `${request.method} is not allowed here; use GET or HEAD.`));
   }
 
-  /** The app's onRequest hook, for every request: what makes it unanswerable, and what no route takes. */
+  async function answerNotFound(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const problem = notFound(request.method, request.url);
+    // An unknown API path is the API's 404: a request to it with a valid key counts.
+    if (isApiPath(request.url)) await countedError(request, reply, problem);
+    else sendProblem(reply, problem);
+  }
+
+  /** The onRequest hook of every request: what makes it unanswerable whatever it asks for. */
   function onRequest(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
     const defect = requestDefect(request, reply, options.closeAfterAnswer);
     if (defect) return void sendProblem(reply, defect);
     // An oversized body is refused once the key step has run (preParsing); whatever answers the
     // request (a 401, or a 404 or 405 for what no route takes) closes the connection after it.
     if (oversizedBody(request)) closing(request, reply, options.closeAfterAnswer);
-    if (!request.is404) return done();
-    // A rejection goes to the error handler, as Fastify sends what a hook throws.
-    unrouted(request, reply).then((answered) => answered || done(), done);
+    done();
   }
 
   /** The onRequest hook of a keyed route (after the app's): the key, and for `counted`, the quota. A hook that sent an answer ends the request there. */
@@ -312,6 +314,10 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
   return {
     onRequest,
     authenticate,
+    notFound: answerNotFound,
+    async notFoundFirst(request, reply) {
+      if ((request.method !== 'GET' && request.method !== 'HEAD') || isApiPath(request.url)) await answerNotFound(request, reply);
+    },
     preParsing(request, reply, _payload, done) {
       const tooLarge = oversizedBody(request);
       if (tooLarge) sendProblem(reply, tooLarge);
@@ -320,9 +326,18 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
     count,
     route(route) {
       const mode = route.config?.keyed;
-      if (mode === undefined) return;
-      keyedPaths.add(route.url);
+      if (mode === undefined) return undefined;
       route.onRequest = [...hooksOf(route.onRequest), mode === 'counted' ? counted : read];
+      // One 405 route per path: the GET route's (a HEAD route of its own shares its path).
+      if (![route.method].flat().includes('GET')) return undefined;
+      return {
+        method: otherMethods,
+        url: route.url,
+        // Answered before any body is read, whatever its type or size.
+        onRequest: methodNotAllowed,
+        handler: methodNotAllowed,
+        schema: { hide: true },
+      };
     },
     async usage(request, reply) {
       const caller = request.caller!;

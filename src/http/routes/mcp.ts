@@ -10,7 +10,7 @@ import type { ManyRates } from '../../core/many-rates.js';
 import { parseDate, quoteFor, type Conversion, type RateQuote } from '../../core/rates.js';
 import type { ListedCurrency } from '../../core/served-currencies.js';
 import { AJV_OPTIONS, validationProblem, type Caller } from '../keyed.js';
-import { addVary, CORS } from '../headers.js';
+import { CORS } from '../headers.js';
 import { logProblem, problemFromDomainError, problemOf, sendProblem, toProblem, type Problem } from '../problem.js';
 import { renderProviderList } from '../responses.js';
 import { ConvertQuery, historyQuery, NoQuery, RateQuery, RatesQuery } from '../schemas.js';
@@ -52,7 +52,7 @@ const instructions = (years: HistoryYears) =>
 export type McpOrigins = '*' | readonly string[];
 
 /**
- * The CORS policy of /mcp, for @fastify/cors's preflight answers: POST with the headers MCP
+ * The CORS policy of /mcp, @fastify/cors's on its routes: POST with the headers MCP
  * clients send, exposing the session and protocol-version headers beside the API's.
  */
 export function mcpCorsPolicy(origins: McpOrigins) {
@@ -340,26 +340,14 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpOptions): vo
   }
 
   const { origins } = options;
-  const exposed = mcpCorsPolicy(origins).exposedHeaders.join(', ');
   /**
-   * The Origin check and the CORS headers of an actual answer, before the key check: a page of an
-   * origin not allowed gets the 403 the transport prescribes (its body a JSON-RPC error without
-   * id), with no CORS grant, and counts nothing.
+   * The Origin check, before the key check: a page of an origin not allowed gets the 403 the
+   * transport prescribes (its body a JSON-RPC error without id), with no CORS grant (@fastify/cors
+   * grants only a listed origin), and counts nothing.
    */
   const fromAllowedOrigin = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    reply.header('access-control-expose-headers', exposed);
-    if (origins === '*') return done();
-    addVary(reply, 'Origin');
     const origin = request.headers.origin;
-    if (origin === undefined) {
-      reply.removeHeader('access-control-allow-origin');
-      return done();
-    }
-    if (origins.includes(origin)) {
-      reply.header('access-control-allow-origin', origin);
-      return done();
-    }
-    reply.removeHeader('access-control-allow-origin');
+    if (origins === '*' || origin === undefined || origins.includes(origin)) return done();
     // The allowed origins are not named: they are the operator's to tell.
     const message = `Forbidden: pages of ${origin.slice(0, 100)} may not call this MCP endpoint (EXRATES_MCP_ORIGINS lists those that may).`;
     return void reply.code(403).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message } }));
