@@ -140,12 +140,17 @@ export function openApiOptions(config: Config): SwaggerOptions {
       ],
       components: {
         securitySchemes: {
-          ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'API key, `exr_…`. Wins over the query parameter.' },
-          ApiKeyQuery: { type: 'apiKey', in: 'query', name: 'apikey', description: 'API key as a query parameter, for clients that cannot set headers.' },
+          // One scheme, so that a generated client sends the key once; the other ways of sending it are alternatives, described here.
+          ApiKeyHeader: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-Api-Key',
+            description: 'API key, `exr_…`. Also taken as `Authorization: Bearer <key>`, or, for clients that cannot set headers, as the `apikey` query parameter; X-Api-Key wins.',
+          },
           MetricsToken: { type: 'http', scheme: 'bearer', description: 'EXRATES_METRICS_TOKEN, for a Prometheus scraper of /metrics on the public port.' },
         },
       },
-      security: [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }],
+      security: [{ ApiKeyHeader: [] }],
     },
     hideUntagged: true,
     transformObject: (documents) => headWithoutBodies((documents as { openapiObject: OpenApiDocument }).openapiObject),
