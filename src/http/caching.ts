@@ -157,6 +157,10 @@ export interface CacheableBody {
 /**
  * A body offered plain, gzip or br as the client accepts, each form with its own strong ETag and
  * compressed once (the portal's page and assets).
+ *
+ * Written by hand: @fastify/compress compresses every answer again as a stream, drops
+ * Content-Length and keeps one ETag for every encoding; @fastify/static serves files from disk by
+ * name, while these bodies are made in memory under content-hashed names.
  */
 export function sendCompressible(request: FastifyRequest, reply: FastifyReply, caches: HttpCaches, response: CacheableBody): FastifyReply {
   const baseTag = response.etag ?? strongEtag(response.body);
