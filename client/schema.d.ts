@@ -60,7 +60,7 @@ export interface paths {
         };
         /**
          * Daily history of a pair, with statistics
-         * @description Daily reference rates from the start of the range (counted back from today, UTC) to today, or from start to end, on dates where both currencies have a published rate; with group, weekly or monthly means. JSON, CSV or NDJSON; gzip and br when accepted.
+         * @description Daily reference rates from the start of the range (counted back from today, UTC) to today, or from start to end, on dates where both currencies have a published rate; with group, weekly or monthly means. gzip and br when accepted. As JSON; the same history as CSV or NDJSON is /api/v1/history.csv or /api/v1/history.ndjson.
          */
         get: operations["getHistory"];
         put?: never;
@@ -69,9 +69,57 @@ export interface paths {
         options?: never;
         /**
          * Daily history of a pair, with statistics
-         * @description Daily reference rates from the start of the range (counted back from today, UTC) to today, or from start to end, on dates where both currencies have a published rate; with group, weekly or monthly means. JSON, CSV or NDJSON; gzip and br when accepted.
+         * @description Daily reference rates from the start of the range (counted back from today, UTC) to today, or from start to end, on dates where both currencies have a published rate; with group, weekly or monthly means. gzip and br when accepted. As JSON; the same history as CSV or NDJSON is /api/v1/history.csv or /api/v1/history.ndjson.
          */
         head: operations["getHistory-head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/history.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Daily history of a pair, with statistics, as CSV
+         * @description Daily reference rates from the start of the range (counted back from today, UTC) to today, or from start to end, on dates where both currencies have a published rate; with group, weekly or monthly means. gzip and br when accepted. What /api/v1/history answers with format=csv.
+         */
+        get: operations["getHistoryCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Daily history of a pair, with statistics, as CSV
+         * @description Daily reference rates from the start of the range (counted back from today, UTC) to today, or from start to end, on dates where both currencies have a published rate; with group, weekly or monthly means. gzip and br when accepted. What /api/v1/history answers with format=csv.
+         */
+        head: operations["getHistoryCsv-head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/history.ndjson": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Daily history of a pair, with statistics, as NDJSON
+         * @description Daily reference rates from the start of the range (counted back from today, UTC) to today, or from start to end, on dates where both currencies have a published rate; with group, weekly or monthly means. gzip and br when accepted. What /api/v1/history answers with format=ndjson.
+         */
+        get: operations["getHistoryNdjson"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Daily history of a pair, with statistics, as NDJSON
+         * @description Daily reference rates from the start of the range (counted back from today, UTC) to today, or from start to end, on dates where both currencies have a published rate; with group, weekly or monthly means. gzip and br when accepted. What /api/v1/history answers with format=ndjson.
+         */
+        head: operations["getHistoryNdjson-head"];
         patch?: never;
         trace?: never;
     };
@@ -1710,7 +1758,7 @@ export interface operations {
                 end?: string;
                 /** @description One point per ISO week (dated its Monday) or calendar month (dated its first day): the exact mean of its daily points, rounded once to 8 significant digits, with the number of days it averages. A period the range cuts averages the days inside it. Statistics run over these points. */
                 group?: "week" | "month";
-                /** @description Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, the Accept header chooses among application/json, application/x-ndjson and text/csv (json when it ranks them equally or is absent); one that admits none of them is 406 not_acceptable. */
+                /** @description Default json (a History object). csv and ndjson answer what /api/v1/history.csv and /api/v1/history.ndjson answer, which describe them. Without it, the Accept header chooses among application/json, application/x-ndjson and text/csv (json when it ranks them equally or is absent); one that admits none of them is 406 not_acceptable. */
                 format?: "json" | "csv" | "ndjson";
                 /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from its own central bank where one is configured, otherwise from the first provider, in order of preference, that quotes it. */
                 source?: string;
@@ -1726,7 +1774,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The history, as JSON, CSV or NDJSON. */
+            /** @description The history. */
             200: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1747,14 +1795,10 @@ export interface operations {
                     "Cache-Control"?: string;
                     /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
-                    /** @description CSV only: attachment; filename="<PAIR>_<range>.csv" (dates: <PAIR>_<start>_<end>.csv; grouped: _week or _month before .csv). */
-                    "Content-Disposition"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["History"];
-                    "text/csv": string;
-                    "application/x-ndjson": string;
                 };
             };
             /** @description Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota. */
@@ -1962,7 +2006,7 @@ export interface operations {
                 end?: string;
                 /** @description One point per ISO week (dated its Monday) or calendar month (dated its first day): the exact mean of its daily points, rounded once to 8 significant digits, with the number of days it averages. A period the range cuts averages the days inside it. Statistics run over these points. */
                 group?: "week" | "month";
-                /** @description Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, the Accept header chooses among application/json, application/x-ndjson and text/csv (json when it ranks them equally or is absent); one that admits none of them is 406 not_acceptable. */
+                /** @description Default json (a History object). csv and ndjson answer what /api/v1/history.csv and /api/v1/history.ndjson answer, which describe them. Without it, the Accept header chooses among application/json, application/x-ndjson and text/csv (json when it ranks them equally or is absent); one that admits none of them is 406 not_acceptable. */
                 format?: "json" | "csv" | "ndjson";
                 /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from its own central bank where one is configured, otherwise from the first provider, in order of preference, that quotes it. */
                 source?: string;
@@ -1978,7 +2022,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The history, as JSON, CSV or NDJSON. */
+            /** @description The history. */
             200: {
                 headers: {
                     /** @description The key's requests per UTC day. */
@@ -1999,8 +2043,6 @@ export interface operations {
                     "Cache-Control"?: string;
                     /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
                     Vary?: string;
-                    /** @description CSV only: attachment; filename="<PAIR>_<range>.csv" (dates: <PAIR>_<start>_<end>.csv; grouped: _week or _month before .csv). */
-                    "Content-Disposition"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2031,6 +2073,962 @@ export interface operations {
                 content?: never;
             };
             /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range` (also `range` with `start`, and an unknown `group`), `invalid_date` (`start` or `end` malformed, in the future, start after end, or before the retained 5 years), `invalid_format`, `missing_parameter` (`end` without `start`). `param` names the offending parameter. A required parameter given twice is also a 400. A request that cannot be taken as sent (two Host headers, a body that cannot be delimited) is a 400 `malformed_request`, with no `param`. */
+            400: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: missing, malformed, unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
+                    "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `no_history`: no rates stored for the pair in the range. */
+            404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
+            429: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
+            503: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getHistoryCsv: {
+        parameters: {
+            query: {
+                /**
+                 * @description Source currency. ISO 4217 alphabetic code, case-insensitive (answers use upper case).
+                 * @example EUR
+                 */
+                from: string;
+                /**
+                 * @description Target currency. ISO 4217 alphabetic code, case-insensitive (answers use upper case).
+                 * @example EUR
+                 */
+                to: string;
+                /** @description How far back from today (UTC) the history reaches, in calendar months or years; 1y when neither range nor start is given. Not with start. */
+                range?: "1m" | "3m" | "6m" | "1y" | "5y";
+                /** @description Instead of range: the first day, YYYY-MM-DD, within the retained 5 years and not after end. Days before the oldest stored day for the pair give the points that exist. */
+                start?: string;
+                /** @description With start: the last day, YYYY-MM-DD, not after today (UTC); default today. */
+                end?: string;
+                /** @description One point per ISO week (dated its Monday) or calendar month (dated its first day): the exact mean of its daily points, rounded once to 8 significant digits, with the number of days it averages. A period the range cuts averages the days inside it. Statistics run over these points. */
+                group?: "week" | "month";
+                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from its own central bank where one is configured, otherwise from the first provider, in order of preference, that quotes it. */
+                source?: string;
+            };
+            header?: {
+                /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
+                "If-None-Match"?: string;
+                /** @description An HTTP date; when no If-None-Match is sent, a Last-Modified at or before it gets a 304. */
+                "If-Modified-Since"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The history. */
+            200: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    Vary?: string;
+                    /** @description attachment; filename="<PAIR>_<range>.csv" (dates: <PAIR>_<start>_<end>.csv; grouped: _week or _month before .csv). */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota. */
+            304: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range` (also `range` with `start`, and an unknown `group`), `invalid_date` (`start` or `end` malformed, in the future, start after end, or before the retained 5 years), `missing_parameter` (`end` without `start`). `param` names the offending parameter. A required parameter given twice is also a 400. A request that cannot be taken as sent (two Host headers, a body that cannot be delimited) is a 400 `malformed_request`, with no `param`. */
+            400: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed, unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
+                    "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `no_history`: no rates stored for the pair in the range. */
+            404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
+            429: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
+            503: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "getHistoryCsv-head": {
+        parameters: {
+            query: {
+                /**
+                 * @description Source currency. ISO 4217 alphabetic code, case-insensitive (answers use upper case).
+                 * @example EUR
+                 */
+                from: string;
+                /**
+                 * @description Target currency. ISO 4217 alphabetic code, case-insensitive (answers use upper case).
+                 * @example EUR
+                 */
+                to: string;
+                /** @description How far back from today (UTC) the history reaches, in calendar months or years; 1y when neither range nor start is given. Not with start. */
+                range?: "1m" | "3m" | "6m" | "1y" | "5y";
+                /** @description Instead of range: the first day, YYYY-MM-DD, within the retained 5 years and not after end. Days before the oldest stored day for the pair give the points that exist. */
+                start?: string;
+                /** @description With start: the last day, YYYY-MM-DD, not after today (UTC); default today. */
+                end?: string;
+                /** @description One point per ISO week (dated its Monday) or calendar month (dated its first day): the exact mean of its daily points, rounded once to 8 significant digits, with the number of days it averages. A period the range cuts averages the days inside it. Statistics run over these points. */
+                group?: "week" | "month";
+                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from its own central bank where one is configured, otherwise from the first provider, in order of preference, that quotes it. */
+                source?: string;
+            };
+            header?: {
+                /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
+                "If-None-Match"?: string;
+                /** @description An HTTP date; when no If-None-Match is sent, a Last-Modified at or before it gets a 304. */
+                "If-Modified-Since"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The history. */
+            200: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    Vary?: string;
+                    /** @description attachment; filename="<PAIR>_<range>.csv" (dates: <PAIR>_<start>_<end>.csv; grouped: _week or _month before .csv). */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota. */
+            304: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range` (also `range` with `start`, and an unknown `group`), `invalid_date` (`start` or `end` malformed, in the future, start after end, or before the retained 5 years), `missing_parameter` (`end` without `start`). `param` names the offending parameter. A required parameter given twice is also a 400. A request that cannot be taken as sent (two Host headers, a body that cannot be delimited) is a 400 `malformed_request`, with no `param`. */
+            400: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: missing, malformed, unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
+                    "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `no_history`: no rates stored for the pair in the range. */
+            404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
+            429: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
+            503: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getHistoryNdjson: {
+        parameters: {
+            query: {
+                /**
+                 * @description Source currency. ISO 4217 alphabetic code, case-insensitive (answers use upper case).
+                 * @example EUR
+                 */
+                from: string;
+                /**
+                 * @description Target currency. ISO 4217 alphabetic code, case-insensitive (answers use upper case).
+                 * @example EUR
+                 */
+                to: string;
+                /** @description How far back from today (UTC) the history reaches, in calendar months or years; 1y when neither range nor start is given. Not with start. */
+                range?: "1m" | "3m" | "6m" | "1y" | "5y";
+                /** @description Instead of range: the first day, YYYY-MM-DD, within the retained 5 years and not after end. Days before the oldest stored day for the pair give the points that exist. */
+                start?: string;
+                /** @description With start: the last day, YYYY-MM-DD, not after today (UTC); default today. */
+                end?: string;
+                /** @description One point per ISO week (dated its Monday) or calendar month (dated its first day): the exact mean of its daily points, rounded once to 8 significant digits, with the number of days it averages. A period the range cuts averages the days inside it. Statistics run over these points. */
+                group?: "week" | "month";
+                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from its own central bank where one is configured, otherwise from the first provider, in order of preference, that quotes it. */
+                source?: string;
+            };
+            header?: {
+                /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
+                "If-None-Match"?: string;
+                /** @description An HTTP date; when no If-None-Match is sent, a Last-Modified at or before it gets a 304. */
+                "If-Modified-Since"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The history. */
+            200: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota. */
+            304: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range` (also `range` with `start`, and an unknown `group`), `invalid_date` (`start` or `end` malformed, in the future, start after end, or before the retained 5 years), `missing_parameter` (`end` without `start`). `param` names the offending parameter. A required parameter given twice is also a 400. A request that cannot be taken as sent (two Host headers, a body that cannot be delimited) is a 400 `malformed_request`, with no `param`. */
+            400: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed, unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description ApiKey realm="exrates", header="X-Api-Key", query="apikey". */
+                    "WWW-Authenticate"?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `no_history`: no rates stored for the pair in the range. */
+            404: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_acceptable`: the Accept header admits none of the media types this endpoint sends (without `Accept`, or with `*\/*` or `application/*`, JSON). Counted. */
+            406: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: a body announced longer than 1 KiB (the API reads none), refused from Content-Length before it is read; counted; the connection closes. */
+            413: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `quota_exceeded`: the daily quota is used up; see Retry-After and X-RateLimit-Reset. Not counted. */
+            429: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `feed_unavailable` (nothing is stored and the upstream feed cannot be reached) or `service_unavailable` (the database or Redis cannot be reached); see Retry-After. */
+            503: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description no-store: an error is never stored by any cache. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization: the answer depends on the key. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "getHistoryNdjson-head": {
+        parameters: {
+            query: {
+                /**
+                 * @description Source currency. ISO 4217 alphabetic code, case-insensitive (answers use upper case).
+                 * @example EUR
+                 */
+                from: string;
+                /**
+                 * @description Target currency. ISO 4217 alphabetic code, case-insensitive (answers use upper case).
+                 * @example EUR
+                 */
+                to: string;
+                /** @description How far back from today (UTC) the history reaches, in calendar months or years; 1y when neither range nor start is given. Not with start. */
+                range?: "1m" | "3m" | "6m" | "1y" | "5y";
+                /** @description Instead of range: the first day, YYYY-MM-DD, within the retained 5 years and not after end. Days before the oldest stored day for the pair give the points that exist. */
+                start?: string;
+                /** @description With start: the last day, YYYY-MM-DD, not after today (UTC); default today. */
+                end?: string;
+                /** @description One point per ISO week (dated its Monday) or calendar month (dated its first day): the exact mean of its daily points, rounded once to 8 significant digits, with the number of days it averages. A period the range cuts averages the days inside it. Statistics run over these points. */
+                group?: "week" | "month";
+                /** @description A configured provider id (as /providers lists it; case-insensitive). The answer then uses only that provider's published numbers: both currencies through its base, on its days, never another provider's. `peg` stands for the legal parities (`peg-eur`, `peg-usd`…): the one that fixes both currencies answers, exactly (EUR→XOF 655.957, USD→AED 3.6725); a pair fixed against two different anchors is 400 unsupported_currency. A provider that is not configured: 400 unsupported_source; a currency it does not quote (now, for a live answer): 400 unsupported_currency naming it. Without it, each currency comes from its own central bank where one is configured, otherwise from the first provider, in order of preference, that quotes it. */
+                source?: string;
+            };
+            header?: {
+                /** @description ETags the client holds; a match (weak comparison, or *) gets a 304. */
+                "If-None-Match"?: string;
+                /** @description An HTTP date; when no If-None-Match is sent, a Last-Modified at or before it gets a 304. */
+                "If-Modified-Since"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The history. */
+            200: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified: If-None-Match matched the ETag, or, when no If-None-Match is sent, If-Modified-Since is at or after Last-Modified. No body; counts against the quota. */
+            304: {
+                headers: {
+                    /** @description The key's requests per UTC day. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left today. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds of the next reset (00:00 UTC). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The quota policy (draft-ietf-httpapi-ratelimit-headers, a Structured Field List): `"daily";q=<requests per UTC day>;w=86400`, the same limit as X-RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What remains of that policy (draft-ietf-httpapi-ratelimit-headers): `"daily";r=<requests left today>;t=<seconds until the reset at 00:00 UTC>`, the same reading as X-RateLimit-Remaining and X-RateLimit-Reset; on a 429, t equals Retry-After. */
+                    RateLimit?: string;
+                    /** @description Strong validator of this representation (a compressed body has its own). */
+                    ETag?: string;
+                    /** @description HTTP date of asOf (for a list, the newest; absent for /currencies and /providers). */
+                    "Last-Modified"?: string;
+                    /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
+                    "Cache-Control"?: string;
+                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input: `invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range` (also `range` with `start`, and an unknown `group`), `invalid_date` (`start` or `end` malformed, in the future, start after end, or before the retained 5 years), `missing_parameter` (`end` without `start`). `param` names the offending parameter. A required parameter given twice is also a 400. A request that cannot be taken as sent (two Host headers, a body that cannot be delimited) is a 400 `malformed_request`, with no `param`. */
             400: {
                 headers: {
                     /** @description The key's requests per UTC day. */

@@ -144,11 +144,14 @@ export const historyQuery = (years: HistoryYears) =>
     format: Type.Optional(
       Choice(['json', 'csv', 'ndjson'], {
         description:
-          'Default json (a History object), csv (RFC 4180, CRLF, header `date,rate`, or `date,rate,days` when grouped, ascending) or ndjson (one point per line, then one line with the other fields and the statistics). Without it, the Accept header chooses among application/json, application/x-ndjson and text/csv (json when it ranks them equally or is absent); one that admits none of them is 406 not_acceptable.',
+          'Default json (a History object). csv and ndjson answer what /api/v1/history.csv and /api/v1/history.ndjson answer, which describe them. Without it, the Accept header chooses among application/json, application/x-ndjson and text/csv (json when it ranks them equally or is absent); one that admits none of them is 406 not_acceptable.',
       }),
     ),
     source: SourceParam,
   });
+
+/** The query of /history in one text format (/history.csv, /history.ndjson): the same but format. */
+export const historyTextQuery = (years: HistoryYears) => Type.Omit(historyQuery(years), ['format']);
 
 /**
  * The validators a client may send for a conditional GET (RFC 9110 §13.1): declared so that typed

@@ -37,7 +37,7 @@ test('the document describes the interface: version, security, parameters, error
   assert.deepEqual(doc.security, [{ ApiKeyHeader: [] }]);
   assert.match(doc.components.securitySchemes.ApiKeyHeader.description, /Authorization: Bearer <key>.*`apikey` query parameter/);
   assert.deepEqual(doc.paths['/metrics'].get.security, [{ MetricsToken: [] }]);
-  assert.deepEqual(Object.keys(doc.paths).sort(), ['/api/v1/convert', '/api/v1/currencies', '/api/v1/history', '/api/v1/providers', '/api/v1/rate', '/api/v1/rates', '/api/v1/usage', '/healthz', '/metrics', '/readyz']);
+  assert.deepEqual(Object.keys(doc.paths).sort(), ['/api/v1/convert', '/api/v1/currencies', '/api/v1/history', '/api/v1/history.csv', '/api/v1/history.ndjson', '/api/v1/providers', '/api/v1/rate', '/api/v1/rates', '/api/v1/usage', '/healthz', '/metrics', '/readyz']);
   const history = doc.paths['/api/v1/history'].get;
   assert.deepEqual(
     history.parameters.map((p: { in: string; name: string }) => `${p.in} ${p.name}`).sort(),
@@ -49,12 +49,23 @@ test('the document describes the interface: version, security, parameters, error
   for (const [status, response] of Object.entries(head.responses as Record<string, { content?: unknown }>)) assert.equal(response.content, undefined, `HEAD ${status} declares no body`);
   assert.equal(history.responses['304'].content, undefined);
   assert.ok(history.responses['304'].headers.ETag);
-  assert.ok(history.responses['200'].content['application/json'] && history.responses['200'].content['text/csv']);
+  // The JSON history is plain JSON; CSV and NDJSON are operations of their own, whose 200 is text.
+  assert.deepEqual(Object.keys(history.responses['200'].content), ['application/json']);
   assert.doesNotMatch(doc.info.description, /Every 200 has/);
   for (const path of ['/healthz', '/readyz', '/metrics']) assert.ok(doc.paths[path].get.description.length > 40, `${path} is described`);
   assert.deepEqual(Object.keys(history.responses).sort(), ['200', '304', '400', '401', '404', '406', '413', '429', '503']);
-  assert.ok(history.responses['200'].content['text/csv']);
-  assert.ok(history.responses['200'].content['application/x-ndjson']);
+  for (const [path, type, operationId] of [
+    ['/api/v1/history.csv', 'text/csv', 'getHistoryCsv'],
+    ['/api/v1/history.ndjson', 'application/x-ndjson', 'getHistoryNdjson'],
+  ] as const) {
+    const operation = doc.paths[path].get;
+    assert.equal(operation.operationId, operationId);
+    assert.deepEqual(Object.keys(operation.responses['200'].content), [type]);
+    assert.equal(operation.responses['200'].content[type].schema.type, 'string');
+    assert.deepEqual(Object.keys(operation.responses).sort(), ['200', '304', '400', '401', '404', '406', '413', '429', '503']);
+    assert.ok(!operation.parameters.some((p: { name: string }) => p.name === 'format'), `${path} takes no format`);
+  }
+  assert.ok(doc.paths['/api/v1/history.csv'].get.responses['200'].headers['Content-Disposition']);
   const convert = doc.paths['/api/v1/convert'].get;
   const amount = convert.parameters.find((p: { name: string }) => p.name === 'amount');
   assert.equal(amount.schema.pattern, '^[0-9]{1,18}(\\.[0-9]{1,12})?$');

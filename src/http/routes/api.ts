@@ -28,6 +28,7 @@ import {
   CONDITIONAL_HEADERS,
   ConvertQuery,
   historyQuery,
+  historyTextQuery,
   KEYED_ERRORS,
   NOT_ACCEPTABLE,
   NoQuery,
@@ -112,6 +113,17 @@ export function historyFormat(format: HistoryFormat | undefined, accept: string 
 const JSON_MEDIA = ['application/json'];
 function acceptsJson(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
   done(preferredType(request.headers.accept, JSON_MEDIA) === undefined ? notAcceptable(JSON_MEDIA) : undefined);
+}
+
+/** What a history request names, whichever of the history routes it came to. */
+interface HistoryParams {
+  from: string;
+  to: string;
+  range?: string | undefined;
+  start?: string | undefined;
+  end?: string | undefined;
+  group?: string | undefined;
+  source?: string | undefined;
 }
 
 const HISTORY_TYPES: Record<HistoryFormat, string> = { json: JSON_TYPE, csv: CSV_TYPE, ndjson: NDJSON_TYPE };
@@ -204,6 +216,51 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
     },
   });
 
+  /**
+   * A history in the format `choose` picks (undefined: none the Accept header admits, a 406 naming
+   * `offered`), after the window and grouping are checked; `vary`: what chose it, besides the key.
+   */
+  const sendHistory = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    query: HistoryParams,
+    choose: () => HistoryFormat | undefined,
+    offered: readonly string[],
+    vary: string,
+  ): Promise<void> => {
+    const { from, to, range, start, end, group, source } = query;
+    const window = parseWindow({ range, start, end }, services.calendar.today(book.clock.now()).day, book.historyYears);
+    const grouping = parseGroup(group);
+    const chosen = choose();
+    if (chosen === undefined) throw notAcceptable(offered);
+    const encoding = caches.negotiateEncoding(request.headers['accept-encoding']);
+    // The form that is sent is the one asked for, and the only one kept.
+    const rendered = await services.histories.render(from, to, window, chosen, encoding, grouping, source);
+    sendConditional(request, reply, {
+      body: rendered.body,
+      etag: rendered.etag,
+      vary,
+      cacheControl: HISTORY_CACHE_CONTROL,
+      lastModified: rendered.lastModified,
+      ...(chosen === 'csv' ? { disposition: `attachment; filename="${rendered.name}"` } : {}),
+      contentType: HISTORY_TYPES[chosen],
+      ...(encoding === 'identity' ? {} : { encoding }),
+    });
+  };
+
+  const historyErrors = (formatCode: string) => ({
+    304: NOT_MODIFIED,
+    400: badRequest(
+      '`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range` (also `range` with `start`, and an unknown `group`), `invalid_date` (`start` or `end` malformed, in the future, start after end, or before ' +
+        `${retainedYearsText(book.historyYears)})${formatCode}, \`missing_parameter\` (\`end\` without \`start\`)`,
+    ),
+    404: notFoundProblem('`no_history`: no rates stored for the pair in the range.'),
+    ...NOT_ACCEPTABLE,
+    ...KEYED_ERRORS,
+  });
+  const HISTORY_DESCRIPTION =
+    'Daily reference rates from the start of the range (counted back from today, UTC) to today, or from start to end, on dates where both currencies have a published rate; with group, weekly or monthly means. gzip and br when accepted.';
+
   app.route({
     method: GET_HEAD,
     url: '/api/v1/history',
@@ -211,69 +268,72 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
     schema: {
       operationId: 'getHistory',
       summary: 'Daily history of a pair, with statistics',
-      description:
-        'Daily reference rates from the start of the range (counted back from today, UTC) to today, or from start to end, on dates where both currencies have a published rate; with group, weekly or monthly means. JSON, CSV or NDJSON; gzip and br when accepted.',
+      description: `${HISTORY_DESCRIPTION} As JSON; the same history as CSV or NDJSON is /api/v1/history.csv or /api/v1/history.ndjson.`,
       tags: ['history'],
       querystring: historyQuery(book.historyYears),
       headers: CONDITIONAL_HEADERS,
       response: {
-        200: {
-          description: 'The history, as JSON, CSV or NDJSON.',
-          headers: {
-            ...QUOTA_HEADERS,
-            ...CACHE_HEADERS,
-            'Content-Disposition': {
-              type: 'string',
-              description: 'CSV only: attachment; filename="<PAIR>_<range>.csv" (dates: <PAIR>_<start>_<end>.csv; grouped: _week or _month before .csv).',
-            },
-          },
-          content: {
-            'application/json': { schema: ref('History') },
-            'text/csv': {
-              schema: { type: 'string', description: 'RFC 4180, CRLF line ends, header `date,rate` (grouped: `date,rate,days`), one row per point, ascending.' },
-            },
-            'application/x-ndjson': {
-              schema: {
-                type: 'string',
-                description:
-                  'One JSON point per line ({"date","rate"}, grouped also "days"), ascending, then one line with pair, range, group when grouped, count and stats; each line ends with \\n.',
-              },
-            },
-          },
-        },
-        304: NOT_MODIFIED,
-        400: badRequest(
-          '`invalid_currency`, `unsupported_currency`, `unsupported_source`, `invalid_range` (also `range` with `start`, and an unknown `group`), `invalid_date` (`start` or `end` malformed, in the future, start after end, or before ' +
-            `${retainedYearsText(book.historyYears)}), \`invalid_format\`, \`missing_parameter\` (\`end\` without \`start\`)`,
-        ),
-        404: notFoundProblem('`no_history`: no rates stored for the pair in the range.'),
-        ...NOT_ACCEPTABLE,
-        ...KEYED_ERRORS,
+        200: { description: 'The history.', headers: { ...QUOTA_HEADERS, ...CACHE_HEADERS }, content: { 'application/json': { schema: ref('History') } } },
+        ...historyErrors(', `invalid_format`'),
       },
     },
-    handler: async (request, reply) => {
-      const { from, to, range, start, end, group, format, source } = request.query;
-      const window = parseWindow({ range, start, end }, services.calendar.today(book.clock.now()).day, book.historyYears);
-      const grouping = parseGroup(group);
-      const chosen = historyFormat(format, request.headers.accept);
-      if (chosen === undefined) throw notAcceptable(HISTORY_OFFERED);
-      const accepted = request.headers['accept-encoding'];
-      const encoding = caches.negotiateEncoding(accepted);
-      // The form that is sent is the one asked for, and the only one kept.
-      const rendered = await services.histories.render(from, to, window, chosen, encoding, grouping, source);
-      sendConditional(request, reply, {
-        body: rendered.body,
-        etag: rendered.etag,
-        // Without format, the Accept header chooses between JSON and NDJSON (the key step named the key headers).
-        vary: format === undefined ? 'Accept, Accept-Encoding' : 'Accept-Encoding',
-        cacheControl: HISTORY_CACHE_CONTROL,
-        lastModified: rendered.lastModified,
-        ...(chosen === 'csv' ? { disposition: `attachment; filename="${rendered.name}"` } : {}),
-        contentType: HISTORY_TYPES[chosen],
-        ...(encoding === 'identity' ? {} : { encoding }),
-      });
-    },
+    // Without format, the Accept header chooses among JSON, NDJSON and CSV (the key step named the key headers).
+    handler: (request, reply) =>
+      sendHistory(
+        request,
+        reply,
+        request.query,
+        () => historyFormat(request.query.format, request.headers.accept),
+        HISTORY_OFFERED,
+        request.query.format === undefined ? 'Accept, Accept-Encoding' : 'Accept-Encoding',
+      ),
   });
+
+  /** /history in one text format, as an operation of its own: its 200 is text, for generated clients. */
+  const textHistory = (format: 'csv' | 'ndjson', operationId: string, content: Record<string, { schema: { type: 'string'; description: string } }>, headers: object) => {
+    const offered = Object.keys(content);
+    app.route({
+      method: GET_HEAD,
+      url: `/api/v1/history.${format}`,
+      config: COUNTED,
+      schema: {
+        operationId,
+        summary: `Daily history of a pair, with statistics, as ${format === 'csv' ? 'CSV' : 'NDJSON'}`,
+        description: `${HISTORY_DESCRIPTION} What /api/v1/history answers with format=${format}.`,
+        tags: ['history'],
+        querystring: historyTextQuery(book.historyYears),
+        headers: CONDITIONAL_HEADERS,
+        response: { 200: { description: 'The history.', headers: { ...QUOTA_HEADERS, ...CACHE_HEADERS, ...headers }, content }, ...historyErrors('') },
+      },
+      handler: (request, reply) =>
+        sendHistory(request, reply, request.query, () => (preferredType(request.headers.accept, offered) === undefined ? undefined : format), offered, 'Accept-Encoding'),
+    });
+  };
+  textHistory(
+    'csv',
+    'getHistoryCsv',
+    { 'text/csv': { schema: { type: 'string', description: 'RFC 4180, CRLF line ends, header `date,rate` (grouped: `date,rate,days`), one row per point, ascending.' } } },
+    {
+      'Content-Disposition': {
+        type: 'string',
+        description: 'attachment; filename="<PAIR>_<range>.csv" (dates: <PAIR>_<start>_<end>.csv; grouped: _week or _month before .csv).',
+      },
+    },
+  );
+  textHistory(
+    'ndjson',
+    'getHistoryNdjson',
+    {
+      'application/x-ndjson': {
+        schema: {
+          type: 'string',
+          description:
+            'One JSON point per line ({"date","rate"}, grouped also "days"), ascending, then one line with pair, range, group when grouped, count and stats; each line ends with \\n.',
+        },
+      },
+    },
+    {},
+  );
 
   app.route({
     method: GET_HEAD,
