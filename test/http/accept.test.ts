@@ -73,6 +73,9 @@ describe('content negotiation over HTTP', () => {
       const problem = JSON.parse(response.body) as { code: string; status: number; detail: string };
       assert.equal(problem.code, 'not_acceptable');
       assert.equal(problem.status, 406);
+      // The 406 and the 200 of the same request differ only by Accept: both say so.
+      assert.match(String(response.headers.vary), /\bAccept\b/, `${path}: the 406 varies on Accept`);
+      assert.match(String((await fetchWith(path!)).headers.vary), /\bAccept\b/, `${path}: the 200 varies on Accept`);
       assert.match(problem.detail, /application\/json/);
     }
     const head = await t.app.inject({ method: 'HEAD', url: '/api/v1/rate?from=EUR&to=USD', headers: { 'x-api-key': t.key, accept: 'application/xml' } });

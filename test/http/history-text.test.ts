@@ -28,6 +28,8 @@ describe('/history.csv and /history.ndjson: the history in one text format, as o
         assert.equal(own.headers['content-disposition'], byFormat.headers['content-disposition']);
         assert.equal(own.headers.etag, byFormat.headers.etag);
         assert.equal(own.headers['cache-control'], byFormat.headers['cache-control']);
+        // Its one type is chosen unless Accept excludes it (a 406): it varies on Accept, where format= does not.
+        assert.match(String(own.headers.vary), /\bAccept\b/);
       }
     }
     const csv = await fetchWith('/api/v1/history.csv?from=EUR&to=USD&range=1m');

@@ -53,7 +53,7 @@ describe('GET /api/v1/providers', () => {
     const second = await get(t);
     assert.equal(Number(second.headers['x-ratelimit-remaining']), Number(first.headers['x-ratelimit-remaining']) - 1);
     assert.match(String(first.headers['cache-control']), /^private, max-age=\d+$/);
-    assert.equal(first.headers.vary, 'X-Api-Key, Authorization');
+    assert.equal(first.headers.vary, 'X-Api-Key, Authorization, Accept');
     assert.equal(first.headers['access-control-allow-origin'], '*');
     assert.equal(first.headers['x-content-type-options'], 'nosniff');
     const etag = String(first.headers.etag);

@@ -6,6 +6,7 @@ import type { Provider, RateStore } from '../../core/ports.js';
 import type { QuotaCalendar } from '../../core/quota.js';
 import { parseDate, quoteFor, type RateBook, type RateQuote } from '../../core/rates.js';
 import { sendConditional, type HttpCaches } from '../caching.js';
+import { addVary } from '../headers.js';
 import type { KeyStep } from '../keyed.js';
 import { notAcceptable, preferredType } from '../accept.js';
 import { PROBLEMS, problemOf, sendProblem } from '../problem.js';
@@ -48,7 +49,7 @@ const CACHE_HEADERS = {
     type: 'string',
     description: 'private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable.',
   },
-  Vary: { type: 'string', description: 'X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given).' },
+  Vary: { type: 'string', description: 'X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given.' },
 };
 
 /** A 200 with a named JSON shape and the headers every cacheable answer carries. */
@@ -109,9 +110,10 @@ export function historyFormat(format: HistoryFormat | undefined, accept: string 
   return HISTORY_MEDIA.find(([type]) => type === chosen)?.[1];
 }
 
-/** The JSON routes send nothing else: an Accept that admits no JSON is a 406. */
+/** The JSON routes send nothing else: an Accept that admits no JSON is a 406, so their answers vary on Accept. */
 const JSON_MEDIA = ['application/json'];
-function acceptsJson(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
+function acceptsJson(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
+  addVary(reply, 'Accept');
   done(preferredType(request.headers.accept, JSON_MEDIA) === undefined ? notAcceptable(JSON_MEDIA) : undefined);
 }
 
@@ -232,7 +234,10 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
     const window = parseWindow({ range, start, end }, services.calendar.today(book.clock.now()).day, book.historyYears);
     const grouping = parseGroup(group);
     const chosen = choose();
-    if (chosen === undefined) throw notAcceptable(offered);
+    if (chosen === undefined) {
+      addVary(reply, 'Accept');
+      throw notAcceptable(offered);
+    }
     const encoding = caches.negotiateEncoding(request.headers['accept-encoding']);
     // The form that is sent is the one asked for, and the only one kept.
     const rendered = await services.histories.render(from, to, window, chosen, encoding, grouping, source);
@@ -306,7 +311,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
         response: { 200: { description: 'The history.', headers: { ...QUOTA_HEADERS, ...CACHE_HEADERS, ...headers }, content }, ...historyErrors('') },
       },
       handler: (request, reply) =>
-        sendHistory(request, reply, request.query, () => (preferredType(request.headers.accept, offered) === undefined ? undefined : format), offered, 'Accept-Encoding'),
+        sendHistory(request, reply, request.query, () => (preferredType(request.headers.accept, offered) === undefined ? undefined : format), offered, 'Accept, Accept-Encoding'),
     });
   };
   textHistory(
