@@ -11,8 +11,11 @@ function specificity(range: string, type: string): number {
  * The offered media type an Accept header prefers (RFC 9110 §12.5.1), or undefined when it admits
  * none of them. Each type takes the q-value of the most specific range naming it; the highest q
  * wins, then a type named exactly over one reached by a wildcard, then the earlier offered. No
- * Accept (or an empty one) takes the first offered. Media ranges and their parameters are parsed
- * here: @fastify/accept-negotiator, which picks the encoding, knows tokens only.
+ * Accept (or an empty one) takes the first offered.
+ *
+ * Written by hand: @fastify/accept-negotiator, which picks the encoding, knows tokens only, and
+ * `negotiator` breaks a tie by the order of the Accept header, where this service's rule (JSON
+ * first, tests pin it) is the order offered; it also reads an empty Accept as admitting nothing.
  */
 export function preferredType<Type extends string>(accept: string | undefined, offered: readonly Type[]): Type | undefined {
   if (accept === undefined || accept.trim() === '') return offered[0];
