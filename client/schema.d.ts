@@ -847,7 +847,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -874,7 +874,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -1089,7 +1089,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -1114,7 +1114,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -1317,7 +1317,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -1344,7 +1344,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -1561,7 +1561,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -1586,7 +1586,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -1793,7 +1793,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -1820,7 +1820,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -2041,7 +2041,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -2066,7 +2066,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -2271,7 +2271,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     /** @description attachment; filename="<PAIR>_<range>.csv" (dates: <PAIR>_<start>_<end>.csv; grouped: _week or _month before .csv). */
                     "Content-Disposition"?: string;
@@ -2300,7 +2300,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -2519,7 +2519,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     /** @description attachment; filename="<PAIR>_<range>.csv" (dates: <PAIR>_<start>_<end>.csv; grouped: _week or _month before .csv). */
                     "Content-Disposition"?: string;
@@ -2546,7 +2546,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -2751,7 +2751,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -2778,7 +2778,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -2997,7 +2997,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -3022,7 +3022,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -3225,7 +3225,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -3252,7 +3252,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -3469,7 +3469,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -3494,7 +3494,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -3678,7 +3678,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -3705,7 +3705,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -3857,7 +3857,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -3882,7 +3882,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -4024,7 +4024,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -4051,7 +4051,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -4203,7 +4203,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -4228,7 +4228,7 @@ export interface operations {
                     "Last-Modified"?: string;
                     /** @description private, max-age=<seconds until the next refresh, at most 600>; history private, max-age=3600; a settled past date private, max-age=31536000, immutable. */
                     "Cache-Control"?: string;
-                    /** @description X-Api-Key, Authorization (history: also Accept-Encoding, and Accept when no format is given). */
+                    /** @description X-Api-Key, Authorization; the JSON-only routes also Accept (an Accept that admits no JSON is a 406); history also Accept-Encoding, and Accept when no format is given. */
                     Vary?: string;
                     [name: string]: unknown;
                 };

@@ -268,7 +268,8 @@ describe('beyond the interface, on the shared ECB history', () => {
       }
       assert.ok(rate.get.responses['429'].headers['Retry-After']);
       assert.ok(rate.get.responses['401'].headers['WWW-Authenticate']);
-      assert.ok(doc.paths['/api/v1/history'].get.responses['200'].headers['Content-Disposition']);
+      // The CSV download's file name is declared where CSV is the answer: /history.csv (format=csv sends the same).
+      assert.ok(doc.paths['/api/v1/history.csv'].get.responses['200'].headers['Content-Disposition']);
       for (const path of ['/healthz', '/readyz']) assert.deepEqual(doc.paths[path].get.security, [], `${path} is public`);
       assert.equal(doc.paths['/metrics'], undefined, '/metrics is not on the public port without EXRATES_METRICS_TOKEN');
       assert.equal(JSON.stringify(doc).match(/"invalid_currency"/g)?.length, 1, 'the error codes are listed once');
