@@ -92,7 +92,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   }
   // Answers are strings and buffers, rendered where they are made (and most kept): response
   // schemas document them. Fastify's own serializer would compile every response schema at start,
-  // about 40-90 ms more to build the app, for the few object answers (/healthz, /readyz, /problems/:code).
+  // a longer start measured for the few object answers (/healthz, /readyz, /problems/:code).
   app.setSerializerCompiler(() => JSON.stringify);
   app.decorateRequest('caller', undefined);
   app.server.on('connect', answerConnect);
