@@ -17,7 +17,7 @@ import { get } from './support/http.js';
 import { freePort } from './support/ports.js';
 import { createPostgresSchema, postgresAvailable } from './services.js';
 import { processEnv } from './support/env.js';
-import { sleep, waitFor } from './support/wait.js';
+import { settleUntil, sleep, waitFor } from './support/wait.js';
 import { ECB_CSV, FIXED_NOW, tempDir } from './helper.js';
 
 const pgAvailable = await postgresAvailable();
@@ -58,16 +58,6 @@ describe('Redis unreachable at start', { skip: !pgAvailable && 'PostgreSQL is no
     });
   }
 });
-
-/** Lets real I/O finish while a mocked clock stands still, until `done` holds. */
-async function settle(done: () => Promise<boolean>): Promise<void> {
-  const deadline = performance.now() + 10_000;
-  while (!(await done())) {
-    if (performance.now() > deadline) throw new Error('what the test awaited did not happen');
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
-}
 
 /** SIGTERM, and the exit of a graceful shutdown. */
 async function stop(server: RunningCommand): Promise<void> {
@@ -267,16 +257,16 @@ describe('no network', () => {
       [3, 30_000, 60],
     ] as const) {
       mock.timers.tick(backoff - sinceScheduled - 1);
-      await settle(async () => true);
+      await settleUntil(async () => true, 'the I/O in flight');
       assert.equal(await ecbFailures(), failures - 1, `no retry before ${backoff} ms`);
       mock.timers.tick(1);
-      await settle(async () => (await ecbFailures()) === failures);
+      await settleUntil(async () => (await ecbFailures()) === failures, 'the failed refresh');
       // The failures of one retry are summed up 2 s after the first of them.
       mock.timers.tick(1_999);
-      await settle(async () => true);
+      await settleUntil(async () => true, 'the I/O in flight');
       assert.equal(told().length, failures - 1, 'no line before the retry is summed up');
       mock.timers.tick(1);
-      await settle(async () => told().length === failures);
+      await settleUntil(async () => told().length === failures, 'the retry line');
       assert.deepEqual(told().at(-1), [40, `still no rates from ecb (ECONNREFUSED); next try in ${next} s. To fix: ${fix}`]);
       sinceScheduled = 2_000;
     }

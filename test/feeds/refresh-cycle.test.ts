@@ -3,6 +3,7 @@ import { after, before, beforeEach, describe, it, mock } from 'node:test';
 import { closeFakeFeeds, createFeedsService, startFakeFeeds } from '../support/apps.js';
 import { parseMetrics, sampleKey } from '../support/prometheus.js';
 import { ECB_DAILY_DAY, ECB_HISTORY_THROUGH, ecbDaysBetween, ecbRow, type FakeUpstreams } from '../support/upstreams.js';
+import { settleUntil } from '../support/wait.js';
 import { isoCurrency } from '../../src/core/currencies.js';
 
 /** 61 months back from 2026-02-12: the retained window starts here. */
@@ -31,14 +32,7 @@ after(() => closeFakeFeeds(fake));
 beforeEach(() => fake.reset());
 
 /** Lets the real I/O of a refresh finish while a faked clock stands still. */
-async function settleUntil(done: () => Promise<boolean>): Promise<void> {
-  const deadline = performance.now() + 5_000;
-  while (!(await done())) {
-    if (performance.now() > deadline) throw new Error('a refresh did not finish');
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
-}
+const settleRefresh = (done: () => Promise<boolean>) => settleUntil(done, 'a refresh to finish', 5_000);
 
 describe('refresh cycle', () => {
   it('loads the retained ECB history into an empty store, then adds the new day from the daily file', async () => {
@@ -165,18 +159,18 @@ describe('refresh cycle', () => {
       mock.timers.tick(499);
       assert.equal(refreshes(), 1);
       mock.timers.tick(1);
-      await settleUntil(async () => (await successes()) === 2);
+      await settleRefresh(async () => (await successes()) === 2);
       assert.equal(refreshes(), 2, 'on the next multiple of the interval');
       mock.timers.tick(999);
       assert.equal(refreshes(), 2);
       mock.timers.tick(1);
-      await settleUntil(async () => (await successes()) === 3);
+      await settleRefresh(async () => (await successes()) === 3);
       assert.equal(refreshes(), 3, 'and every interval after it');
 
       await service.deps.refresher.stop();
       assert.equal(await service.deps.rates.latestDay('ecb'), ECB_DAILY_DAY);
       mock.timers.tick(10_000);
-      await settleUntil(async () => true);
+      await settleRefresh(async () => true);
       assert.equal(refreshes(), 3, 'a stopped refresher schedules nothing');
     } finally {
       mock.timers.reset();
@@ -203,7 +197,7 @@ describe('refresh cycle', () => {
       mock.timers.tick(598_999);
       assert.equal(refreshes(), 0);
       mock.timers.tick(1);
-      await settleUntil(async () => (await failures()) === 1);
+      await settleRefresh(async () => (await failures()) === 1);
       assert.equal(refreshes(), 1);
 
       for (const [n, backoff] of [
@@ -216,7 +210,7 @@ describe('refresh cycle', () => {
         mock.timers.tick(backoff - 1);
         assert.equal(refreshes(), n - 1, `no retry before ${backoff} ms`);
         mock.timers.tick(1);
-        await settleUntil(async () => (await failures()) === n);
+        await settleRefresh(async () => (await failures()) === n);
         assert.equal(refreshes(), n, `retry ${n - 1} after ${backoff} ms`);
       }
 
@@ -225,14 +219,14 @@ describe('refresh cycle', () => {
       mock.timers.tick(134_999);
       assert.equal(refreshes(), 6);
       mock.timers.tick(1);
-      await settleUntil(async () => (await successes()) === 1);
+      await settleRefresh(async () => (await successes()) === 1);
       assert.equal(refreshes(), 7);
 
       // After a success the schedule is the plain interval again.
       mock.timers.tick(599_999);
       assert.equal(refreshes(), 7);
       mock.timers.tick(1);
-      await settleUntil(async () => (await successes()) === 2);
+      await settleRefresh(async () => (await successes()) === 2);
       assert.equal(refreshes(), 8);
     } finally {
       mock.timers.reset();
