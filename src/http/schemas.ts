@@ -153,6 +153,9 @@ export const historyQuery = (years: HistoryYears) =>
 /** The query of /history in one text format (/history.csv, /history.ndjson): the same but format. */
 export const historyTextQuery = (years: HistoryYears) => Type.Omit(historyQuery(years), ['format']);
 
+/** What a history request names, whichever of the history routes it came to. */
+export type HistoryParams = Type.Static<ReturnType<typeof historyTextQuery>>;
+
 /**
  * The validators a client may send for a conditional GET (RFC 9110 §13.1): declared so that typed
  * clients can send them. A 304 answers a match.

@@ -30,6 +30,7 @@ import {
   ConvertQuery,
   historyQuery,
   historyTextQuery,
+  type HistoryParams,
   KEYED_ERRORS,
   NOT_ACCEPTABLE,
   NoQuery,
@@ -115,17 +116,6 @@ const JSON_MEDIA = ['application/json'];
 function acceptsJson(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
   addVary(reply, 'Accept');
   done(preferredType(request.headers.accept, JSON_MEDIA) === undefined ? notAcceptable(JSON_MEDIA) : undefined);
-}
-
-/** What a history request names, whichever of the history routes it came to. */
-interface HistoryParams {
-  from: string;
-  to: string;
-  range?: string | undefined;
-  start?: string | undefined;
-  end?: string | undefined;
-  group?: string | undefined;
-  source?: string | undefined;
 }
 
 const HISTORY_TYPES: Record<HistoryFormat, string> = { json: JSON_TYPE, csv: CSV_TYPE, ndjson: NDJSON_TYPE };
