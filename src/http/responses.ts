@@ -34,6 +34,12 @@ export interface RenderedBody {
   lastModified?: string;
 }
 
+/** A body with its strong ETag and length, and the Last-Modified of the asOf it answers for, when it has one. */
+function renderedBody(body: string, asOf?: string): RenderedBody {
+  const rendered = { body, etag: strongEtag(body), length: Buffer.byteLength(body) };
+  return asOf === undefined ? rendered : { ...rendered, lastModified: httpDate(asOf) };
+}
+
 export interface RenderedHistory {
   /** The body, encoded once (history bodies are large, and a string would be encoded again on every send). */
   body: Buffer;
@@ -64,7 +70,7 @@ export function createQuoteBodies(): (quote: RateQuote, provenance?: boolean) =>
     if (!body) {
       const fields = { pair: quote.pair, from: quote.from, to: quote.to, rate: quote.rate, asOf: quote.asOf, stale: quote.stale };
       const text = JSON.stringify(provenance ? { ...fields, provenance: quote.provenance } : fields);
-      body = { body: text, etag: strongEtag(text), length: Buffer.byteLength(text), lastModified: httpDate(quote.asOf) };
+      body = renderedBody(text, quote.asOf);
       held.set(quote, body);
     }
     return body;
@@ -90,14 +96,14 @@ export function createConversionBodies(maxEntries = 20_000): (quote: RateQuote, 
     if (provenance) {
       // Asked for now and then, by people checking a number: rendered each time, not kept.
       const body = conversionText(convertAt(quote, parseAmount(amountText)), quote.provenance);
-      return { body, etag: strongEtag(body), length: Buffer.byteLength(body), lastModified: httpDate(quote.asOf) };
+      return renderedBody(body, quote.asOf);
     }
     let bodies = byQuote.get(quote);
     let rendered = bodies?.get(amountText);
     if (rendered) return rendered;
     // parseAmount throws on an amount the routes would refuse; nothing is kept then.
     const body = conversionText(convertAt(quote, parseAmount(amountText)));
-    rendered = { body, etag: strongEtag(body), length: Buffer.byteLength(body), lastModified: httpDate(quote.asOf) };
+    rendered = renderedBody(body, quote.asOf);
     if (entries >= maxEntries) {
       byQuote = new WeakMap();
       entries = 0;
@@ -260,7 +266,7 @@ export function createCurrencyListBodies(book: RateBook, wideProviders: readonly
     const generation = book.generation();
     if (held?.generation === generation && held.day === day) return held.rendered;
     const body = JSON.stringify({ currencies: listCurrencies(snapshot, { order: book.servingOrder, servable: book.servable(undefined, undefined), wideProviders, historyFrom: oldestAskable(day, book.historyYears), today: day }) });
-    held = { generation, day, rendered: { body, etag: strongEtag(body), length: Buffer.byteLength(body) } };
+    held = { generation, day, rendered: renderedBody(body) };
     return held.rendered;
   };
 }
@@ -268,7 +274,7 @@ export function createCurrencyListBodies(book: RateBook, wideProviders: readonly
 export function renderManyRates(answer: ManyRates): RenderedBody {
   const { settled: _settled, ...fields } = answer;
   const body = JSON.stringify(fields);
-  return { body, etag: strongEtag(body), length: Buffer.byteLength(body) };
+  return renderedBody(body);
 }
 
 export interface ManyRatesQuery {
@@ -344,7 +350,7 @@ export async function renderProviderList(book: RateBook, rates: RateStore, confi
     }),
   );
   const body = JSON.stringify({ providers });
-  return { body, etag: strongEtag(body), length: Buffer.byteLength(body) };
+  return renderedBody(body);
 }
 
 /** Cache-Control of an answer that can never change: a rate on a settled past date. */
