@@ -5,6 +5,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { DEMO_KEY } from './core/demo-key.js';
 import { rangesFor } from './core/history.js';
+import type { Clock } from './core/time.js';
 import type { Deps } from './deps.js';
 import { createHttpCaches } from './http/caching.js';
 import { answerConnect, createClientErrorAnswers } from './http/client-errors.js';
@@ -138,27 +139,13 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   // its routes' config, and its own OPTIONS route's.
   await app.register(cors, { ...CORS, allowedHeaders: [...CORS.allowedHeaders, 'Authorization'], strictPreflight: false });
   app.options(MCP_PATH, { schema: { hide: true } }, (_request, reply) => reply.send());
+  const replayedDate = deps.config.now ? createDateHeader(deps.clock) : undefined;
   app.addHook('onRequest', (request, reply, done) => {
     clientErrors.answering(request.raw.socket, reply.raw);
     reply.headers(SECURITY_HEADERS);
+    if (replayedDate) reply.header('date', replayedDate());
     keyStep.onRequest(request, reply, done);
   });
-  // A service replaying another time (EXRATES_NOW) dates its answers on its own clock, the one
-  // its `stale`, its days and its quotas follow: the portal tells a rate's age from that Date.
-  // The text is made once a second, as Node makes its own Date.
-  if (deps.config.now) {
-    let second = Number.NaN;
-    let date = '';
-    app.addHook('onRequest', (_request, reply, done) => {
-      const now = deps.clock.now().getTime();
-      if (Math.floor(now / 1000) !== second) {
-        second = Math.floor(now / 1000);
-        date = new Date(now).toUTCString();
-      }
-      reply.header('date', date);
-      done();
-    });
-  }
   app.addHook('preParsing', keyStep.preParsing);
   app.setErrorHandler(sendError);
   // What no route takes is the 404 (counted under /api/), in a context of its own whose onRequest
@@ -201,6 +188,24 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     demo: deps.config.demoKey ? { key: DEMO_KEY, perAddress: deps.config.demoKey.perAddress } : undefined,
   });
   return app;
+}
+
+/**
+ * The Date header of a service replaying another time (EXRATES_NOW): its answers are dated on its
+ * own clock, the one its `stale`, its days and its quotas follow (the portal tells a rate's age
+ * from that Date). The text is made once a second, as Node makes its own Date.
+ */
+function createDateHeader(clock: Clock): () => string {
+  let second = Number.NaN;
+  let date = '';
+  return () => {
+    const now = clock.now().getTime();
+    if (Math.floor(now / 1000) !== second) {
+      second = Math.floor(now / 1000);
+      date = new Date(now).toUTCString();
+    }
+    return date;
+  };
 }
 
 /**

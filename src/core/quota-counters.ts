@@ -82,7 +82,8 @@ export function createBufferedQuotaStore(store: StoredQuotaCounts, journal: Quot
     keyId: string;
     day: Day;
     used: number;
-    loading?: Promise<void>;
+    /** The stored count on its way, until it is added in. */
+    loading: Promise<void> | undefined;
   }
   /** What is written of a counter: its count as it is now. */
   const countOf = (c: Counter): QuotaCount => ({ keyId: c.keyId, day: c.day, used: c.used });
@@ -221,10 +222,10 @@ export function createBufferedQuotaStore(store: StoredQuotaCounts, journal: Quot
       if (!byKey) counters.set(day, (byKey = new Map()));
       let c = byKey.get(keyId);
       if (!c) {
-        const entry: Counter = { keyId, day, used: 0 };
+        const entry: Counter = { keyId, day, used: 0, loading: undefined };
         entry.loading = store.used(keyId, day).then((used) => {
           entry.used += used;
-          delete entry.loading;
+          entry.loading = undefined;
         });
         const held = byKey;
         held.set(keyId, entry);

@@ -305,7 +305,9 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
       const caller = await authenticate(request, reply, 'api');
       if (caller === undefined) return;
       request.caller = caller;
-      if (mode === 'counted') await refused(request, reply, caller);
+      if (mode !== 'counted') return;
+      const problem = await count(request, reply, caller);
+      if (problem !== undefined) sendProblem(reply, problem);
     };
   }
   const counted = keyedStep('counted');
