@@ -137,7 +137,14 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   // headers, not a bare-text 400). The API's policy adds Authorization (a Bearer key) to the
   // headers CORS names; /mcp's (POST, the MCP headers, the origins EXRATES_MCP_ORIGINS allows) is
   // its routes' config, and its own OPTIONS route's.
-  await app.register(cors, { ...CORS, allowedHeaders: [...CORS.allowedHeaders, 'Authorization'], strictPreflight: false });
+  // Its lists are given as the header values they become: an array it would join at every answer.
+  await app.register(cors, {
+    ...CORS,
+    methods: CORS.methods.join(', '),
+    allowedHeaders: [...CORS.allowedHeaders, 'Authorization'].join(', '),
+    exposedHeaders: CORS.exposedHeaders.join(', '),
+    strictPreflight: false,
+  });
   app.options(MCP_PATH, { schema: { hide: true } }, (_request, reply) => reply.send());
   const replayedDate = deps.config.now ? createDateHeader(deps.clock) : undefined;
   app.addHook('onRequest', (request, reply, done) => {
