@@ -15,7 +15,7 @@ export const RESULTS_DIR = fileURLToPath(new URL('results/', import.meta.url));
 /** Runs of a service that kept more years of history than the default (resultsDirOf). */
 export const DEEP_HISTORY_DIR = join(RESULTS_DIR, 'deep-history');
 export const REFERENCE_ROW = 'baseline+headers';
-/** The variant with src/workarounds.ts off (EXRATES_ENGINE_WORKAROUNDS=false). */
+/** The row of recorded runs that measured the service with its former engine workaround off (EXRATES_ENGINE_WORKAROUNDS=false). */
 export const PLAIN_VARIANT = '@plain';
 /** Other CPU or steal, in % of one core, above which a row is marked noisy (the kernel's loopback work alone stays under it). */
 const NOISY_OTHER_CPU = 50;

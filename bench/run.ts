@@ -7,7 +7,7 @@ import { join, relative } from 'node:path';
 import { measure, requireWrk, round, warmUp, type LoadRun, type Measurement } from './load.js';
 import { parseOptions } from './options.js';
 import { choosePinning, killAll, stopChild } from './processes.js';
-import { PLAIN_VARIANT, REFERENCE_ROW, RESULTS_DIR, gitState, judge, judgeRun, renderRun, resultsDirOf, writeRun, type Round, type Row, type Run } from './report.js';
+import { REFERENCE_ROW, RESULTS_DIR, gitState, judge, judgeRun, renderRun, resultsDirOf, writeRun, type Round, type Row, type Run } from './report.js';
 import { machineBusyFor, processMemory } from './sampling.js';
 import { SCENARIOS, VARIANT_SCENARIOS, createRotation, currentCurrencies, scenarioEnvironment, selectScenarios, type Scenario } from './scenarios.js';
 import { serviceStart } from '../scripts/node-flags.js';
@@ -48,10 +48,6 @@ async function main(): Promise<void> {
   const variants: Variant[] = [{ suffix: '', description: '', setup, wrkCpus: pinning?.generator, scenarios: serviceScenarios, keys }];
   if (options.workers > 1 && variantScenarios.length > 0) {
     variants.push({ suffix: `@${options.workers}w`, description: `, EXRATES_WORKERS=${options.workers}`, setup: { ...setup, cpus: pinning?.all, env: { ...setup.env, EXRATES_WORKERS: String(options.workers) } }, wrkCpus: pinning?.all, scenarios: variantScenarios, keys });
-  }
-  // The same service with src/workarounds.ts off: what each workaround buys (docs/performance.md).
-  if (variantScenarios.length > 0) {
-    variants.push({ suffix: PLAIN_VARIANT, description: ', EXRATES_ENGINE_WORKAROUNDS=false', setup: { ...setup, env: { ...setup.env, EXRATES_ENGINE_WORKAROUNDS: 'false' } }, wrkCpus: pinning?.generator, scenarios: variantScenarios, keys });
   }
   if (redis && variantScenarios.length > 0) {
     const env = serviceEnvironment({ databaseUrl: redis.databaseUrl, csv: options.csv, redisUrl: redis.redisUrl, redisPrefix: redis.prefix, extra });

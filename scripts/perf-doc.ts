@@ -48,8 +48,8 @@ function renderResults(): string {
 }
 
 /**
- * What src/workarounds.ts buys, from each runtime's newest run: `rate` with the workarounds and
- * `rate@plain` without, both measured against the same references in their rounds.
+ * What the last engine workaround bought, from each runtime's newest run that measured it: `rate`
+ * with it and `rate@plain` without, both against the same references in their rounds.
  */
 function renderWorkarounds(): string {
   const rows = newestRuns().flatMap(({ file, run }) => {
