@@ -7,7 +7,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fillBlock, writeOrCheck } from './generated-file.js';
-import { DEEP_HISTORY_DIR, PLAIN_VARIANT, RESULTS_DIR, renderRun, type Run } from '../bench/report.js';
+import { DEEP_HISTORY_DIR, PLAIN_VARIANT, RESULTS_DIR, WORKAROUND_DIR, renderRun, type Run } from '../bench/report.js';
 import { COLD_START_MS, PEAK_RSS_MB, SCENARIO_TARGETS, TARGET_CONNECTIONS, targetText } from '../bench/targets.js';
 
 const target = fileURLToPath(new URL('../docs/performance.md', import.meta.url));
@@ -22,11 +22,11 @@ function renderTargets(): string {
   ].join('\n');
 }
 
-/** The newest run of each Node.js major line, the newest line first (file names start with the run's UTC time). */
-function newestRuns(): Array<{ file: string; run: Run }> {
+/** The newest run of each Node.js major line in `dir`, the newest line first (file names start with the run's UTC time). */
+function newestRuns(dir = RESULTS_DIR): Array<{ file: string; run: Run }> {
   const byLine = new Map<number, { file: string; run: Run }>();
-  for (const file of (existsSync(RESULTS_DIR) ? readdirSync(RESULTS_DIR) : []).filter((name) => name.endsWith('.json')).sort()) {
-    const run = JSON.parse(readFileSync(join(RESULTS_DIR, file), 'utf8')) as Run;
+  for (const file of (existsSync(dir) ? readdirSync(dir) : []).filter((name) => name.endsWith('.json')).sort()) {
+    const run = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Run;
     byLine.set(Number(/^v(\d+)/.exec(run.runtime)?.[1]), { file, run });
   }
   return [...byLine.entries()].sort(([a], [b]) => b - a).map(([, newest]) => newest);
@@ -48,22 +48,26 @@ function renderResults(): string {
 }
 
 /**
- * What the last engine workaround bought, from each runtime's newest run that measured it: `rate`
- * with it and `rate@plain` without, both against the same references in their rounds.
+ * What the last engine workaround bought, from each runtime's newest run of a build that had it
+ * (bench/results/workaround/): `rate` with it and `rate@plain` without, both against the same
+ * references in their rounds; bought in requests/s (the ratios') and in CPU per request.
  */
 function renderWorkarounds(): string {
-  const rows = newestRuns().flatMap(({ file, run }) => {
+  const rows = newestRuns(WORKAROUND_DIR).flatMap(({ file, run }) => {
     const applied = run.rows.find((row) => row.name === 'rate');
     const plain = run.rows.find((row) => row.name === `rate${PLAIN_VARIANT}`);
     if (!applied?.ratioToHeaders || !plain?.ratioToHeaders) return [];
-    const bought = (1 - plain.ratioToHeaders / applied.ratioToHeaders) * 100;
+    const percent = (value: number) => `${(value * 100).toFixed(1)} %`;
     const cpu = (row: typeof applied) => (row.cpuPerRequestUs === undefined ? '?' : row.cpuPerRequestUs.toFixed(1));
-    return [`| ${run.runtime} ([run](../bench/results/${file})) | ${applied.ratioToHeaders.toFixed(3)} | ${plain.ratioToHeaders.toFixed(3)} | ${cpu(applied)} | ${cpu(plain)} | ${bought.toFixed(1)} % |`];
+    const cpuBought = applied.cpuPerRequestUs !== undefined && plain.cpuPerRequestUs ? percent(1 - applied.cpuPerRequestUs / plain.cpuPerRequestUs) : '?';
+    return [
+      `| ${run.runtime}, \`${run.commit}\` ([run](../bench/results/workaround/${file})) | ${applied.ratioToHeaders.toFixed(3)} | ${plain.ratioToHeaders.toFixed(3)} | ${percent(applied.ratioToHeaders / plain.ratioToHeaders - 1)} | ${cpu(applied)} | ${cpu(plain)} | ${cpuBought} |`,
+    ];
   });
   if (rows.length === 0) return 'No recorded run measures `rate@plain`.';
   return [
-    '| runtime | `rate` × baseline+headers | without the workarounds | CPU µs/req | without | bought |',
-    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    '| runtime, build | `rate` × baseline+headers | without the workaround | bought | CPU µs/req | without | bought |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows,
   ].join('\n');
 }
