@@ -305,9 +305,7 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
       const caller = await authenticate(request, reply, 'api');
       if (caller === undefined) return;
       request.caller = caller;
-      if (mode !== 'counted') return;
-      const problem = await count(request, reply, caller);
-      if (problem !== undefined) sendProblem(reply, problem);
+      if (mode === 'counted') await refused(request, reply, caller);
     };
   }
   const counted = keyedStep('counted');
