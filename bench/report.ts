@@ -15,10 +15,8 @@ export const RESULTS_DIR = fileURLToPath(new URL('results/', import.meta.url));
 /** Runs of a service that kept more years of history than the default (resultsDirOf). */
 export const DEEP_HISTORY_DIR = join(RESULTS_DIR, 'deep-history');
 export const REFERENCE_ROW = 'baseline+headers';
-/** The row of recorded runs that measured the service with its former engine workaround off (EXRATES_ENGINE_WORKAROUNDS=false). */
+/** The suffix of a row measuring the service with its engine workarounds off (EXRATES_ENGINE_WORKAROUNDS=false). */
 export const PLAIN_VARIANT = '@plain';
-/** Runs of a build that had an engine workaround, with its `rate@plain` row: what it bought (docs/performance.md). */
-export const WORKAROUND_DIR = join(RESULTS_DIR, 'workaround');
 /** Other CPU or steal, in % of one core, above which a row is marked noisy (the kernel's loopback work alone stays under it). */
 const NOISY_OTHER_CPU = 50;
 const NOISY_STEAL = 10;

@@ -55,6 +55,14 @@ export interface ServiceSetup {
   env: Record<string, string>;
   /** The CPUs it runs on (taskset's list), when the run is pinned. */
   cpus?: string;
+  /** A command that runs node, node's path and arguments appended (valgrind, for bench/instructions.ts). */
+  wrap?: readonly string[];
+}
+
+/** `node args` on these CPUs, run by `wrap` when given. */
+function nodeCommand(cpus: string | undefined, wrap: readonly string[] | undefined, args: readonly string[]): [string, string[]] {
+  const [command, ...rest] = [...(wrap ?? []), process.execPath, ...args];
+  return onCpu(cpus, command!, rest);
 }
 
 /** The bench scrapes /metrics on the service's own port, as EXRATES_METRICS_TOKEN allows. */
@@ -93,7 +101,7 @@ export async function startService(setup: ServiceSetup): Promise<Server> {
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.startsWith('EXRATES_')) env[name] = value;
   const start = serviceStart(ROOT);
   Object.assign(env, start.env, setup.env, { PORT: String(port) });
-  const [command, args] = onCpu(setup.cpus, process.execPath, [...start.flags, join(ROOT, 'dist', 'cli', 'main.js'), 'serve']);
+  const [command, args] = nodeCommand(setup.cpus, setup.wrap, [...start.flags, join(ROOT, 'dist', 'cli', 'main.js'), 'serve']);
   const child = track(spawn(command, args, { cwd: setup.dir, env, stdio: ['ignore', 'pipe', 'pipe'] }));
   return { child, port, output: tail(child, 'service') };
 }
@@ -165,13 +173,13 @@ export async function serviceReady(server: Server, key: string, timeoutMs?: numb
 }
 
 /** A baseline in its own process, answering `body`, with `headers` as well when given; it also exits when the bench's end of its standard input closes. */
-export async function startBaseline(body: string, cpus?: string, headers?: Record<string, string>): Promise<Server> {
+export async function startBaseline(body: string, cpus?: string, headers?: Record<string, string>, wrap?: readonly string[]): Promise<Server> {
   const port = await freePort();
-  const [command, args] = onCpu(cpus, process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'baseline.ts')]);
+  const [command, args] = nodeCommand(cpus, wrap, ['--import', 'tsx', join(ROOT, 'bench', 'baseline.ts')]);
   const env = { ...process.env, BASELINE_PORT: String(port), BASELINE_BODY: body, ...(headers ? { BASELINE_HEADERS: JSON.stringify(headers) } : {}) };
   const child = track(spawn(command, args, { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] }));
   const server = { child, port, output: tail(child, 'baseline') };
-  await waitFor200(`http://127.0.0.1:${port}/api/v1/rate?from=EUR&to=USD`, {}, child, server.output);
+  await waitFor200(`http://127.0.0.1:${port}/api/v1/rate?from=EUR&to=USD`, {}, child, server.output, wrap ? 600_000 : undefined);
   return server;
 }
 

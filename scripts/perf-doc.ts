@@ -7,7 +7,8 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fillBlock, writeOrCheck } from './generated-file.js';
-import { DEEP_HISTORY_DIR, PLAIN_VARIANT, RESULTS_DIR, WORKAROUND_DIR, renderRun, type Run } from '../bench/report.js';
+import { INSTRUCTIONS_DIR, type InstructionRun } from '../bench/instruction-report.js';
+import { DEEP_HISTORY_DIR, PLAIN_VARIANT, RESULTS_DIR, renderRun, type Run } from '../bench/report.js';
 import { COLD_START_MS, PEAK_RSS_MB, SCENARIO_TARGETS, TARGET_CONNECTIONS, targetText } from '../bench/targets.js';
 
 const target = fileURLToPath(new URL('../docs/performance.md', import.meta.url));
@@ -23,10 +24,10 @@ function renderTargets(): string {
 }
 
 /** The newest run of each Node.js major line in `dir`, the newest line first (file names start with the run's UTC time). */
-function newestRuns(dir = RESULTS_DIR): Array<{ file: string; run: Run }> {
-  const byLine = new Map<number, { file: string; run: Run }>();
+function newestRuns<R extends { runtime: string } = Run>(dir = RESULTS_DIR): Array<{ file: string; run: R }> {
+  const byLine = new Map<number, { file: string; run: R }>();
   for (const file of (existsSync(dir) ? readdirSync(dir) : []).filter((name) => name.endsWith('.json')).sort()) {
-    const run = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Run;
+    const run = JSON.parse(readFileSync(join(dir, file), 'utf8')) as R;
     byLine.set(Number(/^v(\d+)/.exec(run.runtime)?.[1]), { file, run });
   }
   return [...byLine.entries()].sort(([a], [b]) => b - a).map(([, newest]) => newest);
@@ -48,26 +49,27 @@ function renderResults(): string {
 }
 
 /**
- * What the last engine workaround bought, from each runtime's newest run of a build that had it
- * (bench/results/workaround/): `rate` with it and `rate@plain` without, both against the same
- * references in their rounds; bought in requests/s (the ratios') and in CPU per request.
+ * What src/workarounds.ts buys, from each runtime's newest instruction count
+ * (bench/results/instructions/, `npm run bench:instructions`): each row with the workarounds and
+ * its `@plain` twin without, in instructions per request (all threads, and the main thread's).
  */
 function renderWorkarounds(): string {
-  const rows = newestRuns(WORKAROUND_DIR).flatMap(({ file, run }) => {
-    const applied = run.rows.find((row) => row.name === 'rate');
-    const plain = run.rows.find((row) => row.name === `rate${PLAIN_VARIANT}`);
-    if (!applied?.ratioToHeaders || !plain?.ratioToHeaders) return [];
-    const percent = (value: number) => `${(value * 100).toFixed(1)} %`;
-    const cpu = (row: typeof applied) => (row.cpuPerRequestUs === undefined ? '?' : row.cpuPerRequestUs.toFixed(1));
-    const cpuBought = applied.cpuPerRequestUs !== undefined && plain.cpuPerRequestUs ? percent(1 - applied.cpuPerRequestUs / plain.cpuPerRequestUs) : '?';
-    return [
-      `| ${run.runtime}, \`${run.commit}\` ([run](../bench/results/workaround/${file})) | ${applied.ratioToHeaders.toFixed(3)} | ${plain.ratioToHeaders.toFixed(3)} | ${percent(applied.ratioToHeaders / plain.ratioToHeaders - 1)} | ${cpu(applied)} | ${cpu(plain)} | ${cpuBought} |`,
-    ];
-  });
-  if (rows.length === 0) return 'No recorded run measures `rate@plain`.';
+  const rows = newestRuns<InstructionRun>(INSTRUCTIONS_DIR).flatMap(({ file, run }) =>
+    run.rows.flatMap((applied) => {
+      const plain = run.rows.find((row) => row.name === `${applied.name}${PLAIN_VARIANT}`);
+      if (applied.server !== 'service' || plain === undefined) return [];
+      const bought = (key: 'main' | 'all') => `${((1 - applied.perRequest[key] / plain.perRequest[key]) * 100).toFixed(1)} %`;
+      const ratios = applied.ratioToHeaders !== undefined && plain.ratioToHeaders !== undefined ? `${applied.ratioToHeaders.toFixed(3)} / ${plain.ratioToHeaders.toFixed(3)}` : '–';
+      const count = (value: number) => value.toLocaleString('en-US');
+      return [
+        `| ${run.runtime}, \`${run.commit}\`${run.uncommittedSrcChanges ? ` + ${run.uncommittedSrcChanges} files changed in src/` : ''} ([run](../bench/results/instructions/${file})) | \`${applied.name}\` | ${count(applied.perRequest.all)} | ${count(plain.perRequest.all)} | **${bought('all')}** | ${bought('main')} | ${ratios} |`,
+      ];
+    }),
+  );
+  if (rows.length === 0) return 'No instruction count is recorded in `bench/results/instructions/`.';
   return [
-    '| runtime, build | `rate` × baseline+headers | without the workaround | bought | CPU µs/req | without | bought |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| runtime, build | row | instructions/request | without the workarounds | bought | bought, main thread | × baseline+headers, with / without |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
     ...rows,
   ].join('\n');
 }

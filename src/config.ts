@@ -161,6 +161,11 @@ export const ConfigSchema = Type.Object({
     default: false,
     description: 'Log a line per request (method, redacted URL, status, time). Off by default: at tens of thousands of requests per second the access log belongs to the load balancer.',
   }),
+  EXRATES_ENGINE_WORKAROUNDS: Type.Boolean({
+    default: true,
+    description:
+      'Apply the workarounds of Node.js engine behaviour in `src/workarounds.ts`, each kept while `npm run bench:instructions` shows it buys at least 5 % of a request (docs/performance.md, "Workarounds and what each buys"). `false` only to measure what they buy.',
+  }),
   EXRATES_LOG_LEVEL: Type.Union(
     LOG_LEVELS.map((l) => Type.Literal(l)),
     { default: 'info', description: `Log level: ${LOG_LEVELS.join(', ')}.` },
@@ -264,6 +269,8 @@ export interface Config {
   keyCacheMs: number;
   revocationPollMs: number;
   logRequests: boolean;
+  /** EXRATES_ENGINE_WORKAROUNDS: apply src/workarounds.ts. */
+  engineWorkarounds: boolean;
   workers: number;
   logLevel: (typeof LOG_LEVELS)[number];
   logFormat: (typeof LOG_FORMATS)[number];
@@ -332,7 +339,7 @@ export function unknownVariables(env: Record<string, string | undefined>): strin
 /** Settings only a serving process reads: a one-off command neither checks nor uses them. */
 export const SERVING_SETTINGS: readonly string[] = [
   'PORT', 'HOST', 'EXRATES_WORKERS', 'EXRATES_TRUST_PROXY', 'EXRATES_METRICS_PORT', 'EXRATES_METRICS_HOST', 'EXRATES_METRICS_TOKEN',
-  'EXRATES_DEMO_KEY_TIER', 'EXRATES_DEMO_QUOTA_PER_IP', 'EXRATES_CONTACT_EMAIL', 'EXRATES_MCP_ORIGINS', 'EXRATES_LOG_REQUESTS', 'EXRATES_KEY_CACHE_MS', 'EXRATES_REVOCATION_POLL_MS',
+  'EXRATES_DEMO_KEY_TIER', 'EXRATES_DEMO_QUOTA_PER_IP', 'EXRATES_CONTACT_EMAIL', 'EXRATES_MCP_ORIGINS', 'EXRATES_LOG_REQUESTS', 'EXRATES_ENGINE_WORKAROUNDS', 'EXRATES_KEY_CACHE_MS', 'EXRATES_REVOCATION_POLL_MS',
   'EXRATES_QUOTA_FREE', 'EXRATES_QUOTA_PRO',
 ];
 
@@ -399,7 +406,7 @@ export function loadConfig(env: Record<string, string | undefined>, options: { u
   const v = values as {
     PORT: number; HOST: string; EXRATES_DATABASE_URL: string; EXRATES_REDIS_URL?: string; EXRATES_REDIS_PREFIX: string; EXRATES_PROVIDERS: string; EXRATES_ECB_URL: string;
     EXRATES_FILE_URL?: string; EXRATES_NOW?: string; EXRATES_HISTORY_YEARS: string; EXRATES_OLD_RATES_DAYS: number; EXRATES_CROSSCHECK_PERCENT: string; EXRATES_FRANKFURTER_URL: string; EXRATES_OXR_APP_ID?: string; EXRATES_OXR_URL: string;
-    EXRATES_NEGATIVE_CACHE_SECONDS: number; EXRATES_KEY_CACHE_MS: number; EXRATES_REVOCATION_POLL_MS: number; EXRATES_LOG_REQUESTS: boolean; EXRATES_WORKERS: number; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
+    EXRATES_NEGATIVE_CACHE_SECONDS: number; EXRATES_KEY_CACHE_MS: number; EXRATES_REVOCATION_POLL_MS: number; EXRATES_LOG_REQUESTS: boolean; EXRATES_ENGINE_WORKAROUNDS: boolean; EXRATES_WORKERS: number; EXRATES_QUOTA_FREE: number; EXRATES_QUOTA_PRO: number;
     EXRATES_LOG_LEVEL: Config['logLevel']; EXRATES_LOG_FORMAT: Config['logFormat']; EXRATES_CONTACT_EMAIL: string; EXRATES_DEMO_KEY_TIER: (typeof DEMO_KEY_TIERS)[number]; EXRATES_DEMO_QUOTA_PER_IP: number; EXRATES_TRUST_PROXY?: string; EXRATES_MCP_ORIGINS: string; EXRATES_METRICS_PORT?: number; EXRATES_METRICS_HOST: string; EXRATES_METRICS_TOKEN?: string; EXRATES_UPSTREAM_TIMEOUT_MS: number; EXRATES_REFRESH_SECONDS: number;
   };
   const list: string[] = [];
@@ -462,6 +469,7 @@ export function loadConfig(env: Record<string, string | undefined>, options: { u
     keyCacheMs: v.EXRATES_KEY_CACHE_MS,
     revocationPollMs: v.EXRATES_REVOCATION_POLL_MS,
     logRequests: v.EXRATES_LOG_REQUESTS,
+    engineWorkarounds: v.EXRATES_ENGINE_WORKAROUNDS,
     workers: v.EXRATES_WORKERS,
     logLevel: v.EXRATES_LOG_LEVEL,
     logFormat: v.EXRATES_LOG_FORMAT,

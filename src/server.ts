@@ -3,6 +3,7 @@ import { announceListening, announceLoaded, checkFileSource } from './announce.j
 import { buildApp, buildMetricsApp } from './app.js';
 import type { Config } from './config.js';
 import { createDeps, type Deps, type DepsOptions } from './deps.js';
+import { applyEngineWorkarounds } from './workarounds.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -23,6 +24,8 @@ export interface RunningServer {
  * refreshes on wall-clock multiples of the interval, and shuts down gracefully.
  */
 export async function startServer(config: Config, options: DepsOptions = {}): Promise<RunningServer> {
+  // Before the first full collection, which loading the rates makes.
+  if (config.engineWorkarounds) await applyEngineWorkarounds();
   await checkFileSource(config);
   let deps: Deps | undefined;
   let app: FastifyInstance;

@@ -1,0 +1,42 @@
+/**
+ * What `npm run bench:instructions` (bench/instructions.ts) writes to bench/results/instructions/
+ * and how a run renders: in its output and in docs/performance.md (scripts/perf-doc.ts).
+ */
+import { join } from 'node:path';
+import { RESULTS_DIR } from './report.js';
+
+export const INSTRUCTIONS_DIR = join(RESULTS_DIR, 'instructions');
+
+export interface InstructionRow {
+  name: string;
+  server: 'reference' | 'service';
+  /** Instructions per request, the main thread's and every thread's, of the row's lowest count. */
+  perRequest: { main: number; all: number };
+  /** Every count of the row, all threads, per request. */
+  counts: number[];
+  /** baseline+headers' instructions per request over this row's (all threads), as requests/s would be if instructions were time. */
+  ratioToHeaders?: number;
+}
+
+export interface InstructionRun {
+  startedAt: string;
+  command: string;
+  runtime: string;
+  commit: string;
+  uncommittedSrcChanges: number;
+  machine: { cpus: number; cpu: string; memoryGb: number; platform: string };
+  setup: { requests: number; counts: number; warmup: number; connections: number; keys: number; valgrind: string };
+  rows: InstructionRow[];
+}
+
+export function renderInstructionRun(run: InstructionRun): string {
+  const lines = [
+    `${run.runtime}, \`${run.commit}\`${run.uncommittedSrcChanges ? ` (+${run.uncommittedSrcChanges} uncommitted files in src/)` : ''}, the lowest of ${run.setup.counts} counts of ${run.setup.requests} requests per row, after ${run.setup.warmup} not counted, ${run.setup.connections} connections.`,
+    '',
+    '| row | instructions/request, main thread | all threads | × baseline+headers |',
+    '| --- | ---: | ---: | ---: |',
+    ...run.rows.map((row) => `| ${row.name} | ${row.perRequest.main.toLocaleString('en-US')} | ${row.perRequest.all.toLocaleString('en-US')} | ${row.ratioToHeaders === undefined ? '' : row.ratioToHeaders.toFixed(3)} |`),
+  ];
+  return lines.join('\n');
+}
+

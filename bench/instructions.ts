@@ -1,0 +1,224 @@
+/**
+ * `npm run bench:instructions`: the instructions the CPU runs per request, counted by valgrind's
+ * callgrind, for the service (with its engine workarounds, and without: `@plain`) and for
+ * baseline+headers, on the runtime that runs it. A count does not move with what else the machine
+ * does, where requests/s on a shared machine move by 10 % and more from process to process, so
+ * it tells apart effects of a few per cent that `npm run bench` cannot: what each workaround in
+ * src/workarounds.ts buys (docs/performance.md, "Workarounds and what each buys").
+ *
+ * Each server runs under callgrind with counting off; a warm-up (not counted) lets the JIT settle;
+ * then each row counts exactly `--requests` requests, 50 at a time on keep-alive connections,
+ * and divides. Threads are counted apart: the main thread's figure is the request path's, all
+ * threads' adds the collector's and compiler's background work. Under callgrind a process runs
+ * some 50 times slower, so work done once a second (the quota journal's fold, the revocation
+ * poll) weighs more per request than at full speed, the same with or without a workaround.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { cpus, totalmem } from 'node:os';
+import { join, relative } from 'node:path';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { killAll, stopChild } from './processes.js';
+import { INSTRUCTIONS_DIR, renderInstructionRun, type InstructionRow, type InstructionRun } from './instruction-report.js';
+import { PLAIN_VARIANT, REFERENCE_ROW, gitState } from './report.js';
+import { SCENARIOS, createRotation, currentCurrencies, type Rotation, type Scenario } from './scenarios.js';
+import { issueKeys, loadHistory, runWorkspace, serviceEnvironment, serviceReady, startBaseline, startService, stopBaseline, type Server } from './servers.js';
+import { ensureBuilt, ROOT } from '../test/support/processes.js';
+
+const KEY_COUNT = 1000;
+const CONNECTIONS = 50;
+/** The rows counted on the service, each also on the service without its workarounds. */
+const ROWS = ['rate', 'convert'];
+
+const whole = (value: string) => {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) throw new InvalidArgumentError('a whole number of 1 or more is needed.');
+  return number;
+};
+
+function parseOptions(argv: readonly string[]): { requests: number; counts: number; warmup: number; csv: string } {
+  const program = new Command('npm run bench:instructions --')
+    .description('Counts the instructions per request of the service, with and without its engine workarounds, and of baseline+headers, under valgrind (callgrind).')
+    .addOption(new Option('--requests <n>', 'requests counted per row').argParser(whole).default(5000))
+    .addOption(new Option('--counts <n>', "counts of each row, in turn with the server's other rows: its figure is the lowest").argParser(whole).default(3))
+    .addOption(new Option('--warmup <n>', 'requests before the first count of each server (its rows in turn), not counted').argParser(whole).default(20000))
+    .addOption(new Option('--csv <path>', 'the ECB history to load').env('BENCH_ECB_CSV').default(join(ROOT, '..', 'shared', 'data', 'ecb', 'eurofxref-hist.csv')))
+    .allowExcessArguments(false);
+  program.parse(argv, { from: 'user' });
+  return program.opts();
+}
+
+/** Fails with what to do when valgrind is not installed; its version otherwise. */
+function requireValgrind(): string {
+  const result = spawnSync('valgrind', ['--version'], { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error('the instruction count needs valgrind (apt-get install valgrind)');
+  return result.stdout.trim();
+}
+
+/** A server under callgrind, counting off until told, each thread's counts dumped apart. */
+class Counted {
+  readonly outFile: string;
+  readonly prefix: string;
+  constructor(
+    readonly dir: string,
+    readonly name: string,
+    /** HOST as the counted process sees it: callgrind_control finds the process by it. */
+    readonly host: string | undefined,
+  ) {
+    this.outFile = join(dir, `${name}.callgrind`);
+    this.prefix = join(dir, `${name}.vgdb`);
+  }
+
+  get wrap(): string[] {
+    return ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', '--smc-check=all-non-file', `--vgdb-prefix=${this.prefix}`, `--callgrind-out-file=${this.outFile}`];
+  }
+
+  private control(pid: number, ...args: string[]): void {
+    const env = { ...process.env };
+    if (this.host === undefined) delete env.HOST;
+    else env.HOST = this.host;
+    execFileSync('callgrind_control', [`--vgdb-prefix=${this.prefix}`, ...args, String(pid)], { env, stdio: 'ignore' });
+  }
+
+  /** The instructions `work` makes the process run, per thread summed: the main thread's and all. */
+  async count(pid: number, work: () => Promise<void>): Promise<{ main: number; all: number }> {
+    this.control(pid, '-i', 'on');
+    await work();
+    this.control(pid, '-i', 'off');
+    this.control(pid, '-d');
+    const dumps = () => readdirSync(this.dir).filter((file) => file.startsWith(`${this.name}.callgrind.`));
+    const totals = new Map<string, { thread: number; total: number }>();
+    for (let waited = 0; waited < 30_000; waited += 200) {
+      for (const file of dumps()) {
+        if (totals.has(file)) continue;
+        const text = readFileSync(join(this.dir, file), 'utf8');
+        const total = /^totals: (\d+)$/m.exec(text)?.[1];
+        if (total !== undefined) totals.set(file, { thread: Number(/^thread: (\d+)$/m.exec(text)?.[1] ?? 1), total: Number(total) });
+      }
+      if (totals.size > 0 && totals.size === dumps().length) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    for (const file of dumps()) rmSync(join(this.dir, file));
+    if (totals.size === 0) throw new Error(`callgrind wrote no counts for ${this.name}`);
+    const values = [...totals.values()];
+    return { main: values.filter((t) => t.thread === 1).reduce((sum, t) => sum + t.total, 0), all: values.reduce((sum, t) => sum + t.total, 0) };
+  }
+}
+
+/** Exactly `count` requests of a scenario, `CONNECTIONS` at a time on keep-alive connections; any answer but a 200 fails. */
+async function load(port: number, scenario: Scenario, rotation: Rotation, count: number, offset: number): Promise<void> {
+  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  let next = 0;
+  const one = (n: number) =>
+    new Promise<void>((resolve, reject) => {
+      const { path, headers } = scenario.request(n, rotation);
+      httpRequest({ host: '127.0.0.1', port, path, headers, agent }, (response) => {
+        response.resume();
+        response.on('end', () => (response.statusCode === 200 ? resolve() : reject(new Error(`${path}: status ${response.statusCode}`))));
+      }).on('error', reject).end();
+    });
+  const worker = async () => {
+    for (let n = next++; n < count; n = next++) await one(offset + n);
+  };
+  try {
+    await Promise.all(Array.from({ length: CONNECTIONS }, worker));
+  } finally {
+    agent.destroy();
+  }
+}
+
+const round = (value: number) => Math.round(value);
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  const valgrind = requireValgrind();
+  const startedAt = new Date();
+  await ensureBuilt();
+  const currencies = currentCurrencies(options.csv);
+  const keys: string[] = [];
+  const rotation = createRotation(currencies, keys);
+  const { dir, cleanUp } = await runWorkspace(undefined, undefined);
+  const env = serviceEnvironment({ databaseUrl: `sqlite:${join(dir, 'bench.db')}`, csv: options.csv, extra: {} });
+  const scenario = (name: string) => SCENARIOS.find((s) => s.name === name)!;
+  const rows: InstructionRow[] = [];
+
+  /**
+   * Warms a server up on each of its rows in turn, then counts each row `--counts` times, in turn:
+   * a row's figure is its lowest count, the one with the least background work of the collector
+   * and the compiler in it.
+   */
+  async function countRows(counted: Counted, server: Server, names: readonly string[], rowName: (name: string) => string, kind: InstructionRow['server']) {
+    const pid = server.child.pid!;
+    const share = Math.ceil(options.warmup / names.length);
+    let offset = 0;
+    for (const name of names) {
+      await load(server.port, scenario(name), rotation, share, offset);
+      offset += share;
+    }
+    const counts = new Map<string, Array<{ main: number; all: number }>>(names.map((name) => [name, []]));
+    for (let i = 0; i < options.counts; i++) {
+      for (const name of names) {
+        const totals = await counted.count(pid, () => load(server.port, scenario(name), rotation, options.requests, offset));
+        offset += options.requests;
+        counts.get(name)!.push({ main: round(totals.main / options.requests), all: round(totals.all / options.requests) });
+      }
+    }
+    for (const name of names) {
+      const figures = counts.get(name)!;
+      const perRequest = figures.reduce((low, figure) => (figure.all < low.all ? figure : low));
+      rows.push({ name: rowName(name), server: kind, perRequest, counts: figures.map((figure) => figure.all) });
+      console.log(`bench: ${rowName(name)}: ${perRequest.main} instructions/request on the main thread, ${perRequest.all} on all (lowest of ${figures.map((f) => f.all).join(', ')})`);
+    }
+  }
+
+  try {
+    keys.push(...(await issueKeys({ dir, env }, KEY_COUNT)));
+    const sample = await loadHistory({ dir, env }, keys[0]!);
+    console.log(`bench: ${valgrind}, node ${process.version}; each server starts under callgrind (a minute or more)`);
+
+    const reference = new Counted(dir, 'reference', process.env.HOST);
+    const baseline = await startBaseline(sample.body, undefined, sample.headers, reference.wrap);
+    try {
+      await countRows(reference, baseline, ['baseline'], () => REFERENCE_ROW, 'reference');
+    } finally {
+      await stopBaseline(baseline);
+    }
+    for (const [suffix, extra] of [['', {}], [PLAIN_VARIANT, { EXRATES_ENGINE_WORKAROUNDS: 'false' }]] as const) {
+      const counted = new Counted(dir, `service${suffix.replace('@', '-')}`, env.HOST);
+      const server = await startService({ dir, env: { ...env, ...extra }, wrap: counted.wrap });
+      try {
+        await serviceReady(server, keys[0]!, 900_000);
+        await countRows(counted, server, ROWS, (name) => `${name}${suffix}`, 'service');
+      } finally {
+        await stopChild(server.child, 60_000);
+      }
+    }
+  } finally {
+    killAll();
+    await cleanUp();
+  }
+
+  const reference = rows.find((row) => row.server === 'reference')!;
+  for (const row of rows) if (row.server === 'service') row.ratioToHeaders = Math.round((reference.perRequest.all / row.perRequest.all) * 1000) / 1000;
+  const run: InstructionRun = {
+    startedAt: startedAt.toISOString(),
+    command: `npm run bench:instructions${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+    runtime: process.version,
+    ...gitState(ROOT),
+    machine: { cpus: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 2 ** 30), platform: `${process.platform} ${process.arch}` },
+    setup: { requests: options.requests, counts: options.counts, warmup: options.warmup, connections: CONNECTIONS, keys: KEY_COUNT, valgrind },
+    rows,
+  };
+  console.log(`\n${renderInstructionRun(run)}`);
+  mkdirSync(INSTRUCTIONS_DIR, { recursive: true });
+  const file = join(INSTRUCTIONS_DIR, `${run.startedAt.replace(/:/g, '-').replace(/\.\d+Z$/, 'Z')}-${run.commit}.json`);
+  writeFileSync(file, `${JSON.stringify(run, null, 2)}\n`);
+  console.log(`bench: written to ${relative(ROOT, file)} (${Math.round((Date.now() - startedAt.getTime()) / 1000)} s); the newest run of each runtime there is what npm run docs:performance shows`);
+}
+
+main().catch((error: unknown) => {
+  console.error(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  killAll();
+  process.exitCode = 1;
+});
