@@ -10,11 +10,11 @@ export const INSTRUCTIONS_DIR = join(RESULTS_DIR, 'instructions');
 export interface InstructionRow {
   name: string;
   server: 'reference' | 'service';
-  /** Instructions per request, the main thread's and every thread's, of the row's lowest count. */
+  /** Instructions per request, the main thread's and every thread's: the medians of the row's counts. */
   perRequest: { main: number; all: number };
-  /** Every count of the row, all threads, per request. */
-  counts: number[];
-  /** baseline+headers' instructions per request over this row's (all threads), as requests/s would be if instructions were time. */
+  /** Every count of the row, per request. */
+  counts: Array<{ main: number; all: number }>;
+  /** baseline+headers' instructions per request over this row's (main thread), as requests/s would be if instructions were time. */
   ratioToHeaders?: number;
 }
 
@@ -31,7 +31,7 @@ export interface InstructionRun {
 
 export function renderInstructionRun(run: InstructionRun): string {
   const lines = [
-    `${run.runtime}, \`${run.commit}\`${run.uncommittedSrcChanges ? ` (+${run.uncommittedSrcChanges} uncommitted files in src/)` : ''}, the lowest of ${run.setup.counts} counts of ${run.setup.requests} requests per row, after ${run.setup.warmup} not counted, ${run.setup.connections} connections.`,
+    `${run.runtime}, \`${run.commit}\`${run.uncommittedSrcChanges ? ` (+${run.uncommittedSrcChanges} uncommitted files in src/)` : ''}, the medians of ${run.setup.counts} counts of ${run.setup.requests} requests per row, after ${run.setup.warmup} not counted, ${run.setup.connections} connections.`,
     '',
     '| row | instructions/request, main thread | all threads | × baseline+headers |',
     '| --- | ---: | ---: | ---: |',

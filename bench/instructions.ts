@@ -18,10 +18,11 @@ import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { Agent, request as httpRequest } from 'node:http';
 import { cpus, totalmem } from 'node:os';
 import { join, relative } from 'node:path';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
+import { DEFAULT_CSV, whole } from './options.js';
 import { killAll, stopChild } from './processes.js';
 import { INSTRUCTIONS_DIR, renderInstructionRun, type InstructionRow, type InstructionRun } from './instruction-report.js';
-import { PLAIN_VARIANT, REFERENCE_ROW, gitState } from './report.js';
+import { PLAIN_VARIANT, REFERENCE_ROW, gitState, median } from './report.js';
 import { SCENARIOS, createRotation, currentCurrencies, type Rotation, type Scenario } from './scenarios.js';
 import { issueKeys, loadHistory, runWorkspace, serviceEnvironment, serviceReady, startBaseline, startService, stopBaseline, type Server } from './servers.js';
 import { ensureBuilt, ROOT } from '../test/support/processes.js';
@@ -31,19 +32,13 @@ const CONNECTIONS = 50;
 /** The rows counted on the service, each also on the service without its workarounds. */
 const ROWS = ['rate', 'convert'];
 
-const whole = (value: string) => {
-  const number = Number(value);
-  if (!Number.isInteger(number) || number < 1) throw new InvalidArgumentError('a whole number of 1 or more is needed.');
-  return number;
-};
-
 function parseOptions(argv: readonly string[]): { requests: number; counts: number; warmup: number; csv: string } {
   const program = new Command('npm run bench:instructions --')
     .description('Counts the instructions per request of the service, with and without its engine workarounds, and of baseline+headers, under valgrind (callgrind).')
-    .addOption(new Option('--requests <n>', 'requests counted per row').argParser(whole).default(5000))
-    .addOption(new Option('--counts <n>', "counts of each row, in turn with the server's other rows: its figure is the lowest").argParser(whole).default(3))
-    .addOption(new Option('--warmup <n>', 'requests before the first count of each server (its rows in turn), not counted').argParser(whole).default(20000))
-    .addOption(new Option('--csv <path>', 'the ECB history to load').env('BENCH_ECB_CSV').default(join(ROOT, '..', 'shared', 'data', 'ecb', 'eurofxref-hist.csv')))
+    .addOption(new Option('--requests <n>', 'requests counted per row').argParser(whole(1)).default(5000))
+    .addOption(new Option('--counts <n>', "counts of each row, in turn with the server's other rows: its figures are their medians").argParser(whole(1)).default(3))
+    .addOption(new Option('--warmup <n>', 'requests before the first count of each server (its rows in turn), not counted').argParser(whole(1)).default(20000))
+    .addOption(new Option('--csv <path>', 'the ECB history to load').env('BENCH_ECB_CSV').default(DEFAULT_CSV, '../shared/data/ecb/eurofxref-hist.csv'))
     .allowExcessArguments(false);
   program.parse(argv, { from: 'user' });
   return program.opts();
@@ -145,8 +140,8 @@ async function main(): Promise<void> {
 
   /**
    * Warms a server up on each of its rows in turn, then counts each row `--counts` times, in turn:
-   * a row's figure is its lowest count, the one with the least background work of the collector
-   * and the compiler in it.
+   * a row's figures are the medians of its counts (the background work of the collector and the
+   * compiler comes in lumps, and moves the count of all threads from one count to the next).
    */
   async function countRows(counted: Counted, server: Server, names: readonly string[], rowName: (name: string) => string, kind: InstructionRow['server']) {
     const pid = server.child.pid!;
@@ -166,9 +161,9 @@ async function main(): Promise<void> {
     }
     for (const name of names) {
       const figures = counts.get(name)!;
-      const perRequest = figures.reduce((low, figure) => (figure.all < low.all ? figure : low));
-      rows.push({ name: rowName(name), server: kind, perRequest, counts: figures.map((figure) => figure.all) });
-      console.log(`bench: ${rowName(name)}: ${perRequest.main} instructions/request on the main thread, ${perRequest.all} on all (lowest of ${figures.map((f) => f.all).join(', ')})`);
+      const perRequest = { main: median(figures.map((f) => f.main)), all: median(figures.map((f) => f.all)) };
+      rows.push({ name: rowName(name), server: kind, perRequest, counts: figures });
+      console.log(`bench: ${rowName(name)}: ${perRequest.main} instructions/request on the main thread (${figures.map((f) => f.main).join(', ')}), ${perRequest.all} on all (${figures.map((f) => f.all).join(', ')})`);
     }
   }
 
@@ -200,7 +195,7 @@ async function main(): Promise<void> {
   }
 
   const reference = rows.find((row) => row.server === 'reference')!;
-  for (const row of rows) if (row.server === 'service') row.ratioToHeaders = Math.round((reference.perRequest.all / row.perRequest.all) * 1000) / 1000;
+  for (const row of rows) if (row.server === 'service') row.ratioToHeaders = Math.round((reference.perRequest.main / row.perRequest.main) * 1000) / 1000;
   const run: InstructionRun = {
     startedAt: startedAt.toISOString(),
     command: `npm run bench:instructions${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,

@@ -6,10 +6,10 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { fileURLToPath } from 'node:url';
 
-const DEFAULT_CSV = fileURLToPath(new URL('../../shared/data/ecb/eurofxref-hist.csv', import.meta.url));
+export const DEFAULT_CSV = fileURLToPath(new URL('../../shared/data/ecb/eurofxref-hist.csv', import.meta.url));
 
 /** A whole number of at least `min` (wrk takes whole seconds). */
-const whole = (min: number) => (value: string) => {
+export const whole = (min: number) => (value: string) => {
   const number = Number(value);
   if (value.trim() === '' || !Number.isInteger(number) || number < min) throw new InvalidArgumentError(`a whole number of ${min} or more is needed.`);
   return number;
