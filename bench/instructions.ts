@@ -6,9 +6,9 @@
  * it tells apart effects of a few per cent that `npm run bench` cannot: what each workaround in
  * src/workarounds.ts buys (docs/performance.md, "Workarounds and what each buys").
  *
- * Each server runs under callgrind with counting off; a warm-up (not counted) lets the JIT settle;
- * then each row counts exactly `--requests` requests, 50 at a time on keep-alive connections,
- * and divides. Threads are counted apart: the main thread's figure is the request path's, all
+ * Each server runs under callgrind with counting off; a warm-up (not counted) lets the JIT settle,
+ * and a full collection while it is idle follows (collectGarbage); then each row counts exactly
+ * `--requests` requests, 50 at a time on keep-alive connections, and divides. Threads are counted apart: the main thread's figure is the request path's, all
  * threads' adds the collector's and compiler's background work. Under callgrind a process runs
  * some 50 times slower, so work done once a second (the quota journal's fold, the revocation
  * poll) weighs more per request than at full speed, the same with or without a workaround.
@@ -101,6 +101,39 @@ class Counted {
   }
 }
 
+/**
+ * Makes a server run one full collection while it is idle, as the service's start does while the
+ * history loads and an idle process does on its own: through the inspector, which SIGUSR1 opens
+ * (on 127.0.0.1:9229; the servers here run one at a time), and its `HeapProfiler.collectGarbage`.
+ * The counts then meet what a long-running process meets: without the nextTick workaround, the
+ * state it prevents.
+ */
+async function collectGarbage(server: Server): Promise<void> {
+  let output = '';
+  const listening = new Promise<string>((resolve) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const url = /ws:\/\/\S+/.exec(output)?.[0];
+      if (url) {
+        server.child.stderr!.off('data', onData);
+        resolve(url);
+      }
+    };
+    server.child.stderr!.on('data', onData);
+  });
+  server.child.kill('SIGUSR1');
+  const url = await Promise.race([listening, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`the inspector did not open\n${server.output()}`)), 300_000))]);
+  const socket = new WebSocket(url);
+  await new Promise<void>((resolve, reject) => {
+    socket.addEventListener('open', () => socket.send(JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' })));
+    socket.addEventListener('message', (event) => {
+      if ((JSON.parse(String(event.data)) as { id?: number }).id === 1) resolve();
+    });
+    socket.addEventListener('error', () => reject(new Error(`the inspector at ${url} failed`)));
+  });
+  socket.close();
+}
+
 /** Exactly `count` requests of a scenario, `CONNECTIONS` at a time on keep-alive connections; any answer but a 200 fails. */
 async function load(port: number, scenario: Scenario, rotation: Rotation, count: number, offset: number): Promise<void> {
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
@@ -151,6 +184,7 @@ async function main(): Promise<void> {
       await load(server.port, scenario(name), rotation, share, offset);
       offset += share;
     }
+    await collectGarbage(server);
     const counts = new Map<string, Array<{ main: number; all: number }>>(names.map((name) => [name, []]));
     for (let i = 0; i < options.counts; i++) {
       for (const name of names) {
