@@ -106,8 +106,8 @@ class Counted {
  * loads and an idle process does on its own: through the inspector, which SIGUSR1 opens (on
  * 127.0.0.1:9229; the servers here run one at a time), and its `HeapProfiler.collectGarbage`. The
  * counts then meet what a long-running process meets: without the nextTick workaround, the state
- * it prevents. Not baseline+headers: after such a collection a bare Fastify route meets that
- * state too (its count grows by a third), and the reference stays the route at its best.
+ * it prevents. Not baseline+headers, which stays the bare route at its best: after such a
+ * collection its count, too, grows by a third.
  */
 async function collectGarbage(server: Server): Promise<void> {
   let output = '';
@@ -173,7 +173,8 @@ async function main(): Promise<void> {
   const rows: InstructionRow[] = [];
 
   /**
-   * Warms a server up on each of its rows in turn, then counts each row `--counts` times, in turn:
+   * Warms a server up on each of its rows in turn (the service twice, before and after its idle
+   * collection), then counts each row `--counts` times, in turn:
    * a row's figures are the medians of its counts (the background work of the collector and the
    * compiler comes in lumps, and moves the count of all threads from one count to the next).
    */
@@ -181,11 +182,18 @@ async function main(): Promise<void> {
     const pid = server.child.pid!;
     const share = Math.ceil(options.warmup / names.length);
     let offset = 0;
-    for (const name of names) {
-      await load(server.port, scenario(name), rotation, share, offset);
-      offset += share;
+    const warmUp = async () => {
+      for (const name of names) {
+        await load(server.port, scenario(name), rotation, share, offset);
+        offset += share;
+      }
+    };
+    await warmUp();
+    // The collection drops compiled code and what the code had learned: the warm-up again.
+    if (kind === 'service') {
+      await collectGarbage(server);
+      await warmUp();
     }
-    if (kind === 'service') await collectGarbage(server);
     const counts = new Map<string, Array<{ main: number; all: number }>>(names.map((name) => [name, []]));
     for (let i = 0; i < options.counts; i++) {
       for (const name of names) {
