@@ -103,8 +103,8 @@ class Counted {
 
 /**
  * Makes the service run one full collection while it is idle, as its start does while the history
- * loads and an idle process does on its own: through the inspector, which SIGUSR1 opens (on
- * 127.0.0.1:9229; the servers here run one at a time), and its `HeapProfiler.collectGarbage`. The
+ * loads and an idle process does on its own: through the inspector, which SIGUSR1 opens (on the
+ * port the process prints), and its `HeapProfiler.collectGarbage`. The
  * counts then meet what a long-running process meets: without the nextTick workaround, the state
  * it prevents. Not baseline+headers, which stays the bare route at its best: after such a
  * collection its count, too, grows by a third.
@@ -224,7 +224,8 @@ async function main(): Promise<void> {
     }
     for (const [suffix, extra] of [['', {}], [PLAIN_VARIANT, { EXRATES_ENGINE_WORKAROUNDS: 'false' }]] as const) {
       const counted = new Counted(dir, `service${suffix.replace('@', '-')}`, env.HOST);
-      const server = await startService({ dir, env: { ...env, ...extra }, wrap: counted.wrap });
+      // The inspector that collectGarbage opens listens on a free port, not on 9229.
+      const server = await startService({ dir, env: { ...env, ...extra, NODE_OPTIONS: '--inspect-port=0' }, wrap: counted.wrap });
       try {
         await serviceReady(server, keys[0]!, 900_000);
         await countRows(counted, server, ROWS, (name) => `${name}${suffix}`, 'service');
