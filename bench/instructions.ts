@@ -14,15 +14,14 @@
  * poll) weighs more per request than at full speed, the same with or without a workaround.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
-import { cpus, totalmem } from 'node:os';
 import { join, relative } from 'node:path';
 import { Command, Option } from 'commander';
 import { DEFAULT_CSV, whole } from './options.js';
 import { killAll, stopChild } from './processes.js';
 import { INSTRUCTIONS_DIR, renderInstructionRun, type InstructionRow, type InstructionRun } from './instruction-report.js';
-import { PLAIN_VARIANT, REFERENCE_ROW, gitState, median } from './report.js';
+import { PLAIN_VARIANT, REFERENCE_ROW, gitState, machineOf, median, writeResults } from './report.js';
 import { SCENARIOS, createRotation, currentCurrencies, type Rotation, type Scenario } from './scenarios.js';
 import { issueKeys, loadHistory, runWorkspace, serviceEnvironment, serviceReady, startBaseline, startService, stopBaseline, type Server } from './servers.js';
 import { ensureBuilt, ROOT } from '../test/support/processes.js';
@@ -104,9 +103,8 @@ class Counted {
 /**
  * Makes the service run one full collection while it is idle, as its start does while the history
  * loads and an idle process does on its own: through the inspector, which SIGUSR1 opens (on the
- * port the process prints), and its `HeapProfiler.collectGarbage`. The
- * counts then meet what a long-running process meets: without the nextTick workaround, the state
- * it prevents. Not baseline+headers, which stays the bare route at its best: after such a
+ * port the process prints), and its `HeapProfiler.collectGarbage`. The counts then meet what a
+ * long-running process meets: without the nextTick workaround, the state it prevents. Not baseline+headers, which stays the bare route at its best: after such a
  * collection its count, too, grows by a third.
  */
 async function collectGarbage(server: Server): Promise<void> {
@@ -123,7 +121,9 @@ async function collectGarbage(server: Server): Promise<void> {
     server.child.stderr!.on('data', onData);
   });
   server.child.kill('SIGUSR1');
-  const url = await Promise.race([listening, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`the inspector did not open\n${server.output()}`)), 300_000))]);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`the inspector did not open\n${server.output()}`)), 300_000)));
+  const url = await Promise.race([listening, timeout]).finally(() => clearTimeout(timer));
   const socket = new WebSocket(url);
   await new Promise<void>((resolve, reject) => {
     socket.addEventListener('open', () => socket.send(JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' })));
@@ -156,8 +156,6 @@ async function load(port: number, scenario: Scenario, rotation: Rotation, count:
     agent.destroy();
   }
 }
-
-const round = (value: number) => Math.round(value);
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
@@ -199,7 +197,7 @@ async function main(): Promise<void> {
       for (const name of names) {
         const totals = await counted.count(pid, () => load(server.port, scenario(name), rotation, options.requests, offset));
         offset += options.requests;
-        counts.get(name)!.push({ main: round(totals.main / options.requests), all: round(totals.all / options.requests) });
+        counts.get(name)!.push({ main: Math.round(totals.main / options.requests), all: Math.round(totals.all / options.requests) });
       }
     }
     for (const name of names) {
@@ -245,14 +243,12 @@ async function main(): Promise<void> {
     command: `npm run bench:instructions${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
     runtime: process.version,
     ...gitState(ROOT),
-    machine: { cpus: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 2 ** 30), platform: `${process.platform} ${process.arch}` },
+    machine: machineOf(),
     setup: { requests: options.requests, counts: options.counts, warmup: options.warmup, connections: CONNECTIONS, keys: KEY_COUNT, valgrind },
     rows,
   };
   console.log(`\n${renderInstructionRun(run)}`);
-  mkdirSync(INSTRUCTIONS_DIR, { recursive: true });
-  const file = join(INSTRUCTIONS_DIR, `${run.startedAt.replace(/:/g, '-').replace(/\.\d+Z$/, 'Z')}-${run.commit}.json`);
-  writeFileSync(file, `${JSON.stringify(run, null, 2)}\n`);
+  const file = writeResults(INSTRUCTIONS_DIR, run);
   console.log(`bench: written to ${relative(ROOT, file)} (${Math.round((Date.now() - startedAt.getTime()) / 1000)} s); the newest run of each runtime there is what npm run docs:performance shows`);
 }
 

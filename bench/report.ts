@@ -6,6 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { round, type Measurement } from './load.js';
@@ -179,11 +180,20 @@ export function resultsDirOf(run: Pick<Run, 'setup'>): string {
 
 /** Writes the run to bench/results/<UTC time>-<commit>.json (resultsDirOf); returns the file's path. */
 export function writeRun(run: Run): string {
-  const dir = resultsDirOf(run);
+  return writeResults(resultsDirOf(run), run);
+}
+
+/** Writes a run to `dir`/<UTC time>-<commit>.json, a name that sorts by time (the docs take the newest); returns the file's path. */
+export function writeResults(dir: string, run: { startedAt: string; commit: string }): string {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${run.startedAt.replace(/\.\d+Z$/, 'Z').replace(/:/g, '-')}-${run.commit}.json`);
   writeFileSync(file, `${JSON.stringify(run, null, 2)}\n`);
   return file;
+}
+
+/** The machine a run ran on, as its file records it. */
+export function machineOf(): { cpus: number; cpu: string; memoryGb: number; platform: string } {
+  return { cpus: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 2 ** 30), platform: `${process.platform} ${process.arch}` };
 }
 
 /** The commit a run measures and how many files in src/ differ from it. */

@@ -2,12 +2,11 @@
  * `npm run bench`: the service against two bare Fastify routes, in one run, on the runtime that
  * runs the bench. Options: `npm run bench -- --help`. What a run does: docs/performance.md.
  */
-import { cpus, totalmem } from 'node:os';
 import { join, relative } from 'node:path';
 import { measure, requireWrk, round, warmUp, type LoadRun, type Measurement } from './load.js';
 import { parseOptions } from './options.js';
 import { choosePinning, killAll, stopChild } from './processes.js';
-import { REFERENCE_ROW, RESULTS_DIR, gitState, judge, judgeRun, renderRun, resultsDirOf, writeRun, type Round, type Row, type Run } from './report.js';
+import { REFERENCE_ROW, RESULTS_DIR, gitState, machineOf, judge, judgeRun, renderRun, resultsDirOf, writeRun, type Round, type Row, type Run } from './report.js';
 import { machineBusyFor, processMemory } from './sampling.js';
 import { SCENARIOS, VARIANT_SCENARIOS, createRotation, currentCurrencies, scenarioEnvironment, selectScenarios, type Scenario } from './scenarios.js';
 import { serviceStart } from '../scripts/node-flags.js';
@@ -176,7 +175,7 @@ async function main(): Promise<void> {
     command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
     runtime: process.version,
     ...git,
-    machine: { cpus: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 2 ** 30), platform: `${process.platform} ${process.arch}`, busyBeforePct: busy },
+    machine: { ...machineOf(), busyBeforePct: busy },
     setup: {
       ...pick(options, 'connections', 'duration', 'warmup', 'settle', 'rounds', 'roundSeconds'),
       pinned: pinning ? `servers on CPU ${pinning.server}, wrk on CPU ${pinning.generator}, several workers on CPUs ${pinning.all}` : 'no',
