@@ -38,6 +38,8 @@ export interface Row extends Measurement {
   baselineRequestsPerSecond?: number;
   baselineCpuPerRequestUs?: number;
   ratioToHeaders?: number;
+  /** A row of rate on other stores: its ratio to baseline+headers over the SQLite row's. */
+  ratioToRate?: number;
   target?: ScenarioTarget;
   pass?: boolean;
   failedBecause?: string[];
@@ -71,8 +73,8 @@ export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Ma
 /**
  * Compares each row with the references measured beside it in its rounds (the median of the
  * rounds' ratios: the host's speed drifts over minutes, a round measures the servers within
- * seconds), and holds the plain service rows to their targets when the run used the targets'
- * connections.
+ * seconds), and holds the service rows that have targets (bench/targets.ts) to them when the run
+ * used the targets' connections.
  */
 export function judge(rows: Row[], connections: number): void {
   const ratio = (rounds: Round[], of: (r: Round) => number | undefined) => {
@@ -87,7 +89,14 @@ export function judge(rows: Row[], connections: number): void {
     if (cpu.length > 0) row.baselineCpuPerRequestUs = round(median(cpu), 1);
     if (row.server !== 'service') continue;
     row.ratioToHeaders = ratio(row.rounds, (r) => r.headersRequestsPerSecond);
-    row.target = row.variant === undefined ? SCENARIO_TARGETS[row.name] : undefined;
+  }
+  // Another store's rate row is compared with the SQLite one by their ratios to baseline+headers:
+  // the two are measured minutes apart, each beside the reference in its own rounds.
+  const rate = rows.find((row) => row.name === 'rate')?.ratioToHeaders;
+  for (const row of rows) {
+    if (row.server !== 'service' || !row.rounds?.length) continue;
+    row.target = SCENARIO_TARGETS[row.name];
+    if (row.target?.versus === 'rate' && rate !== undefined && row.ratioToHeaders !== undefined) row.ratioToRate = round(row.ratioToHeaders / rate, 3);
     if (row.target && connections === TARGET_CONNECTIONS) {
       row.failedBecause = missedBecause(row.target, row);
       row.pass = row.failedBecause.length === 0;
@@ -163,7 +172,11 @@ export function renderRun(run: Run): string {
     const { runsMs, medianMs, targetMs, pass } = run.coldStart;
     lines.push(`- Cold start (spawn → first 200 of /api/v1/rate, full history stored): median ${medianMs} ms of ${runsMs.join(', ')}; target ≤ ${targetMs} ms: **${verdict(pass)}**.`);
   }
-  for (const row of run.rows.filter((r) => r.pass === false)) lines.push(`- ${row.name} misses its target: ${row.failedBecause!.join('; ')}.`);
+  for (const row of run.rows.filter((r) => r.ratioToRate !== undefined)) {
+    const judged = row.pass === undefined ? '' : `; target ${targetText(row.target)}: **${verdict(row.pass)}**${row.failedBecause?.length ? ` (${row.failedBecause.join('; ')})` : ''}`;
+    lines.push(`- ${row.name}: ${row.ratioToRate} × rate on SQLite (their ratios to baseline+headers), ${row.redisCommandsPerRequest ?? '?'} Redis commands per request${judged}.`);
+  }
+  for (const row of run.rows.filter((r) => r.pass === false && r.ratioToRate === undefined)) lines.push(`- ${row.name} misses its target: ${row.failedBecause!.join('; ')}.`);
   if (setup.connections !== TARGET_CONNECTIONS) lines.push(`- The ratio and p99 targets hold at ${TARGET_CONNECTIONS} connections: not judged in this run.`);
   const noisy = run.rows.filter((r) => (r.otherCpuPct ?? 0) > NOISY_OTHER_CPU || (r.stealPct ?? 0) > NOISY_STEAL).map((r) => r.name);
   if (noisy.length) lines.push(`- \\*: other processes (over ${NOISY_OTHER_CPU} % of a core) or the host (steal over ${NOISY_STEAL} %) took CPU during ${noisy.join(', ')}: those rows are low and noisy.`);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { judge, judgeRun, resultsTable, type Round, type Row } from '../../bench/report.js';
+import { judge, judgeRun, renderRun, resultsTable, type Round, type Row, type Run } from '../../bench/report.js';
 
 function row(name: string, requestsPerSecond: number, rounds?: Round[], extra: Partial<Row> = {}): Row {
   return {
@@ -21,6 +21,18 @@ function row(name: string, requestsPerSecond: number, rounds?: Round[], extra: P
     ...extra,
   };
 }
+
+/** A run of these rows, as a results file holds it. */
+const run = (rows: Row[]): Run => ({
+  startedAt: '2026-12-07T21:06:41.000Z',
+  command: 'npm run bench',
+  runtime: 'v26.10.0',
+  commit: 'abc1234',
+  uncommittedSrcChanges: 0,
+  machine: { cpus: 2, cpu: 'test', memoryGb: 24, platform: 'linux x64' },
+  setup: { connections: 50, duration: 10, warmup: 3, settle: 20, rounds: 3, roundSeconds: 2, keys: 1000, currencies: 31, pinned: 'no', serviceEnv: {}, nodeFlags: [] },
+  rows,
+});
 
 /** Rounds in which a server makes `ratio` × the baseline's requests/s, whatever the host's speed (and, given, baseline+headers `headers` × the baseline's). */
 const roundsAt = (ratio: number, baselines: number[], headers?: number): Round[] =>
@@ -73,7 +85,7 @@ test('a row with errors, a p99 over 5 ms or no baseline+headers in its rounds mi
   assert.deepEqual(rows[1]!.failedBecause, ['2 errors', 'no baseline+headers in its rounds', 'p99 6.5 ms > 5 ms']);
 });
 
-test('rows of several workers or on PostgreSQL + Redis, and runs at other connection counts, are measured and not judged', () => {
+test('rows of several workers, and runs at other connection counts, are measured and not judged', () => {
   const rows = [row('baseline', 30_000), row('baseline+headers', 24_000, roundsAt(0.8, [30_000])), row('rate@2w', 10_000, roundsAt(0.3, [30_000], 0.8), { variant: '@2w' })];
   judge(rows, 50);
   assert.equal(rows[2]!.ratioToHeaders, 0.375);
@@ -81,6 +93,35 @@ test('rows of several workers or on PostgreSQL + Redis, and runs at other connec
   const other = [row('baseline', 30_000), row('rate', 10_000, roundsAt(0.3, [30_000]))];
   judge(other, 100);
   assert.equal(other[1]!.pass, undefined);
+});
+
+test('rate on PostgreSQL + Redis is held to the SQLite row by their ratios to baseline+headers, and to its Redis commands per request', () => {
+  const rows = () => [
+    row('baseline', 30_000),
+    row('baseline+headers', 24_000, roundsAt(0.8, [30_000])),
+    // 0.56 / 0.8 = 0.7 × baseline+headers on SQLite.
+    row('rate', 16_800, roundsAt(0.56, [30_000, 29_000, 31_000], 0.8)),
+    // Measured minutes later on a slower host: 0.54 / 0.9 = 0.6 × baseline+headers, 0.857 × the SQLite row.
+    row('rate@redis', 12_000, roundsAt(0.54, [20_000, 21_000, 19_000], 0.9), { variant: '@redis', redisCommandsPerRequest: 0.036 }),
+  ];
+  const holds = rows();
+  judge(holds, 50);
+  const redis = holds[3]!;
+  assert.equal(redis.ratioToHeaders, 0.6);
+  assert.equal(redis.ratioToRate, 0.857);
+  assert.equal(redis.pass, true);
+  assert.match(renderRun(run(holds)), /- rate@redis: 0\.857 × rate on SQLite \(their ratios to baseline\+headers\), 0\.036 Redis commands per request; target ≥ 0\.85 × rate, Redis cmd\/req ≤ 0\.05: \*\*PASS\*\*\./);
+
+  const chatty = rows();
+  chatty[3]!.redisCommandsPerRequest = 1;
+  chatty[3]!.rounds = roundsAt(0.5, [20_000], 0.9);
+  judge(chatty, 50);
+  assert.deepEqual(chatty[3]!.failedBecause, ['0.794 × rate < 0.85', '1 Redis cmd/req > 0.05']);
+  assert.doesNotMatch(renderRun(run(chatty)), /rate@redis misses/, 'one line says it');
+
+  const alone = rows().filter((r) => r.name !== 'rate');
+  judge(alone, 50);
+  assert.deepEqual(alone[2]!.failedBecause, ['no rate row with its ratio to baseline+headers']);
 });
 
 test('the memory target admits an operator\'s heap sizes and fails on any other node flag', () => {
