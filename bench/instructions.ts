@@ -222,8 +222,9 @@ async function main(): Promise<void> {
     }
     for (const [suffix, extra] of [['', {}], [PLAIN_VARIANT, { EXRATES_ENGINE_WORKAROUNDS: 'false' }]] as const) {
       const counted = new Counted(dir, `service${suffix.replace('@', '-')}`, env.HOST);
-      // The inspector that collectGarbage opens listens on a free port, not on 9229.
-      const server = await startService({ dir, env: { ...env, ...extra, NODE_OPTIONS: '--inspect-port=0' }, wrap: counted.wrap });
+      // The inspector that collectGarbage opens listens on a free port, not on 9229 (added to any NODE_OPTIONS the bench runs with).
+      const nodeOptions = [process.env.NODE_OPTIONS ?? '', '--inspect-port=0'].join(' ').trim();
+      const server = await startService({ dir, env: { ...env, ...extra, NODE_OPTIONS: nodeOptions }, wrap: counted.wrap });
       try {
         await serviceReady(server, keys[0]!, 900_000);
         await countRows(counted, server, ROWS, (name) => `${name}${suffix}`, 'service');

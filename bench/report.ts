@@ -48,7 +48,7 @@ export interface Row extends Measurement {
 /** One round: the row's server and the bare baseline, and for a service row baseline+headers too, each measured for a few seconds. */
 export type Round = { requestsPerSecond: number; baselineRequestsPerSecond: number; headersRequestsPerSecond?: number; cpuPerRequestUs?: number; baselineCpuPerRequestUs?: number };
 
-/** A run: `runtime` is the Node.js of the bench, the service and the baselines; `uncommittedSrcChanges`, files of src/ changed (-1: unknown); `nodeFlags`, the service's (the built CLI's first line). */
+/** A run: `runtime` is the Node.js of the bench, the service and the baselines; `uncommittedSrcChanges`, files of src/ changed (-1: unknown); `nodeFlags`, the service's (the built CLI's first line and its NODE_OPTIONS). */
 export interface Run {
   startedAt: string;
   command: string;

@@ -9,9 +9,8 @@ import { choosePinning, killAll, stopChild } from './processes.js';
 import { REFERENCE_ROW, RESULTS_DIR, gitState, machineOf, judge, judgeRun, renderRun, resultsDirOf, writeRun, type Round, type Row, type Run } from './report.js';
 import { machineBusyFor, processMemory } from './sampling.js';
 import { SCENARIOS, VARIANT_SCENARIOS, createRotation, currentCurrencies, scenarioEnvironment, selectScenarios, type Scenario } from './scenarios.js';
-import { serviceStart } from '../scripts/node-flags.js';
 import { ensureBuilt, ROOT } from '../test/support/processes.js';
-import { coldStart, issueKeys, loadHistory, runWorkspace, serviceCounters, serviceEnvironment, serviceReady, startBaseline, startService, stopBaseline, storeFigures, type Server, type ServiceSetup, type StoreFigures } from './servers.js';
+import { coldStart, issueKeys, loadHistory, runWorkspace, serviceCounters, serviceEnvironment, serviceNodeFlags, serviceReady, startBaseline, startService, stopBaseline, storeFigures, type Server, type ServiceSetup, type StoreFigures } from './servers.js';
 
 const KEY_COUNT = 1000;
 const COLD_STARTS = 3;
@@ -169,7 +168,7 @@ async function main(): Promise<void> {
 
   judge(rows, options.connections);
   const git = gitState(ROOT);
-  const nodeFlags = serviceStart(ROOT).flags;
+  const nodeFlags = serviceNodeFlags(setup);
   const result: Run = {
     startedAt: startedAt.toISOString(),
     command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,

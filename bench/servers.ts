@@ -94,13 +94,24 @@ export async function issueKeys(setup: ServiceSetup, count: number): Promise<str
   }
 }
 
+/** The service's environment: the bench's own (but its EXRATES_ variables), then the CLI's first line's, then the run's. */
+function serviceProcessEnv(setup: ServiceSetup): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.startsWith('EXRATES_')) env[name] = value;
+  return Object.assign(env, serviceStart(ROOT).env, setup.env);
+}
+
+/** The node flags the service starts with: the CLI's first line's and those of its NODE_OPTIONS (whether the bench's own or given with --env). */
+export function serviceNodeFlags(setup: ServiceSetup): string[] {
+  const options = (serviceProcessEnv(setup)['NODE_OPTIONS'] ?? '').split(/\s+/).filter((word) => word !== '');
+  return [...serviceStart(ROOT).flags, ...options];
+}
+
 /** Starts the built CLI's `serve` as its first line starts it (environment and node flags), on this runtime. */
 export async function startService(setup: ServiceSetup): Promise<Server> {
   const port = await freePort();
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.startsWith('EXRATES_')) env[name] = value;
+  const env = { ...serviceProcessEnv(setup), PORT: String(port) };
   const start = serviceStart(ROOT);
-  Object.assign(env, start.env, setup.env, { PORT: String(port) });
   const [command, args] = nodeCommand(setup.cpus, setup.wrap, [...start.flags, join(ROOT, 'dist', 'cli', 'main.js'), 'serve']);
   const child = track(spawn(command, args, { cwd: setup.dir, env, stdio: ['ignore', 'pipe', 'pipe'] }));
   return { child, port, output: tail(child, 'service') };

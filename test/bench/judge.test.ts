@@ -133,3 +133,19 @@ test('the memory target admits an operator\'s heap sizes and fails on any other 
   assert.deepEqual(judgeRun({ hwmMb: 300, afterRunsMb: 250 }, [], []).peakRss!.failedBecause, ['300 MB > 256 MB']);
   assert.deepEqual(judgeRun(undefined, [], [1400.4, 1600, 900]).coldStart, { runsMs: [1400, 1600, 900], medianMs: 1400, targetMs: 1500, pass: true });
 });
+
+test("the flags the memory target judges include the service's NODE_OPTIONS, whether given with --env or inherited from the bench", async () => {
+  const { serviceNodeFlags } = await import('../../bench/servers.js');
+  const setup = { dir: '/nonexistent', env: { NODE_OPTIONS: ' --max-semi-space-size=16  --heap-growing-percent=20 ' } };
+  const flags = serviceNodeFlags(setup);
+  assert.deepEqual(flags, ['--max-semi-space-size=16', '--heap-growing-percent=20']);
+  assert.deepEqual(judgeRun({ hwmMb: 200, afterRunsMb: 180 }, flags, []).peakRss!.failedBecause, ['V8-internal flags: --heap-growing-percent=20']);
+  const inherited = process.env.NODE_OPTIONS;
+  process.env.NODE_OPTIONS = '--max-old-space-size=200';
+  try {
+    assert.deepEqual(serviceNodeFlags({ dir: '/nonexistent', env: {} }), ['--max-old-space-size=200']);
+  } finally {
+    if (inherited === undefined) delete process.env.NODE_OPTIONS;
+    else process.env.NODE_OPTIONS = inherited;
+  }
+});
