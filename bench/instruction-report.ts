@@ -10,10 +10,13 @@ export const INSTRUCTIONS_DIR = join(RESULTS_DIR, 'instructions');
 export interface InstructionRow {
   name: string;
   server: 'reference' | 'service';
-  /** Instructions per request, the main thread's and every thread's: the medians of the row's counts. */
-  perRequest: { main: number; all: number };
+  /**
+   * Instructions per request, the main thread's and every thread's, and with `--cache-sim` the
+   * main thread's misses in the simulated last-level cache: the medians of the row's counts.
+   */
+  perRequest: { main: number; all: number; lastLevelMisses?: number };
   /** Every count of the row, per request. */
-  counts: Array<{ main: number; all: number }>;
+  counts: Array<{ main: number; all: number; lastLevelMisses?: number }>;
   /** baseline+headers' instructions per request over this row's (main thread), as requests/s would be if instructions were time. */
   ratioToHeaders?: number;
 }
@@ -25,17 +28,23 @@ export interface InstructionRun {
   commit: string;
   uncommittedSrcChanges: number;
   machine: { cpus: number; cpu: string; memoryGb: number; platform: string };
-  setup: { requests: number; counts: number; warmup: number; connections: number; keys: number; valgrind: string };
+  /** `lastLevelCacheMb`: the last-level cache simulated (`--cache-sim`), 16-way with 64-byte lines. */
+  setup: { requests: number; counts: number; warmup: number; connections: number; keys: number; valgrind: string; lastLevelCacheMb?: number };
   rows: InstructionRow[];
 }
 
 export function renderInstructionRun(run: InstructionRun): string {
+  const cache = run.setup.lastLevelCacheMb;
   const lines = [
     `${run.runtime}, \`${run.commit}\`${run.uncommittedSrcChanges ? ` (+${run.uncommittedSrcChanges} uncommitted files in src/)` : ''}, the medians of ${run.setup.counts} counts of ${run.setup.requests} requests per row, after ${run.setup.warmup} not counted, ${run.setup.connections} connections.`,
     '',
-    '| row | instructions/request, main thread | all threads | × baseline+headers |',
-    '| --- | ---: | ---: | ---: |',
-    ...run.rows.map((row) => `| ${row.name} | ${row.perRequest.main.toLocaleString('en-US')} | ${row.perRequest.all.toLocaleString('en-US')} | ${row.ratioToHeaders === undefined ? '' : row.ratioToHeaders.toFixed(3)} |`),
+    `| row | instructions/request, main thread | all threads | × baseline+headers |${cache ? ` last-level misses/request, main thread (${cache} MB) |` : ''}`,
+    `| --- | ---: | ---: | ---: |${cache ? ' ---: |' : ''}`,
+    ...run.rows.map(
+      (row) =>
+        `| ${row.name} | ${row.perRequest.main.toLocaleString('en-US')} | ${row.perRequest.all.toLocaleString('en-US')} | ${row.ratioToHeaders === undefined ? '' : row.ratioToHeaders.toFixed(3)} |` +
+        (cache ? ` ${row.perRequest.lastLevelMisses?.toLocaleString('en-US') ?? ''} |` : ''),
+    ),
   ];
   return lines.join('\n');
 }

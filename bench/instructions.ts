@@ -12,6 +12,10 @@
  * threads' adds the collector's and compiler's background work. Under callgrind a process runs
  * some 50 times slower, so work done once a second (the quota journal's fold, the revocation
  * poll) weighs more per request than at full speed, the same with or without a workaround.
+ *
+ * With `--cache-sim <MB>`, callgrind also simulates a last-level cache of that size and counts the
+ * main thread's misses in it per request: on a host whose cache other machines share, each costs a
+ * trip to memory, and a request that allocates more or reads more memory misses more.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -31,12 +35,15 @@ const CONNECTIONS = 50;
 /** The rows counted on the service, each also on the service without its workarounds. */
 const ROWS = ['rate', 'convert'];
 
-function parseOptions(argv: readonly string[]): { requests: number; counts: number; warmup: number; csv: string } {
+function parseOptions(argv: readonly string[]): { requests: number; counts: number; warmup: number; cacheSim?: number; csv: string } {
   const program = new Command('npm run bench:instructions --')
     .description('Counts the instructions per request of the service, with and without its engine workarounds, and of baseline+headers, under valgrind (callgrind).')
     .addOption(new Option('--requests <n>', 'requests counted per row').argParser(whole(1)).default(5000))
     .addOption(new Option('--counts <n>', "counts of each row, in turn with the server's other rows: its figures are their medians").argParser(whole(1)).default(3))
     .addOption(new Option('--warmup <n>', 'requests before the first count of each server (its rows in turn), not counted').argParser(whole(1)).default(20000))
+    .addOption(
+      new Option('--cache-sim <MB>', "also simulate a last-level cache of this size (16-way, 64-byte lines) and count its misses per request: a small one stands for a host whose cache other machines share").argParser(whole(1)),
+    )
     .addOption(new Option('--csv <path>', 'the ECB history to load').env('BENCH_ECB_CSV').default(DEFAULT_CSV, '../shared/data/ecb/eurofxref-hist.csv'))
     .allowExcessArguments(false);
   program.parse(argv, { from: 'user' });
@@ -50,6 +57,9 @@ function requireValgrind(): string {
   return result.stdout.trim();
 }
 
+/** What one count finds, in all: instructions of the main thread and of all threads, and the main thread's last-level cache misses when a cache is simulated. */
+type Counts = { main: number; all: number; lastLevelMisses?: number };
+
 /** A server under callgrind, counting off until told, each thread's counts dumped apart. */
 class Counted {
   readonly outFile: string;
@@ -59,13 +69,16 @@ class Counted {
     readonly name: string,
     /** HOST as the counted process sees it: callgrind_control finds the process by it. */
     readonly host: string | undefined,
+    /** The simulated last-level cache, in MB (none: no cache simulation). */
+    readonly cacheMb?: number,
   ) {
     this.outFile = join(dir, `${name}.callgrind`);
     this.prefix = join(dir, `${name}.vgdb`);
   }
 
   get wrap(): string[] {
-    return ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', '--smc-check=all-non-file', `--vgdb-prefix=${this.prefix}`, `--callgrind-out-file=${this.outFile}`];
+    const cache = this.cacheMb === undefined ? [] : ['--cache-sim=yes', `--LL=${this.cacheMb * 2 ** 20},16,64`];
+    return ['valgrind', '--tool=callgrind', ...cache, '--instr-atstart=no', '--separate-threads=yes', '--smc-check=all-non-file', `--vgdb-prefix=${this.prefix}`, `--callgrind-out-file=${this.outFile}`];
   }
 
   private control(pid: number, ...args: string[]): void {
@@ -75,20 +88,25 @@ class Counted {
     execFileSync('callgrind_control', [`--vgdb-prefix=${this.prefix}`, ...args, String(pid)], { env, stdio: 'ignore' });
   }
 
-  /** The instructions `work` makes the process run, per thread summed: the main thread's and all. */
-  async count(pid: number, work: () => Promise<void>): Promise<{ main: number; all: number }> {
+  /** The instructions `work` makes the process run, per thread summed: the main thread's and all; with a cache simulated, the main thread's last-level misses too. */
+  async count(pid: number, work: () => Promise<void>): Promise<Counts> {
     this.control(pid, '-i', 'on');
     await work();
     this.control(pid, '-i', 'off');
     this.control(pid, '-d');
     const dumps = () => readdirSync(this.dir).filter((file) => file.startsWith(`${this.name}.callgrind.`));
-    const totals = new Map<string, { thread: number; total: number }>();
+    const totals = new Map<string, { thread: number; total: number; lastLevelMisses: number }>();
     for (let waited = 0; waited < 30_000; waited += 200) {
       for (const file of dumps()) {
         if (totals.has(file)) continue;
         const text = readFileSync(join(this.dir, file), 'utf8');
-        const total = /^totals: (\d+)$/m.exec(text)?.[1];
-        if (total !== undefined) totals.set(file, { thread: Number(/^thread: (\d+)$/m.exec(text)?.[1] ?? 1), total: Number(total) });
+        const total = /^totals: ([\d ]+)$/m.exec(text)?.[1];
+        if (total === undefined) continue;
+        // One figure per event, in the order of the "events:" line: Ir first; with the cache simulated, ILmr, DLmr and DLmw are the last level's misses.
+        const events = (/^events: (.+)$/m.exec(text)?.[1] ?? 'Ir').split(' ');
+        const figures = total.split(' ').map(Number);
+        const of = (event: string) => figures[events.indexOf(event)] ?? 0;
+        totals.set(file, { thread: Number(/^thread: (\d+)$/m.exec(text)?.[1] ?? 1), total: of('Ir'), lastLevelMisses: of('ILmr') + of('DLmr') + of('DLmw') });
       }
       if (totals.size > 0 && totals.size === dumps().length) break;
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -96,7 +114,12 @@ class Counted {
     for (const file of dumps()) rmSync(join(this.dir, file));
     if (totals.size === 0) throw new Error(`callgrind wrote no counts for ${this.name}`);
     const values = [...totals.values()];
-    return { main: values.filter((t) => t.thread === 1).reduce((sum, t) => sum + t.total, 0), all: values.reduce((sum, t) => sum + t.total, 0) };
+    const main = values.filter((t) => t.thread === 1);
+    return {
+      main: main.reduce((sum, t) => sum + t.total, 0),
+      all: values.reduce((sum, t) => sum + t.total, 0),
+      ...(this.cacheMb === undefined ? {} : { lastLevelMisses: main.reduce((sum, t) => sum + t.lastLevelMisses, 0) }),
+    };
   }
 }
 
@@ -192,19 +215,26 @@ async function main(): Promise<void> {
       await collectGarbage(server);
       await warmUp();
     }
-    const counts = new Map<string, Array<{ main: number; all: number }>>(names.map((name) => [name, []]));
+    const counts = new Map<string, InstructionRow['counts']>(names.map((name) => [name, []]));
     for (let i = 0; i < options.counts; i++) {
       for (const name of names) {
         const totals = await counted.count(pid, () => load(server.port, scenario(name), rotation, options.requests, offset));
         offset += options.requests;
-        counts.get(name)!.push({ main: Math.round(totals.main / options.requests), all: Math.round(totals.all / options.requests) });
+        const perRequest = (figure: number) => Math.round(figure / options.requests);
+        counts.get(name)!.push({
+          main: perRequest(totals.main),
+          all: perRequest(totals.all),
+          ...(totals.lastLevelMisses === undefined ? {} : { lastLevelMisses: perRequest(totals.lastLevelMisses) }),
+        });
       }
     }
     for (const name of names) {
       const figures = counts.get(name)!;
-      const perRequest = { main: median(figures.map((f) => f.main)), all: median(figures.map((f) => f.all)) };
+      const misses = figures.flatMap((f) => (f.lastLevelMisses === undefined ? [] : [f.lastLevelMisses]));
+      const perRequest = { main: median(figures.map((f) => f.main)), all: median(figures.map((f) => f.all)), ...(misses.length ? { lastLevelMisses: median(misses) } : {}) };
       rows.push({ name: rowName(name), server: kind, perRequest, counts: figures });
-      console.log(`bench: ${rowName(name)}: ${perRequest.main} instructions/request on the main thread (${figures.map((f) => f.main).join(', ')}), ${perRequest.all} on all (${figures.map((f) => f.all).join(', ')})`);
+      const missed = misses.length ? `; ${perRequest.lastLevelMisses} last-level misses on the main thread (${misses.join(', ')})` : '';
+      console.log(`bench: ${rowName(name)}: ${perRequest.main} instructions/request on the main thread (${figures.map((f) => f.main).join(', ')}), ${perRequest.all} on all (${figures.map((f) => f.all).join(', ')})${missed}`);
     }
   }
 
@@ -213,7 +243,7 @@ async function main(): Promise<void> {
     const sample = await loadHistory({ dir, env }, keys[0]!);
     console.log(`bench: ${valgrind}, node ${process.version}; each server starts under callgrind (a minute or more)`);
 
-    const reference = new Counted(dir, 'reference', process.env.HOST);
+    const reference = new Counted(dir, 'reference', process.env.HOST, options.cacheSim);
     const baseline = await startBaseline(sample.body, undefined, sample.headers, reference.wrap);
     try {
       await countRows(reference, baseline, ['baseline'], () => REFERENCE_ROW, 'reference');
@@ -221,7 +251,7 @@ async function main(): Promise<void> {
       await stopBaseline(baseline);
     }
     for (const [suffix, extra] of [['', {}], [PLAIN_VARIANT, { EXRATES_ENGINE_WORKAROUNDS: 'false' }]] as const) {
-      const counted = new Counted(dir, `service${suffix.replace('@', '-')}`, env.HOST);
+      const counted = new Counted(dir, `service${suffix.replace('@', '-')}`, env.HOST, options.cacheSim);
       // The inspector that collectGarbage opens listens on a free port, not on 9229 (added to any NODE_OPTIONS the bench runs with).
       const nodeOptions = [process.env.NODE_OPTIONS ?? '', '--inspect-port=0'].join(' ').trim();
       const server = await startService({ dir, env: { ...env, ...extra, NODE_OPTIONS: nodeOptions }, wrap: counted.wrap });
@@ -245,7 +275,10 @@ async function main(): Promise<void> {
     runtime: process.version,
     ...gitState(ROOT),
     machine: machineOf(),
-    setup: { requests: options.requests, counts: options.counts, warmup: options.warmup, connections: CONNECTIONS, keys: KEY_COUNT, valgrind },
+    setup: {
+      ...{ requests: options.requests, counts: options.counts, warmup: options.warmup, connections: CONNECTIONS, keys: KEY_COUNT, valgrind },
+      ...(options.cacheSim === undefined ? {} : { lastLevelCacheMb: options.cacheSim }),
+    },
     rows,
   };
   console.log(`\n${renderInstructionRun(run)}`);
