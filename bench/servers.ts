@@ -94,24 +94,28 @@ export async function issueKeys(setup: ServiceSetup, count: number): Promise<str
   }
 }
 
-/** The service's environment: the bench's own (but its EXRATES_ variables), then the CLI's first line's, then the run's. */
-function serviceProcessEnv(setup: ServiceSetup): Record<string, string> {
+/**
+ * How the service's node starts: its environment (the bench's own but its EXRATES_ variables, then
+ * the CLI's first line's, then the run's) and the first line's flags.
+ */
+function serviceProcess(setup: ServiceSetup): { env: Record<string, string>; flags: string[] } {
+  const start = serviceStart(ROOT);
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.startsWith('EXRATES_')) env[name] = value;
-  return Object.assign(env, serviceStart(ROOT).env, setup.env);
+  return { env: Object.assign(env, start.env, setup.env), flags: start.flags };
 }
 
 /** The node flags the service starts with: the CLI's first line's and those of its NODE_OPTIONS (whether the bench's own or given with --env). */
 export function serviceNodeFlags(setup: ServiceSetup): string[] {
-  const options = (serviceProcessEnv(setup)['NODE_OPTIONS'] ?? '').split(/\s+/).filter((word) => word !== '');
-  return [...serviceStart(ROOT).flags, ...options];
+  const { env, flags } = serviceProcess(setup);
+  return [...flags, ...(env['NODE_OPTIONS'] ?? '').split(/\s+/).filter((word) => word !== '')];
 }
 
 /** Starts the built CLI's `serve` as its first line starts it (environment and node flags), on this runtime. */
 export async function startService(setup: ServiceSetup): Promise<Server> {
   const port = await freePort();
-  const env = { ...serviceProcessEnv(setup), PORT: String(port) };
-  const start = serviceStart(ROOT);
+  const start = serviceProcess(setup);
+  const env = { ...start.env, PORT: String(port) };
   const [command, args] = nodeCommand(setup.cpus, setup.wrap, [...start.flags, join(ROOT, 'dist', 'cli', 'main.js'), 'serve']);
   const child = track(spawn(command, args, { cwd: setup.dir, env, stdio: ['ignore', 'pipe', 'pipe'] }));
   return { child, port, output: tail(child, 'service') };
