@@ -7,16 +7,16 @@ import { RESULTS_DIR } from './report.js';
 
 export const INSTRUCTIONS_DIR = join(RESULTS_DIR, 'instructions');
 
+/** Instructions of the main thread and of every thread, and with `--cache-sim` the main thread's misses in the simulated last-level cache. */
+export type InstructionFigures = { main: number; all: number; lastLevelMisses?: number };
+
 export interface InstructionRow {
   name: string;
   server: 'reference' | 'service';
-  /**
-   * Instructions per request, the main thread's and every thread's, and with `--cache-sim` the
-   * main thread's misses in the simulated last-level cache: the medians of the row's counts.
-   */
-  perRequest: { main: number; all: number; lastLevelMisses?: number };
+  /** Per request: the medians of the row's counts. */
+  perRequest: InstructionFigures;
   /** Every count of the row, per request. */
-  counts: Array<{ main: number; all: number; lastLevelMisses?: number }>;
+  counts: InstructionFigures[];
   /** baseline+headers' instructions per request over this row's (main thread), as requests/s would be if instructions were time. */
   ratioToHeaders?: number;
 }

@@ -24,7 +24,7 @@ import { join, relative } from 'node:path';
 import { Command, Option } from 'commander';
 import { DEFAULT_CSV, whole } from './options.js';
 import { killAll, stopChild } from './processes.js';
-import { INSTRUCTIONS_DIR, renderInstructionRun, type InstructionRow, type InstructionRun } from './instruction-report.js';
+import { INSTRUCTIONS_DIR, renderInstructionRun, type InstructionFigures, type InstructionRow, type InstructionRun } from './instruction-report.js';
 import { PLAIN_VARIANT, REFERENCE_ROW, gitState, machineOf, median, writeResults } from './report.js';
 import { SCENARIOS, createRotation, currentCurrencies, type Rotation, type Scenario } from './scenarios.js';
 import { issueKeys, loadHistory, runWorkspace, serviceEnvironment, serviceReady, startBaseline, startService, stopBaseline, type Server } from './servers.js';
@@ -57,9 +57,6 @@ function requireValgrind(): string {
   return result.stdout.trim();
 }
 
-/** What one count finds, in all: instructions of the main thread and of all threads, and the main thread's last-level cache misses when a cache is simulated. */
-type Counts = { main: number; all: number; lastLevelMisses?: number };
-
 /** A server under callgrind, counting off until told, each thread's counts dumped apart. */
 class Counted {
   readonly outFile: string;
@@ -89,7 +86,7 @@ class Counted {
   }
 
   /** The instructions `work` makes the process run, per thread summed: the main thread's and all; with a cache simulated, the main thread's last-level misses too. */
-  async count(pid: number, work: () => Promise<void>): Promise<Counts> {
+  async count(pid: number, work: () => Promise<void>): Promise<InstructionFigures> {
     this.control(pid, '-i', 'on');
     await work();
     this.control(pid, '-i', 'off');
@@ -215,7 +212,7 @@ async function main(): Promise<void> {
       await collectGarbage(server);
       await warmUp();
     }
-    const counts = new Map<string, InstructionRow['counts']>(names.map((name) => [name, []]));
+    const counts = new Map<string, InstructionFigures[]>(names.map((name) => [name, []]));
     for (let i = 0; i < options.counts; i++) {
       for (const name of names) {
         const totals = await counted.count(pid, () => load(server.port, scenario(name), rotation, options.requests, offset));
