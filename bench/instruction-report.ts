@@ -7,8 +7,14 @@ import { RESULTS_DIR } from './report.js';
 
 export const INSTRUCTIONS_DIR = join(RESULTS_DIR, 'instructions');
 
-/** Instructions of the main thread and of every thread, and with `--cache-sim` the main thread's misses in the simulated last-level cache. */
-export type InstructionFigures = { main: number; all: number; lastLevelMisses?: number };
+/**
+ * Instructions of the main thread, of the main thread without libuv's timers and immediates (the
+ * request path's: the work of every few milliseconds or every second runs there, see
+ * bench/instructions.ts) and of every thread; with `--cache-sim`, the main thread's misses in the
+ * simulated last-level cache, with and without timers and immediates. Runs recorded before the
+ * `untimed` figures have only the others.
+ */
+export type InstructionFigures = { main: number; untimed?: number; all: number; lastLevelMisses?: number; untimedMisses?: number };
 
 export interface InstructionRow {
   name: string;
@@ -17,7 +23,7 @@ export interface InstructionRow {
   perRequest: InstructionFigures;
   /** Every count of the row, per request. */
   counts: InstructionFigures[];
-  /** baseline+headers' instructions per request over this row's (main thread), as requests/s would be if instructions were time. */
+  /** baseline+headers' instructions per request over this row's (main thread, without timers and immediates; in runs recorded before those figures, the whole main thread), as requests/s would be if instructions were time. */
   ratioToHeaders?: number;
 }
 
@@ -33,17 +39,19 @@ export interface InstructionRun {
   rows: InstructionRow[];
 }
 
+const count = (value: number | undefined) => value?.toLocaleString('en-US') ?? '–';
+
 export function renderInstructionRun(run: InstructionRun): string {
   const cache = run.setup.lastLevelCacheMb;
   const lines = [
     `${run.runtime}, \`${run.commit}\`${run.uncommittedSrcChanges ? ` (+${run.uncommittedSrcChanges} uncommitted files in src/)` : ''}, the medians of ${run.setup.counts} counts of ${run.setup.requests} requests per row, after ${run.setup.warmup} not counted, ${run.setup.connections} connections.`,
     '',
-    `| row | instructions/request, main thread | all threads | × baseline+headers |${cache ? ` last-level misses/request, main thread (${cache} MB) |` : ''}`,
-    `| --- | ---: | ---: | ---: |${cache ? ' ---: |' : ''}`,
+    `| row | instructions/request, main thread | without timers and immediates | all threads | × baseline+headers |${cache ? ` last-level misses/request, main thread (${cache} MB) | without timers and immediates |` : ''}`,
+    `| --- | ---: | ---: | ---: | ---: |${cache ? ' ---: | ---: |' : ''}`,
     ...run.rows.map(
-      (row) =>
-        `| ${row.name} | ${row.perRequest.main.toLocaleString('en-US')} | ${row.perRequest.all.toLocaleString('en-US')} | ${row.ratioToHeaders === undefined ? '' : row.ratioToHeaders.toFixed(3)} |` +
-        (cache ? ` ${row.perRequest.lastLevelMisses?.toLocaleString('en-US') ?? ''} |` : ''),
+      ({ name, perRequest, ratioToHeaders }) =>
+        `| ${name} | ${count(perRequest.main)} | ${count(perRequest.untimed)} | ${count(perRequest.all)} | ${ratioToHeaders === undefined ? '' : ratioToHeaders.toFixed(3)} |` +
+        (cache ? ` ${count(perRequest.lastLevelMisses)} | ${count(perRequest.untimedMisses)} |` : ''),
     ),
   ];
   return lines.join('\n');

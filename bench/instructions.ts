@@ -8,10 +8,11 @@
  *
  * Each server runs under callgrind with counting off; a warm-up (not counted) lets the JIT settle,
  * and the service runs a full collection while it is idle (collectGarbage); then each row counts exactly
- * `--requests` requests, 50 at a time on keep-alive connections, and divides. Threads are counted apart: the main thread's figure is the request path's, all
- * threads' adds the collector's and compiler's background work. Under callgrind a process runs
- * some 50 times slower, so work done once a second (the quota journal's fold, the revocation
- * poll) weighs more per request than at full speed, the same with or without a workaround.
+ * `--requests` requests, 50 at a time on keep-alive connections, and divides. Threads are counted
+ * apart: the main thread's figure without libuv's timers and immediates is the request path's
+ * (`untimed`: the service's work of every few milliseconds or every second runs there, and weighs
+ * some 50 times more per request under callgrind than at full speed; see bench/callgrind.ts); the
+ * whole main thread's includes it, all threads' adds the collector's and compiler's background work.
  *
  * With `--cache-sim <MB>`, callgrind also simulates a last-level cache of that size and counts the
  * main thread's misses in it per request: on a host whose cache other machines share, each costs a
@@ -24,6 +25,7 @@ import { join, relative } from 'node:path';
 import { Command, Option } from 'commander';
 import { DEFAULT_CSV, whole } from './options.js';
 import { killAll, stopChild } from './processes.js';
+import { callCosts, TIMED_PHASES } from './callgrind.js';
 import { INSTRUCTIONS_DIR, renderInstructionRun, type InstructionFigures, type InstructionRow, type InstructionRun } from './instruction-report.js';
 import { PLAIN_VARIANT, REFERENCE_ROW, gitState, machineOf, median, writeResults } from './report.js';
 import { SCENARIOS, createRotation, currentCurrencies, type Rotation, type Scenario } from './scenarios.js';
@@ -92,7 +94,7 @@ class Counted {
     this.control(pid, '-i', 'off');
     this.control(pid, '-d');
     const dumps = () => readdirSync(this.dir).filter((file) => file.startsWith(`${this.name}.callgrind.`));
-    const totals = new Map<string, { thread: number; total: number; lastLevelMisses: number }>();
+    const totals = new Map<string, { thread: number; total: number; untimed: number; lastLevelMisses: number; untimedMisses: number }>();
     for (let waited = 0; waited < 30_000; waited += 200) {
       for (const file of dumps()) {
         if (totals.has(file)) continue;
@@ -102,8 +104,16 @@ class Counted {
         // One figure per event, in the order of the "events:" line: Ir first; with the cache simulated, ILmr, DLmr and DLmw are the last level's misses.
         const events = (/^events: (.+)$/m.exec(text)?.[1] ?? 'Ir').split(' ');
         const figures = total.split(' ').map(Number);
-        const of = (event: string) => figures[events.indexOf(event)] ?? 0;
-        totals.set(file, { thread: Number(/^thread: (\d+)$/m.exec(text)?.[1] ?? 1), total: of('Ir'), lastLevelMisses: of('ILmr') + of('DLmr') + of('DLmw') });
+        const timed = callCosts(text, TIMED_PHASES, events.length);
+        const of = (event: string, from = figures) => from[events.indexOf(event)] ?? 0;
+        const misses = (from: number[]) => of('ILmr', from) + of('DLmr', from) + of('DLmw', from);
+        totals.set(file, {
+          thread: Number(/^thread: (\d+)$/m.exec(text)?.[1] ?? 1),
+          total: of('Ir'),
+          untimed: of('Ir') - of('Ir', timed),
+          lastLevelMisses: misses(figures),
+          untimedMisses: misses(figures) - misses(timed),
+        });
       }
       if (totals.size > 0 && totals.size === dumps().length) break;
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -112,10 +122,12 @@ class Counted {
     if (totals.size === 0) throw new Error(`callgrind wrote no counts for ${this.name}`);
     const values = [...totals.values()];
     const main = values.filter((t) => t.thread === 1);
+    const sum = (of: (t: (typeof values)[number]) => number, threads = main) => threads.reduce((total, t) => total + of(t), 0);
     return {
-      main: main.reduce((sum, t) => sum + t.total, 0),
-      all: values.reduce((sum, t) => sum + t.total, 0),
-      ...(this.cacheMb === undefined ? {} : { lastLevelMisses: main.reduce((sum, t) => sum + t.lastLevelMisses, 0) }),
+      main: sum((t) => t.total),
+      untimed: sum((t) => t.untimed),
+      all: sum((t) => t.total, values),
+      ...(this.cacheMb === undefined ? {} : { lastLevelMisses: sum((t) => t.lastLevelMisses), untimedMisses: sum((t) => t.untimedMisses) }),
     };
   }
 }
@@ -153,6 +165,11 @@ async function collectGarbage(server: Server): Promise<void> {
     socket.addEventListener('error', () => reject(new Error(`the inspector at ${url} failed`)));
   });
   socket.close();
+}
+
+/** Each figure of a count, as `figure` makes it (per request, or the median of several). */
+function figuresOf(from: InstructionFigures, figure: (value: number, key: keyof InstructionFigures) => number): InstructionFigures {
+  return Object.fromEntries(Object.entries(from).map(([key, value]) => [key, figure(value, key as keyof InstructionFigures)])) as unknown as InstructionFigures;
 }
 
 /** Exactly `count` requests of a scenario, `CONNECTIONS` at a time on keep-alive connections; any answer but a 200 fails. */
@@ -217,21 +234,16 @@ async function main(): Promise<void> {
       for (const name of names) {
         const totals = await counted.count(pid, () => load(server.port, scenario(name), rotation, options.requests, offset));
         offset += options.requests;
-        const perRequest = (figure: number) => Math.round(figure / options.requests);
-        counts.get(name)!.push({
-          main: perRequest(totals.main),
-          all: perRequest(totals.all),
-          ...(totals.lastLevelMisses === undefined ? {} : { lastLevelMisses: perRequest(totals.lastLevelMisses) }),
-        });
+        counts.get(name)!.push(figuresOf(totals, (figure) => Math.round(figure / options.requests)));
       }
     }
     for (const name of names) {
       const figures = counts.get(name)!;
-      const misses = figures.flatMap((f) => (f.lastLevelMisses === undefined ? [] : [f.lastLevelMisses]));
-      const perRequest = { main: median(figures.map((f) => f.main)), all: median(figures.map((f) => f.all)), ...(misses.length ? { lastLevelMisses: median(misses) } : {}) };
+      const perRequest = figuresOf(figures[0]!, (_, key) => median(figures.map((f) => f[key]!)));
       rows.push({ name: rowName(name), server: kind, perRequest, counts: figures });
-      const missed = misses.length ? `; ${perRequest.lastLevelMisses} last-level misses on the main thread (${misses.join(', ')})` : '';
-      console.log(`bench: ${rowName(name)}: ${perRequest.main} instructions/request on the main thread (${figures.map((f) => f.main).join(', ')}), ${perRequest.all} on all (${figures.map((f) => f.all).join(', ')})${missed}`);
+      const each = (key: keyof InstructionFigures) => `${perRequest[key]} (${figures.map((f) => f[key]).join(', ')})`;
+      const missed = perRequest.lastLevelMisses === undefined ? '' : `; last-level misses on the main thread ${each('lastLevelMisses')}, without timers and immediates ${each('untimedMisses')}`;
+      console.log(`bench: ${rowName(name)}: instructions/request on the main thread ${each('main')}, without timers and immediates ${each('untimed')}, on all ${each('all')}${missed}`);
     }
   }
 
@@ -265,7 +277,7 @@ async function main(): Promise<void> {
   }
 
   const reference = rows.find((row) => row.server === 'reference')!;
-  for (const row of rows) if (row.server === 'service') row.ratioToHeaders = Math.round((reference.perRequest.main / row.perRequest.main) * 1000) / 1000;
+  for (const row of rows) if (row.server === 'service') row.ratioToHeaders = Math.round((reference.perRequest.untimed! / row.perRequest.untimed!) * 1000) / 1000;
   const run: InstructionRun = {
     startedAt: startedAt.toISOString(),
     command: `npm run bench:instructions${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
