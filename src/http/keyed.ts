@@ -106,10 +106,14 @@ function malformed(detail: string): Problem {
   return problemOf('malformed_request', detail);
 }
 
-/** How many times the raw request carries a header (Node keeps only the first Host). */
+/** How many times the raw request carries a header, `name` in lower case (Node keeps only the first Host). */
 function headerCount(rawHeaders: readonly string[], name: string): number {
   let count = 0;
-  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === name) count += 1;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const raw = rawHeaders[i]!;
+    // Lowercasing makes a new string: only a name of the same length can match.
+    if (raw.length === name.length && raw.toLowerCase() === name) count += 1;
+  }
   return count;
 }
 
@@ -243,14 +247,6 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
     return caller;
   }
 
-  /** Counts the request; true when the quota refused it and the 429 is sent. */
-  async function refused(request: FastifyRequest, reply: FastifyReply, caller: Caller): Promise<boolean> {
-    const problem = await count(request, reply, caller);
-    if (problem === undefined) return false;
-    sendProblem(reply, problem);
-    return true;
-  }
-
   async function count(request: FastifyRequest, reply: FastifyReply, caller: Caller): Promise<Problem | undefined> {
     const decision: QuotaDecision & { exhausted?: string } = await (caller.demo
       ? consumeDemoQuota(quotas, caller.demo, request.ip, limits, clock)
@@ -270,7 +266,9 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
   async function countedError(request: FastifyRequest, reply: FastifyReply, problem: Problem): Promise<void> {
     addVary(reply, KEY_VARY);
     const caller = await identify(request);
-    if (caller === undefined || !(await refused(request, reply, caller))) sendProblem(reply, problem);
+    // The quota's 429 when it refuses the request, else the error.
+    const refused = caller && (await count(request, reply, caller));
+    sendProblem(reply, refused ?? problem);
   }
 
   /**
@@ -305,7 +303,9 @@ export function createKeyStep(options: KeyStepOptions): KeyStep {
       const caller = await authenticate(request, reply, 'api');
       if (caller === undefined) return;
       request.caller = caller;
-      if (mode === 'counted') await refused(request, reply, caller);
+      if (mode === 'read') return;
+      const refused = await count(request, reply, caller);
+      if (refused) sendProblem(reply, refused);
     };
   }
   const counted = keyedStep('counted');

@@ -137,7 +137,7 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
       length: rendered.length,
       etag: rendered.etag,
       cacheControl,
-      ...(rendered.lastModified === undefined ? {} : { lastModified: rendered.lastModified }),
+      lastModified: rendered.lastModified,
       contentType: JSON_TYPE,
     });
 
