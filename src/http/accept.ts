@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { DomainError } from '../core/errors.js';
 
 /** How a media range names a type: 2 exactly, 1 as `type/*`, 0 as `*\/*`, -1 not at all. */
@@ -38,6 +39,25 @@ export function preferredType<Type extends string>(accept: string | undefined, o
     if (q > bestQ || (q > 0 && q === bestQ && named === 2 && !bestExact)) [best, bestQ, bestExact] = [type, q, named === 2];
   }
   return best;
+}
+
+/** Accept headers longer than this are read anew each time, never kept. */
+const LONGEST_KEPT = 256;
+
+/**
+ * `preferredType` for one list of offered types, each Accept header's answer worked out once:
+ * clients send few distinct Accept headers, and reading one costs more than the rest of answering
+ * from a cached body. At most `max` headers are kept, the least recently used going first.
+ */
+export function createTypeChooser<Type extends string>(offered: readonly Type[], max = 1_000): (accept: string | undefined) => Type | undefined {
+  // Wrapped: the cache keeps no undefined, the answer when nothing offered is admitted.
+  const chosen = new LRUCache<string, { type: Type | undefined }>({ max });
+  return (accept) => {
+    if (accept === undefined || accept.length > LONGEST_KEPT) return preferredType(accept, offered);
+    let held = chosen.get(accept);
+    if (held === undefined) chosen.set(accept, (held = { type: preferredType(accept, offered) }));
+    return held.type;
+  };
 }
 
 /** The 406 of a request whose Accept admits none of what its endpoint sends. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { preferredType } from '../../src/http/accept.js';
+import { createTypeChooser, preferredType } from '../../src/http/accept.js';
 import { createTestApp, type TestApp } from '../helper.js';
 import { get } from '../support/http.js';
 import { listenApp } from '../support/ports.js';
@@ -26,6 +26,19 @@ describe('preferredType', () => {
     assert.equal(preferredType('application/json;q=0', ['application/json']), undefined);
     assert.equal(preferredType('*/*;q=0', offered), undefined);
     assert.equal(preferredType('text/*', ['application/json']), undefined);
+  });
+});
+
+describe('createTypeChooser', () => {
+  test('answers as preferredType for every Accept, kept or not, within its bound', () => {
+    const offered = ['application/json', 'text/csv'] as const;
+    const choose = createTypeChooser(offered, 2);
+    const long = `${'application/xml;q=0.9, '.repeat(20)}text/csv`;
+    const accepts = [undefined, '', '*/*', 'text/csv', 'application/xml', 'application/json;q=0', long, '*/*', 'text/csv', 'application/xml', long];
+    // Twice over, past the bound of two: each answer, first made or kept, is preferredType's.
+    for (const accept of [...accepts, ...accepts]) assert.equal(choose(accept), preferredType(accept, offered), String(accept));
+    assert.equal(choose('application/xml'), undefined);
+    assert.equal(choose(long), 'text/csv');
   });
 });
 

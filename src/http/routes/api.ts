@@ -8,7 +8,7 @@ import { parseDate, quoteFor, type RateBook, type RateQuote } from '../../core/r
 import { sendConditional, type HttpCaches } from '../caching.js';
 import { addVary } from '../headers.js';
 import type { KeyStep } from '../keyed.js';
-import { notAcceptable, preferredType } from '../accept.js';
+import { createTypeChooser, notAcceptable, preferredType } from '../accept.js';
 import { PROBLEMS, problemOf, sendProblem } from '../problem.js';
 import {
   CSV_TYPE,
@@ -111,12 +111,7 @@ export function historyFormat(format: HistoryFormat | undefined, accept: string 
   return HISTORY_MEDIA.find(([type]) => type === chosen)?.[1];
 }
 
-/** The JSON routes send nothing else: an Accept that admits no JSON is a 406, so their answers vary on Accept. */
 const JSON_MEDIA = ['application/json'];
-function acceptsJson(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
-  addVary(reply, 'Accept');
-  done(preferredType(request.headers.accept, JSON_MEDIA) === undefined ? notAcceptable(JSON_MEDIA) : undefined);
-}
 
 const HISTORY_TYPES: Record<HistoryFormat, string> = { json: JSON_TYPE, csv: CSV_TYPE, ndjson: NDJSON_TYPE };
 
@@ -129,6 +124,13 @@ export function registerApiRoutes(parent: FastifyInstance, services: ApiServices
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const { book, caches } = services;
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+
+  /** The JSON routes send nothing else: an Accept that admits no JSON is a 406, so their answers vary on Accept. */
+  const jsonAccepted = createTypeChooser(JSON_MEDIA);
+  const acceptsJson = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void => {
+    addVary(reply, 'Accept');
+    done(jsonAccepted(request.headers.accept) === undefined ? notAcceptable(JSON_MEDIA) : undefined);
+  };
 
   /** A JSON answer: its ETag and Last-Modified, or a 304. */
   const sendJson = (request: FastifyRequest, reply: FastifyReply, rendered: RenderedBody, cacheControl: string): void =>
